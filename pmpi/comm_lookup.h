@@ -1,0 +1,33 @@
+/* comm_lookup.h: the single seam between the application's communicator
+ * handles and what ftshim knows of them. Every wrapper that names a
+ * communicator resolves it here and hands PMPI the handle this returns
+ * (struct ftp_comm.real). Today real is the application's own handle; the
+ * recovery modes (spare processes, replication) will put a substitute
+ * there without touching any wrapper.
+ *
+ * Sharing: lookups are lock-free and safe from any thread; insert and
+ * erase take a mutex. An entry found here stays valid until the
+ * application frees that communicator (using a communicator while another
+ * thread frees it is erroneous in MPI). */
+#ifndef FTSHIM_PMPI_COMM_LOOKUP_H
+#define FTSHIM_PMPI_COMM_LOOKUP_H
+
+#include <mpi.h>
+
+#include "src/comm_table.h"
+
+struct ftp_comm {
+	MPI_Comm handle;       /* the application's handle; immutable */
+	MPI_Comm real;         /* the handle PMPI calls get; immutable for now */
+	struct ft_comm *core;  /* members, id, revoked flag; owned by this entry */
+};
+
+struct ftp_comm *ftp_comm_lookup(MPI_Comm handle);
+/* -EEXIST if the handle is already there, -ENOMEM. */
+int ftp_comm_insert(struct ftp_comm *c);
+void ftp_comm_erase(struct ftp_comm *c);
+/* Hand every entry still there to release (which must not call back into
+ * this module), then free the tables. At MPI_Finalize. */
+void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c));
+
+#endif

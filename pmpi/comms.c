@@ -1,0 +1,271 @@
+/* comms.c: communicator creation and release as ftshim sees them. After
+ * the MPI has made a communicator, each member works out its job-wide id
+ * (src/comm_table.h says how) and its members as world ranks, and enters
+ * it in the registry (by id) and behind the lookup seam (by handle). A
+ * communicator ftshim cannot describe (members outside MPI_COMM_WORLD, out
+ * of memory) stays untracked: its calls pass straight through. */
+#include "ftshim_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/call.h"
+#include "src/log.h"
+
+struct ftp_state ftp;
+
+struct members {
+	int32_t *local, *remote; /* remote is NULL for an intracommunicator */
+	uint32_t nlocal, nremote;
+};
+
+_Static_assert(sizeof(int) == sizeof(int32_t), "MPI ranks are ints; the core keeps int32_t");
+
+static void members_free(struct members *m)
+{
+	free(m->local);
+	free(m->remote);
+	memset(m, 0, sizeof *m);
+}
+
+/* The world ranks of a group's members, in group order. NULL if a member
+ * is not in MPI_COMM_WORLD (dynamic processes) or memory ran out. */
+static int32_t *group_to_world(MPI_Group group, uint32_t *n)
+{
+	int size = 0;
+
+	if (ftp.world_group == MPI_GROUP_NULL)
+		return NULL;
+	if (PMPI_Group_size(group, &size) != MPI_SUCCESS || size < 0)
+		return NULL;
+	int32_t *ranks = malloc(((size_t)size + 1) * sizeof *ranks);
+	int32_t *world = malloc(((size_t)size + 1) * sizeof *world);
+	if (!ranks || !world)
+		goto out_fail;
+	for (int i = 0; i < size; i++)
+		ranks[i] = i;
+	if (PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, world) != MPI_SUCCESS)
+		goto out_fail;
+	for (int i = 0; i < size; i++)
+		if (world[i] == MPI_UNDEFINED)
+			goto out_fail;
+	free(ranks);
+	*n = (uint32_t)size;
+	return world;
+
+out_fail:
+	free(ranks);
+	free(world);
+	return NULL;
+}
+
+static int members_of(MPI_Comm comm, struct members *m)
+{
+	MPI_Group group;
+	int inter = 0;
+
+	memset(m, 0, sizeof *m);
+	if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+		return -1;
+	if (PMPI_Comm_group(comm, &group) != MPI_SUCCESS)
+		return -1;
+	m->local = group_to_world(group, &m->nlocal);
+	PMPI_Group_free(&group);
+	if (inter) {
+		if (PMPI_Comm_remote_group(comm, &group) != MPI_SUCCESS)
+			goto out_fail;
+		m->remote = group_to_world(group, &m->nremote);
+		PMPI_Group_free(&group);
+		if (!m->remote)
+			goto out_fail;
+	}
+	if (!m->local)
+		goto out_fail;
+	return 0;
+
+out_fail:
+	members_free(m);
+	return -1;
+}
+
+/* Enter a communicator under id in the registry and behind the seam. */
+static void comm_track(MPI_Comm handle, uint64_t id, const struct members *m)
+{
+	struct ftp_comm *e = calloc(1, sizeof *e);
+
+	if (!e)
+		goto out_untracked;
+	e->handle = handle;
+	e->real = handle;
+	e->core = ft_comm_new(id, m->local, m->nlocal, m->remote, m->nremote);
+	if (!e->core)
+		goto out_free;
+	int rc = ft_comm_registry_add(&ftp.comms, e->core);
+	if (rc != 0) {
+		ft_warn("communicator id %016llx is already in use (%d); this one is not tracked",
+			(unsigned long long)id, rc);
+		goto out_free_core;
+	}
+	if (ftp_comm_insert(e) != 0)
+		goto out_unregister;
+	ft_debug("communicator %016llx: %u local + %u remote members", (unsigned long long)id,
+		 m->nlocal, m->nremote);
+	return;
+
+out_unregister:
+	ft_comm_registry_remove(&ftp.comms, e->core);
+out_free_core:
+	ft_comm_free(e->core);
+out_free:
+	free(e);
+out_untracked:
+	ft_debug("communicator not tracked: its calls pass straight through");
+}
+
+/* Free an entry that is no longer behind the seam. */
+static void comm_release(struct ftp_comm *e)
+{
+	ft_comm_registry_remove(&ftp.comms, e->core);
+	ft_comm_free(e->core);
+	free(e);
+}
+
+static void comm_untrack(struct ftp_comm *e)
+{
+	ftp_comm_erase(e);
+	comm_release(e);
+}
+
+/* Creation collective over the parent: every member of the parent takes a
+ * number from the parent's counter, also those that get MPI_COMM_NULL. */
+int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
+{
+	struct members m;
+
+	if (rc != MPI_SUCCESS || !c->comm)
+		return rc;
+	uint64_t seq = ft_seq_next(&c->comm->core->seqs, 0);
+	if (*newcomm == MPI_COMM_NULL || members_of(*newcomm, &m) != 0)
+		return rc;
+	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_CHILD, 0, seq,
+				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
+	comm_track(*newcomm, id, &m);
+	members_free(&m);
+	return rc;
+}
+
+/* Duplication: the members are the parent's, so the new communicator is
+ * never queried (MPI_Comm_idup's may not be used before it completes). */
+int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
+{
+	if (rc != MPI_SUCCESS || !c->comm)
+		return rc;
+	const struct ft_comm *p = c->comm->core;
+	struct members m = {
+		.local = p->members,
+		.nlocal = p->local_size,
+		.remote = p->remote_size ? p->members + p->local_size : NULL,
+		.nremote = p->remote_size,
+	};
+	uint64_t seq = ft_seq_next(&c->comm->core->seqs, 0);
+	uint64_t id = ft_comm_child_id(p->id, FT_COMM_KIND_CHILD, 0, seq,
+				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
+	if (*newcomm != MPI_COMM_NULL)
+		comm_track(*newcomm, id, &m);
+	return rc;
+}
+
+/* MPI_Comm_create_group is collective over the group only, so the counter
+ * is the parent's for this group and tag. The group argument is the new
+ * communicator's group. */
+int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	struct members m;
+
+	(void)group;
+	if (rc != MPI_SUCCESS || !c->comm || *newcomm == MPI_COMM_NULL)
+		return rc;
+	if (members_of(*newcomm, &m) != 0)
+		return rc;
+	uint64_t key = ft_comm_group_key(m.local, m.nlocal, tag);
+	uint64_t seq = ft_seq_next(&c->comm->core->seqs, key);
+	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_GROUP, key, seq,
+				       ft_comm_result_hash(m.local, m.nlocal, NULL, 0));
+	comm_track(*newcomm, id, &m);
+	members_free(&m);
+	return rc;
+}
+
+/* MPI_Intercomm_create: the two sides have different local communicators,
+ * so the id cannot come from a parent; it comes from the two groups and
+ * the tag, counted in one process-wide counter per (groups, tag). */
+int ftp_post_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newintercomm)
+{
+	struct members m;
+
+	if (rc != MPI_SUCCESS || !ftp_active() || *newintercomm == MPI_COMM_NULL)
+		return rc;
+	(void)c;
+	if (members_of(*newintercomm, &m) != 0)
+		return rc;
+	uint64_t key = ft_comm_inter_key(m.local, m.nlocal, m.remote, m.nremote, tag);
+	uint64_t seq = ft_seq_next(&ftp.comms.inter_seqs, key);
+	uint64_t id = ft_comm_child_id(0, FT_COMM_KIND_INTER, key, seq,
+				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
+	comm_track(*newintercomm, id, &m);
+	members_free(&m);
+	return rc;
+}
+
+/* The wrapper handed PMPI &c->real, which the MPI set to MPI_COMM_NULL. */
+int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm)
+{
+	if (rc == MPI_SUCCESS && c->comm)
+		comm_untrack(c->comm);
+	if (rc == MPI_SUCCESS)
+		*comm = c->real;
+	return rc;
+}
+
+int ftp_comms_init(void)
+{
+	int32_t self = ftp.world_rank;
+	struct members m = { .local = malloc((size_t)ftp.world_size * sizeof(int32_t)),
+			     .nlocal = (uint32_t)ftp.world_size };
+
+	ftp.world_group = MPI_GROUP_NULL;
+	if (!m.local)
+		return -1;
+	if (ft_comm_registry_init(&ftp.comms) != 0)
+		goto out_free;
+	if (PMPI_Comm_group(MPI_COMM_WORLD, &ftp.world_group) != MPI_SUCCESS)
+		goto out_registry;
+	for (int i = 0; i < ftp.world_size; i++)
+		m.local[i] = i;
+	comm_track(MPI_COMM_WORLD, FT_COMM_WORLD_ID, &m);
+	free(m.local);
+	m = (struct members){ .local = &self, .nlocal = 1 };
+	comm_track(MPI_COMM_SELF, ft_comm_self_id((uint32_t)ftp.world_rank), &m);
+	return 0;
+
+out_registry:
+	ft_comm_registry_destroy(&ftp.comms);
+out_free:
+	free(m.local);
+	return -1;
+}
+
+/* Before PMPI_Finalize: MPI objects must be freed while MPI is up.
+ * Communicators made after this (by attribute callbacks run inside
+ * PMPI_Finalize) are not tracked. */
+void ftp_comms_release_mpi(void)
+{
+	if (ftp.world_group != MPI_GROUP_NULL)
+		PMPI_Group_free(&ftp.world_group);
+}
+
+void ftp_comms_fini(void)
+{
+	ftp_comm_lookup_fini(comm_release);
+	ft_comm_registry_destroy(&ftp.comms);
+}

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Generate ftshim's mechanical MPI wrappers from pmpi/ftshim-api.tsv.
+
+Reads the table and the preprocessed mpi.h of the MPI being built against,
+fails if that mpi.h declares a function the table does not classify, and
+writes:
+  wrappers.c   one wrapper per function of a generated class; every body
+               has the same shape and calls the class's policy functions
+               (pmpi/call.h), so no wrapper carries policy of its own
+  fn_table.h   enum ftp_fn over every wrapped function (generated and hand)
+               and the matching name strings, for logging and injection
+  wrapped.txt  the names of every wrapped function, one per line, for the
+               test that checks the library's exported symbols
+
+Usage: gen-wrappers.py TABLE MPI_H_PREPROCESSED OUTDIR
+"""
+
+import os
+import re
+import sys
+
+# Classes whose wrappers this script writes; 'hand' ones exist in pmpi/*.c.
+GENERATED = {
+    "local", "p2p", "ip2p", "msg", "coll", "icoll", "req",
+    "create", "dup", "create_group", "create_inter", "free",
+}
+CLASSES = GENERATED | {"pass", "hand"}
+# Classes whose calls name a communicator the policy must look up.
+WITH_COMM = GENERATED - {"msg", "req"}
+
+
+class TableError(Exception):
+    pass
+
+
+def split_params(text):
+    """Split a parameter list at top-level commas."""
+    params, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            params.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        params.append(cur.strip())
+    return [] if params == ["void"] else params
+
+
+def param_name(param):
+    m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^\]]*\]\s*)*$", param)
+    if not m:
+        raise TableError("cannot find the parameter name in '%s'" % param)
+    return m.group(1)
+
+
+def param_type(param):
+    return re.sub(r"\s+", " ", param[: param.rfind(param_name(param))]).strip()
+
+
+class Function:
+    def __init__(self, cls, proto, lineno):
+        m = re.fullmatch(r"\s*(.+?)\s*\b(P?MPIX?_[A-Za-z0-9_]+)\s*\((.*)\)\s*", proto)
+        if not m:
+            raise TableError("line %d: not a prototype: %s" % (lineno, proto))
+        self.cls, self.ret, self.name = cls, m.group(1), m.group(2)
+        self.params = split_params(m.group(3))
+        self.proto = proto.strip()
+        self.lineno = lineno
+
+    def names(self):
+        return [param_name(p) for p in self.params]
+
+    def types(self):
+        return [param_type(p) for p in self.params]
+
+
+def read_table(path):
+    funcs = {}
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            cols = line.split("\t")
+            if len(cols) < 2:
+                raise TableError("%s:%d: expected 'class<TAB>prototype'" % (path, lineno))
+            cls, proto = cols[0].strip(), cols[1]
+            if cls not in CLASSES:
+                raise TableError("%s:%d: unknown class '%s' (known: %s)"
+                                 % (path, lineno, cls, ", ".join(sorted(CLASSES))))
+            fn = Function(cls, proto, lineno)
+            if fn.name in funcs:
+                raise TableError("%s:%d: %s is listed twice" % (path, lineno, fn.name))
+            funcs[fn.name] = fn
+    return funcs
+
+
+def declared_functions(path):
+    """Names of the MPI functions the preprocessed mpi.h declares (from PMPI_*)."""
+    with open(path) as f:
+        text = f.read()
+    return {m.group(1) for m in re.finditer(r"\bP(MPIX?_[A-Za-z0-9_]+)\s*\(", text)}
+
+
+def comm_params(fn):
+    """Indices of the by-value MPI_Comm parameters; the first is the call's."""
+    return [i for i, t in enumerate(fn.types()) if t == "MPI_Comm"]
+
+
+def out_comm_param(fn):
+    outs = [n for n, t in zip(fn.names(), fn.types()) if t == "MPI_Comm *"]
+    if len(outs) != 1:
+        raise TableError("line %d: %s: class %s needs exactly one 'MPI_Comm *' parameter"
+                         % (fn.lineno, fn.name, fn.cls))
+    return outs[0]
+
+
+def named(fn, wanted_type, wanted_name):
+    for n, t in zip(fn.names(), fn.types()):
+        if t == wanted_type and n == wanted_name:
+            return n
+    raise TableError("line %d: %s: class %s needs a parameter '%s %s'"
+                     % (fn.lineno, fn.name, fn.cls, wanted_type, wanted_name))
+
+
+def wrapper(fn):
+    if fn.ret != "int":
+        raise TableError("line %d: %s returns %s; only int functions can be wrapped"
+                         % (fn.lineno, fn.name, fn.ret))
+    names = fn.names()
+    args = list(names)
+    comms = comm_params(fn)
+    lines = ["FT_EXPORT %s" % fn.proto.replace(fn.name + "(", fn.name + "(", 1), "{",
+             "\tstruct ftp_call c = FTP_CALL_INIT(FTP_FN_%s);" % fn.name]
+    if fn.cls in WITH_COMM and fn.cls != "free":
+        if not comms:
+            raise TableError("line %d: %s: class %s needs an MPI_Comm parameter"
+                             % (fn.lineno, fn.name, fn.cls))
+        first = comms[0]
+        lines.append("\tint rc = ftp_pre_%s(&c, %s);" % (fn.cls, names[first]))
+        args[first] = "c.real"
+        for i in comms[1:]:
+            args[i] = "ftp_comm_real(%s)" % names[i]
+    elif fn.cls == "free":
+        comm = out_comm_param(fn)
+        lines.append("\tint rc = ftp_pre_free(&c, *%s);" % comm)
+        args[names.index(comm)] = "&c.real"
+    else:
+        lines.append("\tint rc = ftp_pre_%s(&c);" % fn.cls)
+    lines.append("\tif (rc == MPI_SUCCESS)")
+    lines.append("\t\trc = P%s(%s);" % (fn.name, ", ".join(args)))
+    if fn.cls in ("create", "dup"):
+        post = "ftp_post_%s(&c, rc, %s)" % (fn.cls, out_comm_param(fn))
+    elif fn.cls == "create_group":
+        post = "ftp_post_create_group(&c, rc, %s, %s, %s)" % (
+            named(fn, "MPI_Group", "group"), named(fn, "int", "tag"), out_comm_param(fn))
+    elif fn.cls == "create_inter":
+        post = "ftp_post_create_inter(&c, rc, %s, %s)" % (
+            named(fn, "int", "tag"), out_comm_param(fn))
+    elif fn.cls == "free":
+        post = "ftp_post_free(&c, rc, %s)" % out_comm_param(fn)
+    else:
+        post = "ftp_post_%s(&c, rc)" % fn.cls
+    lines.append("\treturn %s;" % post)
+    lines.append("}")
+    return "\n".join(lines)
+
+
+HEADER = "/* Generated by pmpi/gen-wrappers.py from pmpi/ftshim-api.tsv: do not edit. */\n"
+
+
+def main(argv):
+    if len(argv) != 4:
+        sys.stderr.write("usage: gen-wrappers.py TABLE MPI_H_PREPROCESSED OUTDIR\n")
+        return 2
+    table, decls, outdir = argv[1:]
+    try:
+        funcs = read_table(table)
+        declared = declared_functions(decls)
+        missing = sorted(declared - set(funcs))
+        if missing:
+            raise TableError("%s: mpi.h declares %d function(s) that no row classifies: %s"
+                             % (table, len(missing), " ".join(missing)))
+        present = [f for f in sorted(funcs.values(), key=lambda f: f.name)
+                   if f.name in declared]
+        wrapped = [f for f in present if f.cls != "pass"]
+        bodies = [wrapper(f) for f in wrapped if f.cls in GENERATED]
+    except TableError as e:
+        sys.stderr.write("gen-wrappers.py: %s\n" % e)
+        return 1
+
+    with open(os.path.join(outdir, "fn_table.h.tmp"), "w") as h:
+        h.write(HEADER)
+        h.write("#ifndef FTSHIM_PMPI_FN_TABLE_H\n#define FTSHIM_PMPI_FN_TABLE_H\n\n")
+        h.write("/* Every function ftshim wraps, by hand or generated. */\nenum ftp_fn {\n")
+        for f in wrapped:
+            h.write("\tFTP_FN_%s,\n" % f.name)
+        h.write("\tFTP_FN_COUNT\n};\n\n")
+        h.write("#define FTP_FN_NAMES { \\\n")
+        for f in wrapped:
+            h.write("\t\"%s\", \\\n" % f.name)
+        h.write("}\n\n#endif\n")
+    with open(os.path.join(outdir, "wrappers.c.tmp"), "w") as c:
+        c.write(HEADER)
+        c.write("/* The mechanical wrappers: one per row of a generated class. */\n\n")
+        c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n\n")
+        c.write("\n\n".join(bodies) + "\n")
+    with open(os.path.join(outdir, "wrapped.txt.tmp"), "w") as w:
+        for f in wrapped:
+            w.write(f.name + "\n")
+    for name in ("fn_table.h", "wrappers.c", "wrapped.txt"):
+        os.replace(os.path.join(outdir, name + ".tmp"), os.path.join(outdir, name))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

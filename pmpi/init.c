@@ -1,0 +1,153 @@
+/* init.c: the hand-written wrappers of the MPI life cycle: MPI_Init,
+ * MPI_Init_thread, MPI_Finalize, MPI_Abort, MPI_Initialized and
+ * MPI_Finalized. Until MPI_Init runs, ftshim does nothing at all, so the
+ * library is inert in processes that never call it (a launcher that
+ * inherited LD_PRELOAD, a shell). MPI_Init reads the configuration before
+ * anything else: a bad FTSHIM_* value stops the rank there, with one line. */
+#include "ftshim_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmpi/call.h"
+#include "src/clock.h"
+#include "src/log.h"
+
+extern char **environ;
+
+/* A configuration error ends the rank before PMPI_Init: there is nothing to
+ * clean up yet, and every rank with the same environment stops the same way. */
+static void stop_on_config_error(const char *err)
+{
+	char line[FT_CONFIG_ERR_MAX + 16];
+	int n = snprintf(line, sizeof line, "ftshim: %s\n", err);
+
+	if (n > 0) {
+		ssize_t w = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+		(void)w;
+	}
+	exit(FT_EXIT_CONFIG);
+}
+
+/* Before PMPI_Init: read the configuration. Returns true if ftshim is on. */
+static bool init_config(void)
+{
+	char err[FT_CONFIG_ERR_MAX];
+	char path[64];
+
+	ftp.init_ns = ft_clock_now();
+	if (ft_config_load(&ftp.cfg, environ, err, sizeof err) != 0)
+		stop_on_config_error(err);
+	if (ftp.cfg.disable)
+		return false;
+	/* A log file template with a bad %-sequence is a configuration error
+	 * too; find it now, before MPI starts. */
+	if (ftp.cfg.log_file[0] &&
+	    ft_log_expand_path(ftp.cfg.log_file, 0, path, sizeof path) == -EINVAL) {
+		snprintf(err, sizeof err,
+			 "FTSHIM_LOG_FILE=%s: unknown %%-sequence; accepted: %%r (rank), %%h (host), %%p (pid), %%%%",
+			 ftp.cfg.log_file);
+		stop_on_config_error(err);
+	}
+	ft_log_set_level((enum ft_log_level)ftp.cfg.log_level);
+	ft_log_set_origin(ftp.init_ns);
+	return true;
+}
+
+/* After PMPI_Init: the tables and the log. */
+static int init_state(void)
+{
+	char err[256];
+
+	PMPI_Comm_rank(MPI_COMM_WORLD, &ftp.world_rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &ftp.world_size);
+	ft_log_set_rank(ftp.world_rank);
+	if (ftp.cfg.log_file[0]) {
+		int fd = ft_log_open_file(ftp.cfg.log_file, ftp.world_rank, err, sizeof err);
+		if (fd >= 0)
+			ft_log_set_fd(fd);
+		else
+			ft_warn("FTSHIM_LOG_FILE: %s; logging to stderr", err);
+	}
+	if (ft_proc_table_init(&ftp.procs, (uint32_t)ftp.world_size) != 0)
+		return -1;
+	if (ftp_comms_init() != 0) {
+		ft_proc_table_destroy(&ftp.procs);
+		return -1;
+	}
+	atomic_store(&ftp.mode, FTP_MODE_ON);
+	ft_debug("on: rank %d of %d, %s", ftp.world_rank, ftp.world_size, FT_MPI_FLAVOUR);
+	return 0;
+}
+
+static int init_common(int rc)
+{
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (init_state() != 0) {
+		/* Without its tables ftshim cannot help; say so and get out of
+		 * the way rather than fail the application. */
+		ft_error("out of memory at MPI_Init; ftshim is off for this rank");
+		atomic_store(&ftp.mode, FTP_MODE_PASS);
+	}
+	return rc;
+}
+
+FT_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+	if (!init_config()) {
+		atomic_store(&ftp.mode, FTP_MODE_PASS);
+		return PMPI_Init(argc, argv);
+	}
+	return init_common(PMPI_Init(argc, argv));
+}
+
+FT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	if (!init_config()) {
+		atomic_store(&ftp.mode, FTP_MODE_PASS);
+		return PMPI_Init_thread(argc, argv, required, provided);
+	}
+	return init_common(PMPI_Init_thread(argc, argv, required, provided));
+}
+
+FT_EXPORT int MPI_Finalize(void)
+{
+	if (!ftp_active())
+		return PMPI_Finalize();
+	/* Stay on through PMPI_Finalize: it runs the delete callbacks of
+	 * MPI_COMM_SELF's attributes, which may call MPI. */
+	ftp_comms_release_mpi();
+	int rc = PMPI_Finalize();
+	atomic_store(&ftp.mode, FTP_MODE_DONE);
+	ftp_comms_fini();
+	ft_proc_table_destroy(&ftp.procs);
+	ft_debug("finalized");
+	ft_log_close();
+	return rc;
+}
+
+FT_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	if (ftp_active())
+		ft_info("MPI_Abort(errorcode %d) called by the application", errorcode);
+	return PMPI_Abort(ftp_comm_real(comm), errorcode);
+}
+
+FT_EXPORT int MPI_Initialized(int *flag)
+{
+	return PMPI_Initialized(flag);
+}
+
+/* After ftshim's MPI_Finalize the answer is yes, whatever the MPI says. */
+FT_EXPORT int MPI_Finalized(int *flag)
+{
+	if (atomic_load(&ftp.mode) == FTP_MODE_DONE) {
+		*flag = 1;
+		return MPI_SUCCESS;
+	}
+	return PMPI_Finalized(flag);
+}

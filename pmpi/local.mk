@@ -1,0 +1,35 @@
+# pmpi/: the MPI wrappers, compiled against the mpi.h configure chose. The
+# mechanical wrappers are generated from pmpi/ftshim-api.tsv; the
+# generator fails if this mpi.h declares a function the table misses.
+
+ftshimlibdir = $(libdir)/ftshim/$(MPI_FLAVOUR)
+ftshimlib_LTLIBRARIES = libftshim.la
+
+libftshim_la_SOURCES = \
+	pmpi/call.h \
+	pmpi/comm_lookup.c pmpi/comm_lookup.h \
+	pmpi/comms.c \
+	pmpi/ftp.h \
+	pmpi/init.c \
+	pmpi/public.c
+nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h
+libftshim_la_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
+libftshim_la_LIBADD = src/libftcore.la $(MPI_LIBS)
+libftshim_la_LDFLAGS = -avoid-version -shared -no-undefined \
+	-Wl,--version-script=$(srcdir)/preload/libftshim.map
+EXTRA_libftshim_la_DEPENDENCIES = $(srcdir)/preload/libftshim.map
+
+BUILT_SOURCES += pmpi/wrappers.c pmpi/fn_table.h
+CLEANFILES += pmpi/wrappers.c pmpi/fn_table.h pmpi/wrapped.txt pmpi/mpi-decls.i
+EXTRA_DIST += pmpi/ftshim-api.tsv pmpi/gen-wrappers.py
+
+pmpi/mpi-decls.i: Makefile
+	$(AM_V_GEN)$(MKDIR_P) pmpi && \
+	echo '#include <mpi.h>' | $(CPP) $(MPI_CFLAGS) - > $@.tmp && mv $@.tmp $@
+
+pmpi/wrappers.c: $(srcdir)/pmpi/ftshim-api.tsv $(srcdir)/pmpi/gen-wrappers.py pmpi/mpi-decls.i
+	$(AM_V_GEN)$(PYTHON) $(srcdir)/pmpi/gen-wrappers.py $(srcdir)/pmpi/ftshim-api.tsv \
+		pmpi/mpi-decls.i pmpi
+
+pmpi/fn_table.h pmpi/wrapped.txt: pmpi/wrappers.c
+	@test -f $@ || { rm -f pmpi/wrappers.c; $(MAKE) $(AM_MAKEFLAGS) pmpi/wrappers.c; }

@@ -1,0 +1,69 @@
+/* config.h: ftshim's configuration, parsed in one place from the FTSHIM_*
+ * environment variables described in config_vars.h. An invalid value is
+ * never replaced by a default: ft_config_load fails with one line naming
+ * the variable, the value and what is accepted, and the caller stops the
+ * rank. Thread rule: load once at MPI_Init; the result is read-only after. */
+#ifndef FTSHIM_CONFIG_H
+#define FTSHIM_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/config_vars.h"
+
+#define FT_CONFIG_PREFIX "FTSHIM_"
+/* The exit status of a rank stopped by a bad configuration (EX_CONFIG). */
+#define FT_EXIT_CONFIG 78
+/* Room for one error line. */
+#define FT_CONFIG_ERR_MAX 512
+
+enum ft_config_type { FT_CV_BOOL, FT_CV_UINT, FT_CV_DURATION, FT_CV_ENUM, FT_CV_STRING };
+
+#define FT_CTYPE_BOOL bool
+#define FT_CTYPE_UINT uint64_t
+#define FT_CTYPE_DURATION uint64_t
+#define FT_CTYPE_ENUM int
+#define FT_CTYPE_STRING const char *
+
+#define FT_CONFIG_FIELD(name, field, type, def, min, max, kw, help) FT_CTYPE_##type field;
+struct ft_config {
+	FT_CONFIG_VARS(FT_CONFIG_FIELD)
+};
+#undef FT_CONFIG_FIELD
+
+/* The description of one variable, from the table. */
+struct ft_config_var {
+	const char *name; /* full name, with the FTSHIM_ prefix */
+	enum ft_config_type type;
+	const char *def;
+	uint64_t min, max;
+	const char *keywords;
+	const char *help;
+	size_t offset; /* of the value in struct ft_config */
+};
+
+extern const struct ft_config_var ft_config_vars[];
+extern const size_t ft_config_var_count;
+
+/* Fill cfg with every default. */
+void ft_config_defaults(struct ft_config *cfg);
+
+/* Parse every FTSHIM_* variable of envp (NULL-terminated, as environ) into
+ * cfg. Returns 0, or -EINVAL with one line (no newline, no "ftshim:"
+ * prefix) in err. Unknown FTSHIM_ names are errors. If FTSHIM_DISABLE is
+ * true, nothing else is parsed. Strings in cfg point into envp. */
+int ft_config_load(struct ft_config *cfg, char *const *envp, char *err, size_t errlen);
+
+/* What a variable accepts, as used in error messages and the docs. */
+void ft_config_describe_accepted(const struct ft_config_var *var, char *out, size_t outlen);
+
+/* Format a duration in ns the way the table writes them (100ms, 2s, 1.5s). */
+void ft_config_format_duration(uint64_t ns, char *out, size_t outlen);
+
+/* Parse one value of the given variable; for tests and for the parser.
+ * Returns 0 or -EINVAL with the reason (without name or accepted list). */
+int ft_config_parse_value(const struct ft_config_var *var, const char *value, void *dst,
+			  char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,68 @@
+/* proc_table.c: the process table; see proc_table.h for who writes what. */
+#include "ftshim_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "src/proc_table.h"
+
+#define FT_HOW_NAME(e, s) s,
+const char *const ft_fail_how_names[FT_HOW_COUNT] = { FT_FAIL_HOWS(FT_HOW_NAME) };
+#undef FT_HOW_NAME
+
+int ft_proc_table_init(struct ft_proc_table *t, uint32_t size)
+{
+	t->procs = calloc(size ? size : 1, sizeof *t->procs);
+	if (!t->procs)
+		return -ENOMEM;
+	t->size = size;
+	atomic_init(&t->epoch, 0);
+	atomic_init(&t->nfailed, 0);
+	for (uint32_t i = 0; i < size; i++) {
+		atomic_init(&t->procs[i].state, FT_PROC_ALIVE);
+		t->procs[i].reported_by = -1;
+	}
+	return 0;
+}
+
+void ft_proc_table_destroy(struct ft_proc_table *t)
+{
+	free(t->procs);
+	t->procs = NULL;
+	t->size = 0;
+}
+
+bool ft_proc_mark_failed(struct ft_proc_table *t, uint32_t rank, enum ft_fail_how how,
+			 int32_t reported_by, uint64_t learned_ns)
+{
+	if (rank >= t->size)
+		return false;
+	struct ft_proc *p = &t->procs[rank];
+	uint32_t expected = FT_PROC_ALIVE;
+	/* relaxed on success is enough for the claim: nobody reads the
+	 * details until the release store below. */
+	if (!atomic_compare_exchange_strong_explicit(&p->state, &expected, FT_PROC_CLAIMED,
+						     memory_order_relaxed, memory_order_relaxed))
+		return false;
+	p->how = how;
+	p->reported_by = reported_by;
+	p->learned_ns = learned_ns;
+	atomic_store_explicit(&p->state, FT_PROC_FAILED, memory_order_release);
+	atomic_fetch_add_explicit(&t->nfailed, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&t->epoch, 1, memory_order_release);
+	return true;
+}
+
+uint32_t ft_proc_failed_list(const struct ft_proc_table *t, int32_t *out, uint32_t max)
+{
+	uint32_t n = 0;
+
+	for (uint32_t r = 0; r < t->size; r++) {
+		if (!ft_proc_is_failed(t, r))
+			continue;
+		if (n < max)
+			out[n] = (int32_t)r;
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,83 @@
+/* proc_table.h: the process table, one entry per world rank, and the
+ * global failure epoch.
+ *
+ * Sharing: the detector thread (and, for its own rank, the application
+ * thread) marks ranks failed; any thread reads. A rank's state only moves
+ * forward, ALIVE -> FAILED, by compare-and-swap; the details of the failure
+ * (how, when, who told us) are written by the one caller that wins the
+ * swap, before it publishes FAILED with release order, so a reader that
+ * sees FAILED with acquire order also sees the details. After each change
+ * the epoch is bumped with release order: a wrapper's fast path is one
+ * acquire load of the epoch, compared with the value it saw last. */
+#ifndef FTSHIM_PROC_TABLE_H
+#define FTSHIM_PROC_TABLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* How a failure was learned; X(enum, keyword used in logs and reports). */
+#define FT_FAIL_HOWS(X) \
+	X(FT_HOW_NONE, "none") \
+	X(FT_HOW_CRASH, "crash seen by its parent") \
+	X(FT_HOW_HB_TIMEOUT, "heartbeat timeout") \
+	X(FT_HOW_NOTICE, "notice from another rank") \
+	X(FT_HOW_CONN_LOST, "control connection lost") \
+	X(FT_HOW_EXCLUDED, "excluded by the others")
+
+#define FT_HOW_ENUM(e, s) e,
+enum ft_fail_how { FT_FAIL_HOWS(FT_HOW_ENUM) FT_HOW_COUNT };
+#undef FT_HOW_ENUM
+
+extern const char *const ft_fail_how_names[FT_HOW_COUNT];
+
+enum ft_proc_state {
+	FT_PROC_ALIVE = 0,
+	FT_PROC_CLAIMED = 1, /* a writer is filling in the details; reads as alive */
+	FT_PROC_FAILED = 2,
+};
+
+struct ft_proc {
+	_Atomic uint32_t state;  /* enum ft_proc_state; see the header comment */
+	uint32_t how;            /* enum ft_fail_how; valid once FAILED */
+	int32_t reported_by;     /* world rank that told us, or -1; valid once FAILED */
+	uint64_t learned_ns;     /* ft_clock_now() when this process learned it */
+};
+
+struct ft_proc_table {
+	uint32_t size;             /* world size; immutable after init */
+	_Atomic uint64_t epoch;    /* bumped (release) after every change */
+	_Atomic uint32_t nfailed;  /* number of FAILED entries */
+	struct ft_proc *procs;     /* size entries; immutable pointer */
+};
+
+/* Thread rule: init and destroy from one thread, while no other uses it. */
+int ft_proc_table_init(struct ft_proc_table *t, uint32_t size);
+void ft_proc_table_destroy(struct ft_proc_table *t);
+
+/* Mark rank failed. Returns true if this call made the change (the first
+ * report wins), false if it was already failed or is out of range.
+ * Safe from any thread; not async-signal-safe (it is lock-free, but it
+ * is not meant for signal handlers). */
+bool ft_proc_mark_failed(struct ft_proc_table *t, uint32_t rank, enum ft_fail_how how,
+			 int32_t reported_by, uint64_t learned_ns);
+
+static inline bool ft_proc_is_failed(const struct ft_proc_table *t, uint32_t rank)
+{
+	/* acquire: pairs with the release store in ft_proc_mark_failed, so the
+	 * details are visible to whoever sees FAILED. */
+	return rank < t->size &&
+	       atomic_load_explicit(&t->procs[rank].state, memory_order_acquire) == FT_PROC_FAILED;
+}
+
+static inline uint64_t ft_proc_epoch(const struct ft_proc_table *t)
+{
+	/* acquire: whoever sees the new epoch sees every state change before it. */
+	return atomic_load_explicit(&t->epoch, memory_order_acquire);
+}
+
+/* Copy the failed ranks in ascending order into out (room for max); returns
+ * how many there are (which may exceed max). */
+uint32_t ft_proc_failed_list(const struct ft_proc_table *t, int32_t *out, uint32_t max);
+
+#endif
