@@ -1,1 +1,14 @@
-# man
+# man/: the manual pages. ftshim.7 carries the FTSHIM_* table, generated
+# from src/config_vars.h by tools/config-doc.
+
+man_MANS += man/ftshim.7 man/ftshim.3
+EXTRA_DIST += man/ftshim.7.in man/ftshim.3
+CLEANFILES += man/ftshim.7
+
+man/ftshim.7: $(srcdir)/man/ftshim.7.in tools/config-doc$(EXEEXT)
+	$(AM_V_GEN)$(MKDIR_P) man && \
+	tools/config-doc$(EXEEXT) --man > $@.table && \
+	sed -e '/@CONFIG_TABLE@/{r $@.table' -e 'd;}' \
+	    -e 's|@VERSION@|$(VERSION)|g' -e 's|@FTSHIMLIBDIR@|$(ftshimlibdir)|g' \
+	    $(srcdir)/man/ftshim.7.in > $@.tmp && \
+	rm -f $@.table && mv $@.tmp $@

@@ -22,9 +22,9 @@
 	  "1 makes ftshim a pure pass-through: no other variable is read, nothing is " \
 	  "detected, checked or logged") \
 	X(LOG, log_level, ENUM, "info", 0, 0, "error|warn|info|debug|trace", \
-	  "how much ftshim logs; each line starts with ftshim[RANK] and the seconds since MPI_Init") \
+	  "How much ftshim logs; each line starts with ftshim[RANK] and the seconds since MPI_Init") \
 	X(LOG_FILE, log_file, STRING, "", 0, 0, NULL, \
-	  "log to this file (appending) instead of stderr; %r becomes the world rank, %h the " \
+	  "Log to this file (appending) instead of stderr; %r becomes the world rank, %h the " \
 	  "host name, %p the pid, %% a percent sign")
 
 #endif

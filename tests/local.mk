@@ -1,1 +1,59 @@
-# tests
+# tests/: unit tests of the core (Check), checks of the built library and
+# its docs, and the MPI integration driver that runs real jobs on the
+# configured MPI.
+
+FT_UNIT_TESTS = \
+	tests/unit/check_clock \
+	tests/unit/check_comm_table \
+	tests/unit/check_config \
+	tests/unit/check_log \
+	tests/unit/check_proc_table
+
+check_PROGRAMS += $(FT_UNIT_TESTS)
+FT_UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+FT_UNIT_LDADD = src/libftcore.la $(CHECK_LIBS)
+
+tests_unit_check_clock_SOURCES = tests/unit/check_clock.c
+tests_unit_check_clock_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_clock_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_comm_table_SOURCES = tests/unit/check_comm_table.c
+tests_unit_check_comm_table_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_comm_table_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_config_SOURCES = tests/unit/check_config.c
+tests_unit_check_config_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_config_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_log_SOURCES = tests/unit/check_log.c
+tests_unit_check_log_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_log_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_proc_table_SOURCES = tests/unit/check_proc_table.c
+tests_unit_check_proc_table_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_proc_table_LDADD = $(FT_UNIT_LDADD)
+
+TESTS += $(FT_UNIT_TESTS)
+
+# The built library exports only MPI_*, MPIX_* and ftshim_* symbols, and
+# every function the table says is wrapped.
+TESTS += tests/symbols.sh
+EXTRA_DIST += tests/symbols.sh
+
+# The MPI integration driver: real jobs with this build's MPI.
+TESTS += tests/mpi/driver
+EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh \
+	$(wildcard $(srcdir)/tests/mpi/cases/*.sh) \
+	$(wildcard $(srcdir)/tests/mpi/progs/*.c) $(wildcard $(srcdir)/tests/mpi/progs/*.h)
+
+AM_TESTS_ENVIRONMENT = \
+	export MPITEST_FLAVOUR='$(MPI_FLAVOUR)' MPITEST_MPICC='$(MPICC)' \
+	MPITEST_MPIEXEC='$(MPIEXEC)' MPITEST_SHIM='$(abs_top_builddir)/.libs/libftshim.so' \
+	MPITEST_OUTDIR='$(abs_top_builddir)/tests/mpi/out' \
+	FT_BUILDDIR='$(abs_top_builddir)' FT_SRCDIR='$(abs_top_srcdir)' NM='$(NM)';
+
+clean-local: clean-mpitest
+clean-mpitest:
+	rm -rf tests/mpi/out
+.PHONY: clean-mpitest
+
+# The README's and the man page's FTSHIM_* tables match the parser's.
+TESTS += tests/docs.sh
+EXTRA_DIST += tests/docs.sh
+check_SCRIPTS += man/ftshim.7

@@ -1,0 +1,32 @@
+# A bad FTSHIM_* value stops every rank at MPI_Init with one line naming
+# the variable, the value and what is accepted, exit status 78, and leaves
+# nothing running.
+prog=$(build hello)
+
+# The rank's own exit status, without a launcher in between.
+run_single FTSHIM_LOG=loud -- "$prog"
+expect_rc 78
+expect_err_line "ftshim: FTSHIM_LOG=loud: unknown keyword; accepted: error, warn, info, debug or trace (default info)"
+
+run_job shim 3 FTSHIM_LOG=loud -- "$prog"
+expect_rc "$(launcher_rc 78)"
+expect_err_line "ftshim: FTSHIM_LOG=loud: unknown keyword; accepted: error, warn, info, debug or trace (default info)"
+[ "$(grep -c '^ftshim: ' "$ERR")" = 3 ] || fail "expected the line once per rank"
+grep -q '^hello' "$OUT" && fail "the program ran despite the bad value"
+
+run_job shim 2 FTSHIM_LGO=debug -- "$prog"
+expect_rc "$(launcher_rc 78)"
+expect_err_line "ftshim: FTSHIM_LGO=debug: unknown variable (did you mean FTSHIM_LOG?); the variables are listed in 'man 7 ftshim'"
+
+run_job shim 2 FTSHIM_DISABLE=perhaps -- "$prog"
+expect_rc "$(launcher_rc 78)"
+expect_err_match '^ftshim: FTSHIM_DISABLE=perhaps: not a boolean; accepted: 0 or 1'
+
+run_job shim 2 FTSHIM_LOG_FILE=/tmp/x.%q -- "$prog"
+expect_rc "$(launcher_rc 78)"
+expect_err_match '^ftshim: FTSHIM_LOG_FILE=/tmp/x.%q: unknown %-sequence; accepted: %r'
+
+run_job shim 2 FTSHIM_LOG= -- "$prog"
+expect_rc "$(launcher_rc 78)"
+expect_err_match '^ftshim: FTSHIM_LOG=: empty value; accepted'
+expect_no_leftovers hello

@@ -1,0 +1,63 @@
+/* testutil.h: helpers shared by the MPI test programs. The programs are
+ * ordinary MPI programs built with the flavour's mpicc; they reach the
+ * shim's public API through dlsym, so that the same binary also runs
+ * without the shim (the tests compare both runs). */
+#ifndef FTSHIM_TESTUTIL_H
+#define FTSHIM_TESTUTIL_H
+
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tu_failures;
+
+#define TU_CHECK(cond, ...) \
+	do { \
+		if (!(cond)) { \
+			int tu_rank_; \
+			MPI_Comm_rank(MPI_COMM_WORLD, &tu_rank_); \
+			fprintf(stderr, "CHECK FAILED rank %d %s:%d: %s: ", tu_rank_, __FILE__, \
+				__LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__); \
+			fputc('\n', stderr); \
+			tu_failures++; \
+		} \
+	} while (0)
+
+typedef int (*tu_comm_id_fn)(MPI_Comm, uint64_t *);
+typedef int (*tu_active_fn)(void);
+
+static inline tu_comm_id_fn tu_comm_id(void)
+{
+	return (tu_comm_id_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_comm_id");
+}
+
+static inline int tu_shim_active(void)
+{
+	tu_active_fn f = (tu_active_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_active");
+
+	return f ? f() : 0;
+}
+
+static inline int tu_has_arg(int argc, char **argv, const char *arg)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], arg) == 0)
+			return 1;
+	return 0;
+}
+
+/* Finalize and exit 1 if any check failed anywhere. */
+static inline int tu_finish(void)
+{
+	int any = 0;
+
+	MPI_Allreduce(&tu_failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return any ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,29 @@
+#!/bin/sh
+# symbols.sh: libftshim.so exports exactly the MPI/MPIX functions that the
+# table says are wrapped plus the public ftshim_* API, and nothing else
+# (no internal ft_/ftp_ symbol, no PMPI_ definition).
+set -eu
+lib="$FT_BUILDDIR/.libs/libftshim.so"
+wrapped="$FT_BUILDDIR/pmpi/wrapped.txt"
+[ -f "$lib" ] || { echo "symbols.sh: $lib not built" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+${NM:-nm} -D --defined-only "$lib" | awk '$2 ~ /^[TtWwDdBbVvRrIi]$/ {print $3}' | sed 's/@.*//' | sort -u >"$tmp/exported"
+bad=$(grep -vE '^(MPI_|MPIX_|ftshim_)' "$tmp/exported" || true)
+if [ -n "$bad" ]; then
+	echo "symbols.sh: libftshim.so exports symbols outside MPI_*, MPIX_*, ftshim_*:" >&2
+	echo "$bad" | head -n 20 >&2
+	exit 1
+fi
+sort -u "$wrapped" >"$tmp/wrapped"
+missing=$(comm -23 "$tmp/wrapped" "$tmp/exported")
+if [ -n "$missing" ]; then
+	echo "symbols.sh: wrapped in the table but not exported: $missing" >&2
+	exit 1
+fi
+extra=$(grep -E '^(MPI_|MPIX_)' "$tmp/exported" | comm -13 "$tmp/wrapped" - || true)
+if [ -n "$extra" ]; then
+	echo "symbols.sh: exported but not in the table as wrapped: $extra" >&2
+	exit 1
+fi
+echo "symbols.sh: $(wc -l <"$tmp/exported") symbols exported, all expected"
