@@ -176,7 +176,12 @@ static int parse_duration(const char *value, uint64_t *dst, char *why, size_t wh
 			snprintf(why, whylen, "finer than a nanosecond");
 			return -EINVAL;
 		}
-		*dst = whole * ns + frac * ns / frac_scale;
+		uint64_t whole_ns = whole * ns, frac_ns = frac * ns / frac_scale;
+		if (whole_ns > UINT64_MAX - frac_ns) {
+			snprintf(why, whylen, "too large");
+			return -ERANGE;
+		}
+		*dst = whole_ns + frac_ns;
 		return 0;
 	}
 	snprintf(why, whylen, "unknown unit '%s'", p);
@@ -314,14 +319,30 @@ static const char *closest_name(const char *name, size_t len)
 	return best;
 }
 
+/* The environment can hold anything; an error line must stay one line of
+ * text, so control characters are shown as '?' and long values are cut. */
+static const char *printable(const char *text, char *out, size_t outlen)
+{
+	size_t i = 0;
+
+	for (; text[i] && i + 4 < outlen; i++)
+		out[i] = iscntrl((unsigned char)text[i]) ? '?' : text[i];
+	if (text[i]) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+	return out;
+}
+
 static int fail_value(const struct ft_config_var *var, const char *value, const char *why,
 		      char *err, size_t errlen)
 {
-	char accepted[256];
+	char accepted[256], shown[128];
 
 	ft_config_describe_accepted(var, accepted, sizeof accepted);
-	snprintf(err, errlen, "%s=%s: %s; accepted: %s (default %s)", var->name, value, why,
-		 accepted, var->def[0] ? var->def : "unset");
+	snprintf(err, errlen, "%s=%s: %s; accepted: %s (default %s)", var->name,
+		 printable(value, shown, sizeof shown), why, accepted, var->def[0] ? var->def : "unset");
 	return -EINVAL;
 }
 
@@ -336,11 +357,13 @@ static int check_unknown_names(char *const *envp, char *err, size_t errlen)
 		if (find_var(*e, len))
 			continue;
 		const char *hint = closest_name(*e, len);
+		char shown[160];
+		printable(*e, shown, sizeof shown);
 		if (hint)
 			snprintf(err, errlen, "%s: unknown variable (did you mean %s?); the variables are listed in 'man 7 ftshim'",
-				 *e, hint);
+				 shown, hint);
 		else
-			snprintf(err, errlen, "%s: unknown variable; the variables are listed in 'man 7 ftshim'", *e);
+			snprintf(err, errlen, "%s: unknown variable; the variables are listed in 'man 7 ftshim'", shown);
 		return -EINVAL;
 	}
 	return 0;
@@ -366,24 +389,35 @@ static int check_relations(const struct ft_config *cfg, char *err, size_t errlen
 	return 0;
 }
 
-int ft_config_load(struct ft_config *cfg, char *const *envp, char *err, size_t errlen)
+static int load_var(const struct ft_config_var *var, struct ft_config *cfg, char *const *envp,
+		    char *err, size_t errlen)
 {
 	char why[128];
+	const char *value = env_value(envp, var->name);
+
+	if (!value)
+		return 0;
+	if (ft_config_parse_value(var, value, (char *)cfg + var->offset, why, sizeof why) != 0)
+		return fail_value(var, value, why, err, errlen);
+	return 0;
+}
+
+int ft_config_load(struct ft_config *cfg, char *const *envp, char *err, size_t errlen)
+{
+	const struct ft_config_var *disable = find_var(FT_CONFIG_PREFIX "DISABLE",
+						       strlen(FT_CONFIG_PREFIX "DISABLE"));
 
 	ft_config_defaults(cfg);
 	err[0] = '\0';
-	for (size_t i = 0; i < ft_config_var_count; i++) {
-		const struct ft_config_var *var = &ft_config_vars[i];
-		const char *value = env_value(envp, var->name);
-		if (!value)
-			continue;
-		if (ft_config_parse_value(var, value, (char *)cfg + var->offset, why, sizeof why) != 0)
-			return fail_value(var, value, why, err, errlen);
-		/* A disabled shim reads nothing else, so that switching it off
-		 * is always a way out. */
-		if (var->offset == offsetof(struct ft_config, disable) && cfg->disable)
-			return 0;
-	}
+	/* A disabled shim reads nothing else, so that switching it off is
+	 * always a way out. */
+	if (load_var(disable, cfg, envp, err, errlen) != 0)
+		return -EINVAL;
+	if (cfg->disable)
+		return 0;
+	for (size_t i = 0; i < ft_config_var_count; i++)
+		if (load_var(&ft_config_vars[i], cfg, envp, err, errlen) != 0)
+			return -EINVAL;
 	if (check_unknown_names(envp, err, errlen) != 0)
 		return -EINVAL;
 	return check_relations(cfg, err, errlen);

@@ -56,6 +56,9 @@ int ft_log_expand_path(const char *template, int rank, char *out, size_t outlen)
 {
 	size_t used = 0;
 
+	if (outlen == 0)
+		return -ENAMETOOLONG;
+	out[0] = '\0';
 	for (const char *p = template; *p; p++) {
 		char piece[256];
 		const char *add = piece;
@@ -124,6 +127,12 @@ size_t ft_log_format(char *buf, size_t buflen, enum ft_log_level level, const ch
 	char who[16];
 	int n;
 
+	if (buflen < 16) {
+		/* Too small for any line; callers pass FT_LOG_LINE_MAX. */
+		if (buflen)
+			buf[0] = '\0';
+		return 0;
+	}
 	if (rank >= 0)
 		snprintf(who, sizeof who, "%d", rank);
 	else

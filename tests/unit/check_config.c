@@ -27,7 +27,7 @@
 #define US UINT64_C(1000)
 #define SEC UINT64_C(1000000000)
 
-/* A duration variable as the brief of a real one would be: 1ms to 10s. */
+/* A duration variable shaped like a real one: 1ms to 10s. */
 static const struct ft_config_var dur_var = {
 	.name = "FTSHIM_TEST_PERIOD", .type = FT_CV_DURATION, .def = "100ms",
 	.min = 1 * MS, .max = 10 * SEC, .keywords = NULL, .help = "test", .offset = 0,
@@ -154,7 +154,8 @@ START_TEST(test_every_default_parses)
 
 		memset(&val, 0, sizeof val);
 		int rc = ft_config_parse_value(v, v->def, &val, why, sizeof why);
-		ck_assert_msg(rc == 0, "default '%s' of %s does not parse: %s", v->def, v->name, why);
+		ck_assert_msg(rc == 0, "default '%s' of %s does not parse: %s", v->def, v->name,
+			      why);
 		if (v->type == FT_CV_UINT || v->type == FT_CV_DURATION) {
 			ck_assert_uint_ge(val.u, v->min);
 			ck_assert_uint_le(val.u, v->max);
@@ -222,7 +223,8 @@ START_TEST(test_load_log_levels)
 		char err[FT_CONFIG_ERR_MAX];
 		char *envp[] = { "HOME=/root", (char *)cases[i].entry, "PATH=/bin", NULL };
 
-		ck_assert_msg(load(&cfg, envp, err, sizeof err) == 0, "%s: %s", cases[i].entry, err);
+		ck_assert_msg(load(&cfg, envp, err, sizeof err) == 0, "%s: %s", cases[i].entry,
+			      err);
 		ck_assert_msg(cfg.log_level == cases[i].level, "%s gave level %d", cases[i].entry,
 			      cfg.log_level);
 		ck_assert(!cfg.disable);
@@ -373,6 +375,11 @@ START_TEST(test_load_unknown_name_suggests)
 	ck_assert_int_eq(load(&cfg, envp3, err, sizeof err), -EINVAL);
 	assert_contains(err, "did you mean FTSHIM_DISABLE?");
 
+	/* Up to three edits away is still a suggestion. */
+	char *envp5[] = { "FTSHIM_LOGXYZ=1", NULL };
+	ck_assert_int_eq(load(&cfg, envp5, err, sizeof err), -EINVAL);
+	assert_contains(err, "did you mean FTSHIM_LOG?");
+
 	/* A valid variable next to the unknown one does not hide it. */
 	char *envp4[] = { "FTSHIM_LOG=debug", "FTSHIM_LGO=info", NULL };
 	ck_assert_int_eq(load(&cfg, envp4, err, sizeof err), -EINVAL);
@@ -388,6 +395,12 @@ START_TEST(test_load_unknown_name_far)
 
 	ck_assert_int_eq(load(&cfg, envp, err, sizeof err), -EINVAL);
 	assert_contains(err, "FTSHIM_ZZZZZZZZZZ");
+	assert_contains(err, "unknown variable");
+	assert_lacks(err, "did you mean");
+
+	/* Four edits from the nearest name (FTSHIM_LOG) is too far to guess. */
+	char *envp3[] = { "FTSHIM_LOGWXYZ=1", NULL };
+	ck_assert_int_eq(load(&cfg, envp3, err, sizeof err), -EINVAL);
 	assert_contains(err, "unknown variable");
 	assert_lacks(err, "did you mean");
 
@@ -613,11 +626,12 @@ START_TEST(test_uint)
 					       sizeof why),
 			 -EINVAL);
 
-	static const char *const bad[] = { "+7", "7x", "", "-7", " 7", "7 ", "x", "7.0", "0x7", "1e2" };
+	static const char *const bad[] = { "+7", "7x", "",    "-7",  " 7",
+					   "7 ", "x",  "7.0", "0x7", "1e2" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		why[0] = '\0';
-		ck_assert_msg(ft_config_parse_value(&uint_var, bad[i], &v, why, sizeof why) == -EINVAL,
-			      "'%s' accepted", bad[i]);
+		int rc = ft_config_parse_value(&uint_var, bad[i], &v, why, sizeof why);
+		ck_assert_msg(rc == -EINVAL, "'%s' accepted", bad[i]);
 		ck_assert_msg(why[0] != '\0', "'%s' rejected without a reason", bad[i]);
 	}
 }
@@ -625,24 +639,26 @@ END_TEST
 
 START_TEST(test_parse_bool_and_enum_directly)
 {
+	const struct ft_config_var *dis = table_var("FTSHIM_DISABLE");
+	const struct ft_config_var *log = table_var("FTSHIM_LOG");
 	char why[128];
 	bool b = false;
 	int e = -1;
 
-	ck_assert_int_eq(ft_config_parse_value(table_var("FTSHIM_DISABLE"), "on", &b, why, sizeof why), 0);
+	ck_assert_int_eq(ft_config_parse_value(dis, "on", &b, why, sizeof why), 0);
 	ck_assert(b);
-	ck_assert_int_eq(ft_config_parse_value(table_var("FTSHIM_DISABLE"), "OFF", &b, why, sizeof why), 0);
+	ck_assert_int_eq(ft_config_parse_value(dis, "OFF", &b, why, sizeof why), 0);
 	ck_assert(!b);
-	ck_assert_int_eq(ft_config_parse_value(table_var("FTSHIM_LOG"), "trace", &e, why, sizeof why), 0);
+	ck_assert_int_eq(ft_config_parse_value(log, "trace", &e, why, sizeof why), 0);
 	ck_assert_int_eq(e, 4);
-	ck_assert_int_eq(ft_config_parse_value(table_var("FTSHIM_LOG"), "error", &e, why, sizeof why), 0);
+	ck_assert_int_eq(ft_config_parse_value(log, "error", &e, why, sizeof why), 0);
 	ck_assert_int_eq(e, 0);
 	/* A keyword's prefix or extension is not the keyword. */
-	ck_assert_int_eq(ft_config_parse_value(table_var("FTSHIM_LOG"), "deb", &e, why, sizeof why), -EINVAL);
-	ck_assert_int_eq(ft_config_parse_value(table_var("FTSHIM_LOG"), "debugx", &e, why, sizeof why), -EINVAL);
-	ck_assert_int_eq(ft_config_parse_value(table_var("FTSHIM_LOG"), "info|debug", &e, why, sizeof why), -EINVAL);
-	ck_assert_int_eq(ft_config_parse_value(table_var("FTSHIM_LOG"), "|", &e, why, sizeof why), -EINVAL);
-	ck_assert_int_eq(ft_config_parse_value(table_var("FTSHIM_LOG"), "", &e, why, sizeof why), -EINVAL);
+	ck_assert_int_eq(ft_config_parse_value(log, "deb", &e, why, sizeof why), -EINVAL);
+	ck_assert_int_eq(ft_config_parse_value(log, "debugx", &e, why, sizeof why), -EINVAL);
+	ck_assert_int_eq(ft_config_parse_value(log, "info|debug", &e, why, sizeof why), -EINVAL);
+	ck_assert_int_eq(ft_config_parse_value(log, "|", &e, why, sizeof why), -EINVAL);
+	ck_assert_int_eq(ft_config_parse_value(log, "", &e, why, sizeof why), -EINVAL);
 	assert_contains(why, "empty");
 }
 END_TEST

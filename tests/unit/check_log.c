@@ -403,6 +403,15 @@ START_TEST(test_log_keeps_errno)
 	ft_log_set_fd(2);
 	read_all(p[0], got, sizeof got);
 	close(p[0]);
+	ck_assert_ptr_nonnull(strstr(got, " error: x\n"));
+
+	/* A write that fails (the fd is read-only) leaves errno alone too. */
+	int ro = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(ro, 0);
+	ft_log_set_fd(ro);
+	errno = EAGAIN;
+	ft_log(FT_LOG_ERROR, "y");
+	ck_assert_int_eq(errno, EAGAIN);
 	reset_logger();
 }
 END_TEST
