@@ -26,6 +26,27 @@ int ftshim_active(void);
  * dynamic processes or sessions). */
 int ftshim_comm_id(MPI_Comm comm, uint64_t *id);
 
+/* The state of a process, by its rank in MPI_COMM_WORLD, as this process
+ * knows it now: FTSHIM_ALIVE or FTSHIM_FAILED. A failed process stays
+ * failed (fail-stop). -1 if ftshim is inactive or the rank is out of
+ * range. */
+#define FTSHIM_ALIVE 0
+#define FTSHIM_FAILED 1
+int ftshim_rank_state(int world_rank);
+
+/* The world ranks this process knows failed, in ascending order: writes at
+ * most max of them to ranks and returns how many there are (which may be
+ * more than max). -1 if ftshim is inactive. */
+int ftshim_failed_ranks(int *ranks, int max);
+
+/* Call fn(world_rank, arg) once for each process that fails, as soon as
+ * this process learns of it. fn runs on ftshim's detector thread (never in
+ * a signal handler): it must be quick, must not block, and must not call
+ * MPI. Up to 16 callbacks; may be registered before MPI_Init. Returns 0,
+ * or -1 if fn is NULL or there are already 16. */
+typedef void (*ftshim_failure_fn)(int world_rank, void *arg);
+int ftshim_on_failure(ftshim_failure_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

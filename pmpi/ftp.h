@@ -48,4 +48,13 @@ int ftp_comms_init(void);
 void ftp_comms_release_mpi(void);
 void ftp_comms_fini(void);
 
+/* Failure detection (pmpi/detect.c): start the detector thread at
+ * MPI_Init (collective over MPI_COMM_WORLD: one PMPI_Allgather), leave the
+ * overlay at MPI_Finalize once every rank has departed or failed, or stop
+ * at once (MPI_Abort). usable: false if this rank has no tables (it still
+ * takes part in the collective, and detection is then off for the job). */
+int ftp_detect_start(bool usable);
+void ftp_detect_finish(void);
+void ftp_detect_kill(void);
+
 #endif

@@ -9,6 +9,7 @@ libftshim_la_SOURCES = \
 	pmpi/call.h \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/comms.c \
+	pmpi/detect.c \
 	pmpi/ftp.h \
 	pmpi/init.c \
 	pmpi/public.c

@@ -7,18 +7,11 @@
 #include <string.h>
 
 #include "src/comm_table.h"
-
-/* The splitmix64 finaliser: every input bit affects every output bit. */
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
+#include "src/hash.h"
 
 uint64_t ft_hash_mix(uint64_t h, uint64_t v)
 {
-	return mix64(h ^ mix64(v + UINT64_C(0x9e3779b97f4a7c15)));
+	return ft_mix64(h ^ ft_mix64(v + UINT64_C(0x9e3779b97f4a7c15)));
 }
 
 uint64_t ft_members_hash(const int32_t *members, uint32_t n)
@@ -204,7 +197,7 @@ void ft_comm_registry_destroy(struct ft_comm_registry *reg)
 
 static uint32_t bucket_of(const struct ft_comm_registry *reg, uint64_t id)
 {
-	return (uint32_t)(mix64(id) & (reg->nbuckets - 1));
+	return (uint32_t)(ft_mix64(id) & (reg->nbuckets - 1));
 }
 
 /* Double the buckets when the chains get long. Under the lock. */
@@ -219,7 +212,7 @@ static void registry_grow(struct ft_comm_registry *reg)
 		struct ft_comm *c = reg->buckets[i];
 		while (c) {
 			struct ft_comm *next = c->next;
-			uint32_t j = (uint32_t)(mix64(c->id) & (n - 1));
+			uint32_t j = (uint32_t)(ft_mix64(c->id) & (n - 1));
 			c->next = b[j];
 			b[j] = c;
 			c = next;

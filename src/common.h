@@ -14,6 +14,10 @@
 #define FT_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #define FT_UNUSED __attribute__((unused))
 
+/* Exit statuses of a rank that ftshim stops. */
+#define FT_EXIT_CONFIG 78   /* a bad FTSHIM_* variable (EX_CONFIG) */
+#define FT_EXIT_EXCLUDED 75 /* declared failed by the others, so it leaves (fail-stop) */
+
 #define FT_NSEC_PER_USEC 1000ull
 #define FT_NSEC_PER_MSEC 1000000ull
 #define FT_NSEC_PER_SEC 1000000000ull

@@ -304,6 +304,11 @@ static size_t edit_distance(const char *a, size_t la, const char *b)
 	return row[lb];
 }
 
+const struct ft_config_var *ft_config_find(const char *name)
+{
+	return find_var(name, strlen(name));
+}
+
 static const char *closest_name(const char *name, size_t len)
 {
 	const char *best = NULL;
@@ -379,13 +384,19 @@ static const char *env_value(char *const *envp, const char *name)
 	return NULL;
 }
 
-/* Rules between variables. None yet beyond the table's ranges; the
- * detector's period/timeout rule lands with the detector. */
+/* Rules between variables, beyond each one's range. */
 static int check_relations(const struct ft_config *cfg, char *err, size_t errlen)
 {
-	(void)cfg;
-	(void)err;
-	(void)errlen;
+	char period[32], timeout[32];
+
+	if (cfg->hb_timeout < 2 * cfg->hb_period) {
+		ft_config_format_duration(cfg->hb_period, period, sizeof period);
+		ft_config_format_duration(cfg->hb_timeout, timeout, sizeof timeout);
+		snprintf(err, errlen,
+			 "FTSHIM_HB_TIMEOUT=%s is less than twice FTSHIM_HB_PERIOD=%s; accepted: a timeout of at least two periods",
+			 timeout, period);
+		return -EINVAL;
+	}
 	return 0;
 }
 

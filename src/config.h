@@ -13,8 +13,6 @@
 #include "src/config_vars.h"
 
 #define FT_CONFIG_PREFIX "FTSHIM_"
-/* The exit status of a rank stopped by a bad configuration (EX_CONFIG). */
-#define FT_EXIT_CONFIG 78
 /* Room for one error line. */
 #define FT_CONFIG_ERR_MAX 512
 
@@ -45,6 +43,9 @@ struct ft_config_var {
 
 extern const struct ft_config_var ft_config_vars[];
 extern const size_t ft_config_var_count;
+
+/* The table entry of a variable (full name, with the prefix), or NULL. */
+const struct ft_config_var *ft_config_find(const char *name);
 
 /* Fill cfg with every default. */
 void ft_config_defaults(struct ft_config *cfg);

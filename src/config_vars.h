@@ -25,6 +25,25 @@
 	  "How much ftshim logs; each line starts with ftshim[RANK] and the seconds since MPI_Init") \
 	X(LOG_FILE, log_file, STRING, "", 0, 0, NULL, \
 	  "Log to this file (appending) instead of stderr; %r becomes the world rank, %h the " \
-	  "host name, %p the pid, %% a percent sign")
+	  "host name, %p the pid, %% a percent sign") \
+	X(HB_PERIOD, hb_period, DURATION, "100ms", FT_NSEC_PER_MSEC, 10 * FT_NSEC_PER_SEC, NULL, \
+	  "How often each rank sends a heartbeat to its successor on the ring") \
+	X(HB_TIMEOUT, hb_timeout, DURATION, "1s", 10 * FT_NSEC_PER_MSEC, 600 * FT_NSEC_PER_SEC, NULL, \
+	  "Silence after which a rank's observer declares it failed (hangs, stopped processes, " \
+	  "lost hosts; crashes are seen at once); at least twice FTSHIM_HB_PERIOD") \
+	X(HB_GRACE, hb_grace, DURATION, "2s", 0, 600 * FT_NSEC_PER_SEC, NULL, \
+	  "Extra silence allowed before the first heartbeat after MPI_Init") \
+	X(RING_SHUFFLE, ring_shuffle, BOOL, "1", 0, 1, NULL, \
+	  "1 places ranks on the heartbeat ring in a job-wide random order, so that the ranks of " \
+	  "one host do not watch each other; 0 uses rank order") \
+	X(BCAST, bcast, ENUM, "chord", 0, 0, "chord|bmg|hypercube", \
+	  "How news of a failure is flooded: to ring distances +2^k (chord), +-2^k (bmg), or " \
+	  "index XOR 2^k (hypercube)") \
+	X(IFACE, iface, STRING, "", 0, 0, NULL, \
+	  "The network interface (eth0) or IPv4 address the control plane binds to; unset: all " \
+	  "interfaces, with the first non-loopback address published to other hosts") \
+	X(SUPERVISE, supervise, ENUM, "auto", 0, 0, "auto|on|off", \
+	  "Run each rank under a small parent process that turns a death by signal into an exit, " \
+	  "so that Hydra does not kill the whole job; auto: under Hydra only")
 
 #endif

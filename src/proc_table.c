@@ -20,7 +20,8 @@ int ft_proc_table_init(struct ft_proc_table *t, uint32_t size)
 	atomic_init(&t->nfailed, 0);
 	for (uint32_t i = 0; i < size; i++) {
 		atomic_init(&t->procs[i].state, FT_PROC_ALIVE);
-		t->procs[i].reported_by = -1;
+		t->procs[i].detector = -1;
+		t->procs[i].told_by = -1;
 	}
 	return 0;
 }
@@ -33,7 +34,7 @@ void ft_proc_table_destroy(struct ft_proc_table *t)
 }
 
 bool ft_proc_mark_failed(struct ft_proc_table *t, uint32_t rank, enum ft_fail_how how,
-			 int32_t reported_by, uint64_t learned_ns)
+			 int32_t detector, int32_t told_by, uint64_t learned_ns)
 {
 	if (rank >= t->size)
 		return false;
@@ -45,7 +46,8 @@ bool ft_proc_mark_failed(struct ft_proc_table *t, uint32_t rank, enum ft_fail_ho
 						     memory_order_relaxed, memory_order_relaxed))
 		return false;
 	p->how = how;
-	p->reported_by = reported_by;
+	p->detector = detector;
+	p->told_by = told_by;
 	p->learned_ns = learned_ns;
 	atomic_store_explicit(&p->state, FT_PROC_FAILED, memory_order_release);
 	atomic_fetch_add_explicit(&t->nfailed, 1, memory_order_relaxed);

@@ -17,13 +17,12 @@
 #include <stdint.h>
 
 /* How a failure was learned; X(enum, keyword used in logs and reports). */
+/* The values travel in frames (u16): append, never renumber. */
 #define FT_FAIL_HOWS(X) \
-	X(FT_HOW_NONE, "none") \
-	X(FT_HOW_CRASH, "crash seen by its parent") \
+	X(FT_HOW_NONE, "unknown") \
+	X(FT_HOW_CONN_LOST, "crash (its sockets closed and its port refuses)") \
 	X(FT_HOW_HB_TIMEOUT, "heartbeat timeout") \
-	X(FT_HOW_NOTICE, "notice from another rank") \
-	X(FT_HOW_CONN_LOST, "control connection lost") \
-	X(FT_HOW_EXCLUDED, "excluded by the others")
+	X(FT_HOW_NOTICE, "notice from another rank")
 
 #define FT_HOW_ENUM(e, s) e,
 enum ft_fail_how { FT_FAIL_HOWS(FT_HOW_ENUM) FT_HOW_COUNT };
@@ -39,8 +38,10 @@ enum ft_proc_state {
 
 struct ft_proc {
 	_Atomic uint32_t state;  /* enum ft_proc_state; see the header comment */
-	uint32_t how;            /* enum ft_fail_how; valid once FAILED */
-	int32_t reported_by;     /* world rank that told us, or -1; valid once FAILED */
+	uint32_t how;            /* enum ft_fail_how: how it was first seen; valid once FAILED */
+	int32_t detector;        /* the world rank that first saw it; valid once FAILED */
+	int32_t told_by;         /* the world rank this process heard it from (itself
+				    if it saw it); valid once FAILED */
 	uint64_t learned_ns;     /* ft_clock_now() when this process learned it */
 };
 
@@ -60,7 +61,7 @@ void ft_proc_table_destroy(struct ft_proc_table *t);
  * Safe from any thread; not async-signal-safe (it is lock-free, but it
  * is not meant for signal handlers). */
 bool ft_proc_mark_failed(struct ft_proc_table *t, uint32_t rank, enum ft_fail_how how,
-			 int32_t reported_by, uint64_t learned_ns);
+			 int32_t detector, int32_t told_by, uint64_t learned_ns);
 
 static inline bool ft_proc_is_failed(const struct ft_proc_table *t, uint32_t rank)
 {

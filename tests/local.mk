@@ -6,8 +6,10 @@ FT_UNIT_TESTS = \
 	tests/unit/check_clock \
 	tests/unit/check_comm_table \
 	tests/unit/check_config \
+	tests/unit/check_frame \
 	tests/unit/check_log \
-	tests/unit/check_proc_table
+	tests/unit/check_proc_table \
+	tests/unit/check_ring
 
 check_PROGRAMS += $(FT_UNIT_TESTS)
 FT_UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
@@ -22,6 +24,12 @@ tests_unit_check_comm_table_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_config_SOURCES = tests/unit/check_config.c
 tests_unit_check_config_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_config_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_frame_SOURCES = tests/unit/check_frame.c
+tests_unit_check_frame_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_frame_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_ring_SOURCES = tests/unit/check_ring.c
+tests_unit_check_ring_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_ring_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_log_SOURCES = tests/unit/check_log.c
 tests_unit_check_log_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_log_LDADD = $(FT_UNIT_LDADD)
@@ -57,3 +65,8 @@ clean-mpitest:
 TESTS += tests/docs.sh
 EXTRA_DIST += tests/docs.sh
 check_SCRIPTS += man/ftshim.7
+
+# The frame parser under libFuzzer (clang), for a bounded time; skipped
+# where clang's fuzzer runtime is missing.
+TESTS += tests/fuzz.sh
+EXTRA_DIST += tests/fuzz.sh tests/fuzz/fuzz_frame.c

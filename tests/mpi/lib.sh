@@ -74,11 +74,13 @@ run_job() {
 	OUT="$MPITEST_WORKDIR/run$n.out"
 	ERR="$MPITEST_WORKDIR/run$n.err"
 	echo "\$ ${LAUNCH[*]}" >>"$MPITEST_WORKDIR/commands"
+	local t0=$SECONDS
 	set +e
 	timeout -k 5 "$MPITEST_TIMEOUT" "${LAUNCH[@]}" >"$OUT" 2>"$ERR" </dev/null
 	RC=$?
 	set -e
-	if [ $RC = 124 ] || [ $RC = 137 ]; then
+	# 124 (or 137 after -k) from timeout itself, not from the job.
+	if [ $((SECONDS - t0)) -ge "$MPITEST_TIMEOUT" ]; then
 		echo "--- stderr of the timed-out job:" >&2
 		tail -n 20 "$ERR" >&2
 		fail "job timed out after ${MPITEST_TIMEOUT}s: ${LAUNCH[*]}"
@@ -113,6 +115,82 @@ run_single() {
 	env "${env[@]}" timeout -k 5 "$MPITEST_TIMEOUT" "$@" >"$OUT" 2>"$ERR" </dev/null
 	RC=$?
 	set -e
+}
+
+# start_job: as run_job, but in the background; wait_job collects it.
+start_job() {
+	launch_cmd "$@"
+	local n=$((${RUN_COUNT:-0} + 1))
+	RUN_COUNT=$n
+	OUT="$MPITEST_WORKDIR/run$n.out"
+	ERR="$MPITEST_WORKDIR/run$n.err"
+	echo "\$ ${LAUNCH[*]} &" >>"$MPITEST_WORKDIR/commands"
+	JOB_T0=$SECONDS
+	timeout -k 5 "$MPITEST_TIMEOUT" "${LAUNCH[@]}" >"$OUT" 2>"$ERR" </dev/null &
+	JOB_PID=$!
+}
+
+wait_job() {
+	set +e
+	wait "$JOB_PID"
+	RC=$?
+	set -e
+	if [ $((SECONDS - JOB_T0)) -ge "$MPITEST_TIMEOUT" ]; then
+		tail -n 20 "$ERR" >&2
+		fail "job timed out after ${MPITEST_TIMEOUT}s: ${LAUNCH[*]}"
+	fi
+}
+
+# wait_for_file PATH SECONDS
+wait_for_file() {
+	local i
+	for i in $(seq 1 $((${2:-30} * 10))); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "no $1 after ${2:-30}s"
+}
+
+# The launcher's status for a job in which a rank died by HOW (detect's
+# --how): Hydra passes on the worst status (under ftshim's supervisor a
+# death by signal N is an exit with 128+N); Open MPI's mpirun with
+# --enable-recovery exits 0.
+death_rc() {
+	case $MPITEST_FLAVOUR:$1 in
+	openmpi:*) echo 0 ;;
+	*:sigkill) echo 137 ;;
+	*:sigsegv) echo 139 ;;
+	*:exit) echo 1 ;;
+	*) echo "?" ;;
+	esac
+}
+
+# expect_detected RANK S1,S2,...: each listed survivor logged once that
+# RANK failed.
+expect_detected() {
+	local s n
+	for s in ${2//,/ }; do
+		n=$(grep -cE "^ftshim\[$s\] \+[0-9.]+ info: rank $1 failed: " "$ERR" || true)
+		[ "$n" = 1 ] || { tail -n 30 "$ERR" >&2; fail "rank $s logged rank $1's failure $n times, expected once"; }
+	done
+}
+
+# survivors N V1,V2,...: the ranks 0..N-1 that are not listed, comma-separated.
+survivors() {
+	local r out=
+	for r in $(seq 0 $(($1 - 1))); do
+		case ",$2," in *",$r,"*) ;; *) out="$out${out:+,}$r" ;; esac
+	done
+	echo "$out"
+}
+
+expect_all_checks() {
+	grep -q '^ALL CHECKS PASSED$' "$OUT" || {
+		cat "$OUT" >&2
+		grep 'CHECK FAILED' "$ERR" | head -n 20 >&2
+		fail "the survivors' checks did not pass"
+	}
+	expect_err_no_match 'CHECK FAILED'
 }
 
 expect_rc() {

@@ -45,7 +45,7 @@ START_TEST(test_init_empty)
 	int32_t out[1] = { -7 };
 
 	ck_assert_int_eq(ft_proc_table_init(&t, 0), 0);
-	ck_assert(!ft_proc_mark_failed(&t, 0, FT_HOW_CRASH, -1, 1));
+	ck_assert(!ft_proc_mark_failed(&t, 0, FT_HOW_CONN_LOST, -1, -1, 1));
 	ck_assert(!ft_proc_is_failed(&t, 0));
 	ck_assert_uint_eq(ft_proc_failed_list(&t, out, 1), 0);
 	ck_assert_int_eq(out[0], -7);
@@ -59,7 +59,7 @@ START_TEST(test_mark_failed)
 	struct ft_proc_table t;
 
 	ck_assert_int_eq(ft_proc_table_init(&t, 8), 0);
-	ck_assert(ft_proc_mark_failed(&t, 3, FT_HOW_HB_TIMEOUT, 5, UINT64_C(123456789)));
+	ck_assert(ft_proc_mark_failed(&t, 3, FT_HOW_HB_TIMEOUT, 5, 5, UINT64_C(123456789)));
 	ck_assert(ft_proc_is_failed(&t, 3));
 	for (uint32_t r = 0; r < 8; r++)
 		if (r != 3)
@@ -68,25 +68,25 @@ START_TEST(test_mark_failed)
 	ck_assert_uint_eq(atomic_load(&t.nfailed), 1);
 	ck_assert_uint_eq(atomic_load(&t.procs[3].state), FT_PROC_FAILED);
 	ck_assert_uint_eq(t.procs[3].how, FT_HOW_HB_TIMEOUT);
-	ck_assert_int_eq(t.procs[3].reported_by, 5);
+	ck_assert_int_eq(t.procs[3].detector, 5);
 	ck_assert_uint_eq(t.procs[3].learned_ns, UINT64_C(123456789));
 
 	/* A second report of the same rank: no change, the first details stay. */
-	ck_assert(!ft_proc_mark_failed(&t, 3, FT_HOW_NOTICE, 6, UINT64_C(999)));
+	ck_assert(!ft_proc_mark_failed(&t, 3, FT_HOW_NOTICE, 6, 6, UINT64_C(999)));
 	ck_assert(ft_proc_is_failed(&t, 3));
 	ck_assert_uint_eq(ft_proc_epoch(&t), 1);
 	ck_assert_uint_eq(atomic_load(&t.nfailed), 1);
 	ck_assert_uint_eq(t.procs[3].how, FT_HOW_HB_TIMEOUT);
-	ck_assert_int_eq(t.procs[3].reported_by, 5);
+	ck_assert_int_eq(t.procs[3].detector, 5);
 	ck_assert_uint_eq(t.procs[3].learned_ns, UINT64_C(123456789));
 
 	/* Another rank moves the epoch again. */
-	ck_assert(ft_proc_mark_failed(&t, 0, FT_HOW_CRASH, -1, 7));
+	ck_assert(ft_proc_mark_failed(&t, 0, FT_HOW_CONN_LOST, -1, -1, 7));
 	ck_assert_uint_eq(ft_proc_epoch(&t), 2);
 	ck_assert_uint_eq(atomic_load(&t.nfailed), 2);
-	ck_assert_int_eq(t.procs[0].reported_by, -1);
-	ck_assert_uint_eq(t.procs[0].how, FT_HOW_CRASH);
-	ck_assert(ft_proc_mark_failed(&t, 7, FT_HOW_EXCLUDED, 2, 8));
+	ck_assert_int_eq(t.procs[0].detector, -1);
+	ck_assert_uint_eq(t.procs[0].how, FT_HOW_CONN_LOST);
+	ck_assert(ft_proc_mark_failed(&t, 7, FT_HOW_NOTICE, 2, 2, 8));
 	ck_assert_uint_eq(ft_proc_epoch(&t), 3);
 	ft_proc_table_destroy(&t);
 }
@@ -97,9 +97,9 @@ START_TEST(test_out_of_range)
 	struct ft_proc_table t;
 
 	ck_assert_int_eq(ft_proc_table_init(&t, 8), 0);
-	ck_assert(!ft_proc_mark_failed(&t, 8, FT_HOW_CRASH, 0, 1));
-	ck_assert(!ft_proc_mark_failed(&t, 1000, FT_HOW_CRASH, 0, 1));
-	ck_assert(!ft_proc_mark_failed(&t, UINT32_MAX, FT_HOW_CRASH, 0, 1));
+	ck_assert(!ft_proc_mark_failed(&t, 8, FT_HOW_CONN_LOST, 0, 0, 1));
+	ck_assert(!ft_proc_mark_failed(&t, 1000, FT_HOW_CONN_LOST, 0, 0, 1));
+	ck_assert(!ft_proc_mark_failed(&t, UINT32_MAX, FT_HOW_CONN_LOST, 0, 0, 1));
 	ck_assert(!ft_proc_is_failed(&t, 8));
 	ck_assert(!ft_proc_is_failed(&t, UINT32_MAX));
 	ck_assert_uint_eq(ft_proc_epoch(&t), 0);
@@ -119,7 +119,7 @@ START_TEST(test_claimed_reads_alive)
 	ck_assert(!ft_proc_is_failed(&t, 2));
 	ck_assert_uint_eq(ft_proc_failed_list(&t, out, 8), 0);
 	/* The claim is someone else's: this report does not win. */
-	ck_assert(!ft_proc_mark_failed(&t, 2, FT_HOW_NOTICE, 1, 1));
+	ck_assert(!ft_proc_mark_failed(&t, 2, FT_HOW_NOTICE, 1, 1, 1));
 	ck_assert_uint_eq(ft_proc_epoch(&t), 0);
 	ft_proc_table_destroy(&t);
 }
@@ -132,10 +132,10 @@ START_TEST(test_failed_list)
 
 	ck_assert_int_eq(ft_proc_table_init(&t, 8), 0);
 	/* Marked out of order; listed in ascending order. */
-	ck_assert(ft_proc_mark_failed(&t, 6, FT_HOW_CRASH, -1, 1));
-	ck_assert(ft_proc_mark_failed(&t, 1, FT_HOW_NOTICE, 0, 2));
-	ck_assert(ft_proc_mark_failed(&t, 4, FT_HOW_HB_TIMEOUT, 2, 3));
-	ck_assert(ft_proc_mark_failed(&t, 7, FT_HOW_CONN_LOST, 3, 4));
+	ck_assert(ft_proc_mark_failed(&t, 6, FT_HOW_CONN_LOST, -1, -1, 1));
+	ck_assert(ft_proc_mark_failed(&t, 1, FT_HOW_NOTICE, 0, 0, 2));
+	ck_assert(ft_proc_mark_failed(&t, 4, FT_HOW_HB_TIMEOUT, 2, 2, 3));
+	ck_assert(ft_proc_mark_failed(&t, 7, FT_HOW_CONN_LOST, 3, 3, 4));
 
 	for (size_t i = 0; i < 8; i++)
 		out[i] = -9;
@@ -168,7 +168,7 @@ START_TEST(test_how_names)
 		ck_assert_ptr_nonnull(ft_fail_how_names[h]);
 		ck_assert(ft_fail_how_names[h][0] != '\0');
 	}
-	ck_assert_str_eq(ft_fail_how_names[FT_HOW_NONE], "none");
+	ck_assert_str_eq(ft_fail_how_names[FT_HOW_NONE], "unknown");
 	ck_assert_str_eq(ft_fail_how_names[FT_HOW_HB_TIMEOUT], "heartbeat timeout");
 }
 END_TEST
@@ -215,7 +215,7 @@ static void *race_writer(void *p)
 	for (uint32_t i = 0; i < RACE_RANKS; i++) {
 		uint32_t r = a->id % 2 ? RACE_RANKS - 1 - i : i;
 		if (ft_proc_mark_failed(t, r, (enum ft_fail_how)(1 + a->id % (FT_HOW_COUNT - 1)),
-					a->id, race_learned(a->id)))
+					a->id, a->id, race_learned(a->id)))
 			a->wins++;
 	}
 	return NULL;
@@ -239,8 +239,8 @@ static void *race_reader(void *p)
 				continue;
 			seen++;
 			const struct ft_proc *e = &t->procs[r];
-			if (e->reported_by < 0 || e->reported_by >= RACE_WRITERS ||
-			    e->learned_ns != race_learned(e->reported_by) || e->how == FT_HOW_NONE)
+			if (e->detector < 0 || e->detector >= RACE_WRITERS ||
+			    e->learned_ns != race_learned(e->detector) || e->how == FT_HOW_NONE)
 				a->bad_details++;
 		}
 		/* Every change counted in the epoch read before the scan is
@@ -286,11 +286,11 @@ START_TEST(test_race_mark_same_ranks)
 			const struct ft_proc *e = &race.t.procs[r];
 			ck_assert(ft_proc_is_failed(&race.t, r));
 			ck_assert_uint_eq(atomic_load(&e->state), FT_PROC_FAILED);
-			ck_assert_int_ge(e->reported_by, 0);
-			ck_assert_int_lt(e->reported_by, RACE_WRITERS);
+			ck_assert_int_ge(e->detector, 0);
+			ck_assert_int_lt(e->detector, RACE_WRITERS);
 			/* All details from the one winner. */
-			ck_assert_uint_eq(e->learned_ns, race_learned(e->reported_by));
-			ck_assert_uint_eq(e->how, 1 + e->reported_by % (FT_HOW_COUNT - 1));
+			ck_assert_uint_eq(e->learned_ns, race_learned(e->detector));
+			ck_assert_uint_eq(e->how, 1 + e->detector % (FT_HOW_COUNT - 1));
 		}
 
 		static int32_t list[RACE_RANKS];

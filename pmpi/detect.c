@@ -1,0 +1,204 @@
+/* detect.c: the MPI side of failure detection. At MPI_Init it opens the
+ * control-plane socket, exchanges endpoints (and the job's secret) in one
+ * PMPI_Allgather, and starts the detector thread; what the thread learns
+ * lands in the process table, in the log, and in the callbacks programs
+ * registered with ftshim_on_failure. At MPI_Finalize it leaves the
+ * overlay once every other rank has departed or failed. */
+#include "ftshim_config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "ftshim.h"
+#include "pmpi/call.h"
+#include "src/clock.h"
+#include "src/engine.h"
+#include "src/hash.h"
+#include "src/log.h"
+
+/* What every rank contributes to the one PMPI_Allgather at MPI_Init. The
+ * job's secret is rank 0's nonce. */
+struct init_record {
+	struct ft_endpoint ep;     /* port 0: this rank could not open its socket */
+	uint8_t nonce[FT_SECRET_LEN];
+};
+
+#define MAX_CALLBACKS 16
+
+/* Registered by the application thread(s) under callbacks_lock; called on
+ * the detector thread, under the same lock. */
+static pthread_mutex_t callbacks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	ftshim_failure_fn fn;
+	void *arg;
+} callbacks[MAX_CALLBACKS];
+static int ncallbacks;
+
+/* Written by the application thread in MPI_Init / MPI_Finalize only. */
+static struct ft_engine *engine;
+
+static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
+{
+	(void)ctx;
+	if (e->event == FT_EV_DEPARTED) {
+		ft_debug("rank %u entered MPI_Finalize", e->rank);
+		return;
+	}
+	if (!ft_proc_mark_failed(&ftp.procs, e->rank, (enum ft_fail_how)e->how, (int32_t)e->detector,
+				 (int32_t)told_by, ft_clock_now()))
+		return;
+	const char *how = e->how < FT_HOW_COUNT ? ft_fail_how_names[e->how] : "unknown";
+	if (e->detector == (uint32_t)ftp.world_rank)
+		ft_info("rank %u failed: %s, seen by this rank", e->rank, how);
+	else if (told_by == e->detector)
+		ft_info("rank %u failed: %s, seen by rank %u", e->rank, how, e->detector);
+	else
+		ft_info("rank %u failed: %s, seen by rank %u, told by rank %u", e->rank, how,
+			e->detector, told_by);
+	/* Call a copy, outside the lock, so that a callback may register
+	 * another. */
+	pthread_mutex_lock(&callbacks_lock);
+	int n = ncallbacks;
+	__typeof__(callbacks) now_registered;
+	memcpy(now_registered, callbacks, sizeof callbacks);
+	pthread_mutex_unlock(&callbacks_lock);
+	for (int i = 0; i < n; i++)
+		now_registered[i].fn((int)e->rank, now_registered[i].arg);
+}
+
+/* Fail-stop: the others have declared this process failed and carry on
+ * without it; it must not come back. */
+static void on_excluded(void *ctx, uint32_t by, uint32_t how)
+{
+	(void)ctx;
+	ft_error("this rank was declared failed by the others (rank %u, %s) while it was "
+		 "unreachable or stopped; the job goes on without it, and it exits now (status %d)",
+		 by, how < FT_HOW_COUNT ? ft_fail_how_names[how] : "unknown", FT_EXIT_EXCLUDED);
+	_exit(FT_EXIT_EXCLUDED);
+}
+
+int ftp_detect_start(bool usable)
+{
+	struct init_record mine = { 0 }, *all;
+	char err[256], where[64];
+	int listen_fd = -1, rc = -1;
+
+	if (usable) {
+		listen_fd = ft_overlay_listen(ftp.cfg.iface, &mine.ep, err, sizeof err);
+		if (listen_fd < 0)
+			ft_error("cannot open the control-plane socket: %s", err);
+	}
+	if (getrandom(mine.nonce, sizeof mine.nonce, 0) != (ssize_t)sizeof mine.nonce)
+		for (size_t i = 0; i < sizeof mine.nonce; i++)
+			mine.nonce[i] = (uint8_t)ft_mix64(ft_clock_now() + i * 131 + (uint64_t)getpid());
+	all = malloc((size_t)ftp.world_size * sizeof *all);
+	if (!all) {
+		/* Without it this rank cannot take part in the collective, and
+		 * the others would wait for it forever. */
+		ft_error("out of memory for %d endpoints at MPI_Init", ftp.world_size);
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+
+	/* Everyone sees the same table, so everyone takes the same decision. */
+	for (int r = 0; r < ftp.world_size; r++) {
+		if (all[r].ep.port == 0) {
+			if (ftp.world_rank == 0)
+				ft_error("rank %d has no control-plane socket: failure detection is off for this job", r);
+			goto out_close;
+		}
+	}
+	struct ft_endpoint *eps = malloc((size_t)ftp.world_size * sizeof *eps);
+	if (!eps)
+		goto out_close;
+	for (int r = 0; r < ftp.world_size; r++)
+		eps[r] = all[r].ep;
+	struct ft_engine_config cfg = {
+		.det = {
+			.nprocs = (uint32_t)ftp.world_size,
+			.self = (uint32_t)ftp.world_rank,
+			.period_ns = ftp.cfg.hb_period,
+			.timeout_ns = ftp.cfg.hb_timeout,
+			.grace_ns = ftp.cfg.hb_grace,
+			.bcast = (enum ft_bcast_kind)ftp.cfg.bcast,
+			.shuffle = ftp.cfg.ring_shuffle,
+		},
+		.endpoints = eps,
+		.listen_fd = listen_fd,
+	};
+	memcpy(cfg.secret, all[0].nonce, FT_SECRET_LEN);
+	uint64_t seed = 0;
+	for (int i = 0; i < FT_SECRET_LEN; i++)
+		seed = ft_mix64(seed ^ cfg.secret[i]);
+	cfg.det.seed = seed;
+	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded };
+	ft_overlay_format(&mine.ep, where, sizeof where);
+	listen_fd = -1; /* the engine owns it now, started or not */
+	rc = ft_engine_start(&engine, &cfg, &hooks);
+	free(eps);
+	if (rc != 0)
+		ft_error("cannot start the detector thread: %s", strerror(-rc));
+	else
+		ft_debug("detector on: control plane at %s", where);
+out_close:
+	if (listen_fd >= 0)
+		close(listen_fd);
+	free(all);
+	return rc;
+}
+
+void ftp_detect_finish(void)
+{
+	if (!engine)
+		return;
+	/* MPI_Finalize waits for every rank anyway; so does this. */
+	int rc = ft_engine_finish(engine, UINT64_MAX / 4);
+	engine = NULL;
+	if (rc != 0)
+		ft_warn("left the control plane before every rank had finished");
+}
+
+void ftp_detect_kill(void)
+{
+	if (engine)
+		ft_engine_kill(engine);
+	engine = NULL;
+}
+
+/* --- the public API ---------------------------------------------------- */
+
+FT_EXPORT int ftshim_rank_state(int world_rank)
+{
+	if (!ftp_active() || world_rank < 0 || world_rank >= ftp.world_size)
+		return -1;
+	return ft_proc_is_failed(&ftp.procs, (uint32_t)world_rank) ? FTSHIM_FAILED : FTSHIM_ALIVE;
+}
+
+FT_EXPORT int ftshim_failed_ranks(int *ranks, int max)
+{
+	if (!ftp_active() || max < 0)
+		return -1;
+	return (int)ft_proc_failed_list(&ftp.procs, ranks, (uint32_t)max);
+}
+
+FT_EXPORT int ftshim_on_failure(ftshim_failure_fn fn, void *arg)
+{
+	int rc = -1;
+
+	if (!fn)
+		return -1;
+	pthread_mutex_lock(&callbacks_lock);
+	if (ncallbacks < MAX_CALLBACKS) {
+		callbacks[ncallbacks].fn = fn;
+		callbacks[ncallbacks].arg = arg;
+		ncallbacks++;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&callbacks_lock);
+	return rc;
+}

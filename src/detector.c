@@ -1,0 +1,453 @@
+/* detector.c: the failure detector's state machine (see detector.h): the
+ * heartbeat ring, flooding of news, anti-entropy and fail-stop. Everything
+ * it does to the outside world goes through d->ops. */
+#include "ftshim_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/detector.h"
+#include "src/hash.h"
+#include "src/proc_table.h"
+
+#define KNOWN_MIN_CAP 16u
+
+/* --- what this process knows ------------------------------------------- */
+
+static int known_init(struct ft_known *k, uint32_t cap)
+{
+	k->cap = cap;
+	k->count = 0;
+	k->ranks = malloc(cap * sizeof *k->ranks);
+	k->events = calloc(cap, sizeof *k->events);
+	if (!k->ranks || !k->events) {
+		free(k->ranks);
+		free(k->events);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < cap; i++)
+		k->ranks[i] = FT_RANK_NONE;
+	return 0;
+}
+
+static void known_destroy(struct ft_known *k)
+{
+	free(k->ranks);
+	free(k->events);
+	memset(k, 0, sizeof *k);
+}
+
+/* The slot holding rank, or the empty slot where it would go. */
+static uint32_t known_slot(const struct ft_known *k, uint32_t rank)
+{
+	uint32_t i = (uint32_t)ft_mix64(rank) & (k->cap - 1);
+
+	while (k->ranks[i] != rank && k->ranks[i] != FT_RANK_NONE)
+		i = (i + 1) & (k->cap - 1);
+	return i;
+}
+
+static uint8_t known_events(const struct ft_known *k, uint32_t rank)
+{
+	return k->events[known_slot(k, rank)];
+}
+
+static int known_grow(struct ft_known *k)
+{
+	struct ft_known bigger;
+
+	if (known_init(&bigger, k->cap * 2) != 0)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < k->cap; i++) {
+		if (k->ranks[i] == FT_RANK_NONE)
+			continue;
+		uint32_t j = known_slot(&bigger, k->ranks[i]);
+		bigger.ranks[j] = k->ranks[i];
+		bigger.events[j] = k->events[i];
+		bigger.count++;
+	}
+	known_destroy(k);
+	*k = bigger;
+	return 0;
+}
+
+/* 1 if (rank, event) is new, 0 if known, -ENOMEM. */
+static int known_add(struct ft_known *k, uint32_t rank, uint16_t event)
+{
+	if (2 * (k->count + 1) > k->cap && known_grow(k) != 0)
+		return -ENOMEM;
+	uint32_t i = known_slot(k, rank);
+	uint8_t bit = (uint8_t)(1u << event);
+	if (k->events[i] & bit)
+		return 0;
+	if (k->ranks[i] == FT_RANK_NONE) {
+		k->ranks[i] = rank;
+		k->count++;
+	}
+	k->events[i] |= bit;
+	return 1;
+}
+
+bool ft_det_knows_failed(const struct ft_detector *d, uint32_t rank)
+{
+	return known_events(&d->known, rank) & (1u << FT_EV_FAILED);
+}
+
+bool ft_det_knows_departed(const struct ft_detector *d, uint32_t rank)
+{
+	return known_events(&d->known, rank) & (1u << FT_EV_DEPARTED);
+}
+
+static uint64_t news_hash(uint32_t rank, uint16_t event)
+{
+	return ft_mix64(((uint64_t)rank << 8 | event) + UINT64_C(0x6e657773)); /* "news" */
+}
+
+/* --- set-up ------------------------------------------------------------- */
+
+int ft_det_init(struct ft_detector *d, const struct ft_det_config *cfg,
+		const struct ft_det_ops *ops, struct ft_ring *shared_ring)
+{
+	memset(d, 0, sizeof *d);
+	d->cfg = *cfg;
+	d->ops = *ops;
+	d->emit_to = d->observed = FT_RANK_NONE;
+	if (shared_ring) {
+		d->ring = shared_ring;
+	} else {
+		d->ring = malloc(sizeof *d->ring);
+		if (!d->ring)
+			return -ENOMEM;
+		if (ft_ring_init(d->ring, cfg->nprocs, cfg->shuffle, cfg->seed) != 0)
+			goto out_free_ring;
+		d->owns_ring = true;
+	}
+	if (known_init(&d->known, KNOWN_MIN_CAP) != 0)
+		goto out_ring;
+	d->targets = malloc((ft_ring_max_targets(cfg->nprocs) + 1) * sizeof *d->targets);
+	if (!d->targets)
+		goto out_known;
+	return 0;
+
+out_known:
+	known_destroy(&d->known);
+out_ring:
+	if (d->owns_ring)
+		ft_ring_destroy(d->ring);
+out_free_ring:
+	if (d->owns_ring || !shared_ring)
+		free(d->ring);
+	d->ring = NULL;
+	return -ENOMEM;
+}
+
+void ft_det_destroy(struct ft_detector *d)
+{
+	if (d->owns_ring) {
+		ft_ring_destroy(d->ring);
+		free(d->ring);
+	}
+	known_destroy(&d->known);
+	free(d->news);
+	free(d->fresh);
+	free(d->targets);
+	memset(d, 0, sizeof *d);
+}
+
+/* --- sending ------------------------------------------------------------ */
+
+static void send_msg(struct ft_detector *d, uint32_t to, const struct ft_msg *m)
+{
+	d->stats.sent[m->type]++;
+	d->ops.send(d->ops.ctx, to, m);
+}
+
+/* Send a list of entries, in as many frames as it takes. */
+static void send_list(struct ft_detector *d, uint32_t to, enum ft_msg_type type, uint32_t flags,
+		      const struct ft_entry *entries, uint32_t n)
+{
+	do {
+		uint32_t chunk = n < FT_FRAME_MAX_ENTRIES ? n : FT_FRAME_MAX_ENTRIES;
+		struct ft_msg m = { .type = type, .from = d->cfg.self };
+		m.list.flags = flags;
+		m.list.count = chunk;
+		m.list.entries = entries;
+		send_msg(d, to, &m);
+		if (type == FT_MSG_NOTICE)
+			d->stats.news_forwarded += chunk;
+		entries += chunk;
+		n -= chunk;
+	} while (n > 0);
+}
+
+static void send_excluded(struct ft_detector *d, uint32_t to, uint32_t how, uint32_t detector)
+{
+	struct ft_msg m = { .type = FT_MSG_EXCLUDED, .from = d->cfg.self };
+
+	m.excluded.how = how;
+	m.excluded.detector = detector;
+	send_msg(d, to, &m);
+}
+
+static void send_view(struct ft_detector *d, uint32_t to, uint32_t flags)
+{
+	send_list(d, to, FT_MSG_SYNC, flags, d->news, d->nnews);
+}
+
+/* The in-ring rank `dir` steps away from self that this process does not
+ * know failed (the shared ring of the simulator still holds them). */
+static uint32_t live_neighbour(const struct ft_detector *d, int dir)
+{
+	uint32_t others = d->ring->nin - (ft_ring_contains(d->ring, d->cfg.self) ? 1 : 0);
+
+	for (uint32_t k = 1; k <= others; k++) {
+		uint32_t r = ft_ring_step(d->ring, d->cfg.self, dir * (int64_t)k);
+		if (r == FT_RANK_NONE)
+			break;
+		if (!ft_det_knows_failed(d, r))
+			return r;
+	}
+	return FT_RANK_NONE;
+}
+
+/* Flood news: send it to every broadcast target this process knows alive. */
+static void flood(struct ft_detector *d, const struct ft_entry *news, uint32_t n)
+{
+	uint32_t max = ft_ring_max_targets(d->cfg.nprocs);
+	uint32_t nt = ft_ring_bcast_targets(d->ring, d->cfg.self, d->cfg.bcast, d->targets, max);
+
+	if (n == 0)
+		return;
+	for (uint32_t i = 0; i < nt; i++)
+		if (!ft_det_knows_failed(d, d->targets[i]))
+			send_list(d, d->targets[i], FT_MSG_NOTICE, 0, news, n);
+}
+
+/* --- learning ----------------------------------------------------------- */
+
+/* Re-derive the ring neighbours after the view changed. A new predecessor
+ * gets a whole timeout to learn that it now sends to us; a new successor
+ * gets a heartbeat at once. */
+static void update_neighbours(struct ft_detector *d, uint64_t now)
+{
+	uint32_t succ = live_neighbour(d, +1), pred = live_neighbour(d, -1);
+
+	if (succ != d->emit_to) {
+		d->emit_to = succ;
+		d->next_emit_ns = now;
+	}
+	if (pred != d->observed) {
+		d->observed = pred;
+		d->deadline_ns = now + d->cfg.timeout_ns;
+		d->mismatches = 0;
+	}
+}
+
+static int append_news(struct ft_detector *d, const struct ft_entry *e)
+{
+	if (d->nnews == d->news_cap) {
+		uint32_t cap = d->news_cap ? 2 * d->news_cap : 16;
+		struct ft_entry *news = realloc(d->news, cap * sizeof *news);
+		struct ft_entry *fresh = realloc(d->fresh, cap * sizeof *fresh);
+		if (fresh)
+			d->fresh = fresh;
+		if (!news || !fresh) {
+			if (news)
+				d->news = news;
+			return -ENOMEM;
+		}
+		d->news = news;
+		d->news_cap = cap;
+	}
+	d->news[d->nnews++] = *e;
+	return 0;
+}
+
+/* Record one entry. Returns true if it was news to this process. */
+static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told_by, uint64_t now)
+{
+	if (e->rank >= d->cfg.nprocs || (e->event != FT_EV_FAILED && e->event != FT_EV_DEPARTED))
+		return false;
+	if (e->rank == d->cfg.self && e->event == FT_EV_FAILED) {
+		if (!d->excluded) {
+			d->excluded = true;
+			d->ops.excluded(d->ops.ctx, told_by, e->how);
+		}
+		return false;
+	}
+	bool had_any = known_events(&d->known, e->rank) != 0;
+	int rc = known_add(&d->known, e->rank, e->event);
+	if (rc == 0)
+		d->stats.duplicates++;
+	if (rc <= 0 || append_news(d, e) != 0)
+		return false;
+	if (!had_any && e->rank != d->cfg.self)
+		d->nleft++;
+	d->digest ^= news_hash(e->rank, e->event);
+	if (e->event == FT_EV_FAILED) {
+		d->nfailed++;
+		if (d->owns_ring)
+			ft_ring_remove(d->ring, e->rank);
+		/* The one who saw it tells the failed rank, in case it was only
+		 * paused: when it resumes, this is the first thing it reads. */
+		if (e->detector == d->cfg.self)
+			send_excluded(d, e->rank, e->how, d->cfg.self);
+		if (d->started && (e->rank == d->observed || e->rank == d->emit_to))
+			update_neighbours(d, now);
+	} else {
+		d->ndeparted++;
+	}
+	d->ops.learned(d->ops.ctx, e, told_by);
+	return true;
+}
+
+/* Learn a list from one message and flood what was new. */
+static void learn_list(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
+{
+	uint32_t nfresh = 0;
+
+	for (uint32_t i = 0; i < m->list.count && !d->excluded; i++) {
+		if (learn(d, &m->list.entries[i], m->from, now))
+			d->fresh[nfresh++] = m->list.entries[i];
+	}
+	if (!d->excluded)
+		flood(d, d->fresh, nfresh);
+}
+
+void ft_det_declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t now)
+{
+	struct ft_entry e = { .rank = rank, .event = FT_EV_FAILED, .how = how, .detector = d->cfg.self };
+
+	if (d->excluded || rank == d->cfg.self)
+		return;
+	if (learn(d, &e, d->cfg.self, now))
+		flood(d, &e, 1);
+}
+
+bool ft_det_connection_lost(struct ft_detector *d, uint32_t peer, uint64_t now)
+{
+	if (peer >= d->cfg.nprocs || ft_det_knows_failed(d, peer) || ft_det_knows_departed(d, peer))
+		return false;
+	if (peer != d->observed && peer != d->emit_to)
+		return false;
+	ft_det_declare(d, peer, FT_HOW_CONN_LOST, now);
+	return true;
+}
+
+void ft_det_depart(struct ft_detector *d, uint64_t now)
+{
+	struct ft_entry e = { .rank = d->cfg.self, .event = FT_EV_DEPARTED, .detector = d->cfg.self };
+
+	if (d->departing || d->excluded)
+		return;
+	d->departing = true;
+	if (learn(d, &e, d->cfg.self, now))
+		flood(d, &e, 1);
+}
+
+/* --- time and messages -------------------------------------------------- */
+
+void ft_det_start(struct ft_detector *d, uint64_t now)
+{
+	d->started = true;
+	d->observed = d->emit_to = FT_RANK_NONE;
+	update_neighbours(d, now);
+	d->deadline_ns = now + d->cfg.grace_ns + d->cfg.timeout_ns;
+	d->next_emit_ns = now;
+	d->last_tick_ns = now;
+}
+
+static void send_heartbeat(struct ft_detector *d)
+{
+	struct ft_msg m = { .type = FT_MSG_HEARTBEAT, .from = d->cfg.self };
+
+	m.hb.seq = ++d->hb_seq;
+	m.hb.nfailed = d->nfailed;
+	m.hb.ndeparted = d->ndeparted;
+	m.hb.digest = d->digest;
+	send_msg(d, d->emit_to, &m);
+}
+
+uint64_t ft_det_tick(struct ft_detector *d, uint64_t now)
+{
+	if (!d->started || d->excluded)
+		return UINT64_MAX;
+	/* If this thread did not run for half a timeout (descheduled, or the
+	 * whole process stopped), the silence it sees may be its own: give the
+	 * predecessor two more periods before judging it. */
+	if (now > d->last_tick_ns + d->cfg.timeout_ns / 2 && d->deadline_ns < now + 2 * d->cfg.period_ns)
+		d->deadline_ns = now + 2 * d->cfg.period_ns;
+	d->last_tick_ns = now;
+
+	if (d->emit_to != FT_RANK_NONE && now >= d->next_emit_ns) {
+		send_heartbeat(d);
+		d->next_emit_ns += d->cfg.period_ns;
+		if (d->next_emit_ns <= now)
+			d->next_emit_ns = now + d->cfg.period_ns;
+	}
+	/* A departed rank stops its heartbeats only when every rank has
+	 * departed; its silence is not a failure. */
+	if (d->observed != FT_RANK_NONE && now >= d->deadline_ns &&
+	    !ft_det_knows_departed(d, d->observed))
+		ft_det_declare(d, d->observed, FT_HOW_HB_TIMEOUT, now);
+
+	uint64_t next = d->emit_to != FT_RANK_NONE ? d->next_emit_ns : UINT64_MAX;
+	if (d->observed != FT_RANK_NONE && !ft_det_knows_departed(d, d->observed) &&
+	    d->deadline_ns < next)
+		next = d->deadline_ns;
+	return d->excluded ? UINT64_MAX : next;
+}
+
+static void on_heartbeat(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
+{
+	if (m->from == d->observed)
+		d->deadline_ns = now + d->cfg.timeout_ns;
+	if (m->hb.nfailed == d->nfailed && m->hb.ndeparted == d->ndeparted && m->hb.digest == d->digest) {
+		d->mismatches = 0;
+		return;
+	}
+	/* One differing digest is usually a flood still under way; two in a
+	 * row mean that news got lost: exchange whole views. */
+	if (++d->mismatches >= 2) {
+		d->mismatches = 0;
+		send_view(d, m->from, FT_SYNC_REPLY);
+	}
+}
+
+void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
+{
+	if (m->type <= 0 || m->type >= FT_MSG_TYPE_END || m->from >= d->cfg.nprocs ||
+	    m->from == d->cfg.self || d->excluded)
+		return;
+	d->stats.received[m->type]++;
+	if (ft_det_knows_failed(d, m->from)) {
+		/* Fail-stop: a rank we know failed does not come back. */
+		d->stats.from_failed++;
+		if (m->type != FT_MSG_EXCLUDED)
+			send_excluded(d, m->from, FT_HOW_NOTICE, d->cfg.self);
+		return;
+	}
+	switch (m->type) {
+	case FT_MSG_HEARTBEAT:
+		on_heartbeat(d, m, now);
+		break;
+	case FT_MSG_NOTICE:
+		learn_list(d, m, now);
+		break;
+	case FT_MSG_SYNC:
+		learn_list(d, m, now);
+		/* Answer if we know more than the sender said. */
+		if ((m->list.flags & FT_SYNC_REPLY) && !d->excluded && d->nnews > m->list.count)
+			send_view(d, m->from, 0);
+		break;
+	case FT_MSG_EXCLUDED:
+		if (!d->excluded) {
+			d->excluded = true;
+			d->ops.excluded(d->ops.ctx, m->from, m->excluded.how);
+		}
+		break;
+	default:
+		break;
+	}
+}

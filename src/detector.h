@@ -1,0 +1,141 @@
+/* detector.h: the failure detector of one process, as a pure state
+ * machine: time and messages go in (ft_det_tick, ft_det_receive, ...),
+ * messages to send and what was learned come out through the callbacks of
+ * struct ft_det_ops. It does no I/O, reads no clock and starts no thread,
+ * so the detector thread (src/engine.c) and the simulator (tools/sim.c)
+ * drive the same code.
+ *
+ * What it does:
+ *  - Heartbeats on the ring (src/ring.h): every period it sends a
+ *    heartbeat to its successor (the next rank in the ring that it does
+ *    not know failed) and watches its predecessor; silence for longer
+ *    than the timeout makes it declare the predecessor failed. When a
+ *    neighbour fails, the next one along the ring takes its place.
+ *  - News of a failure (or of a rank entering MPI_Finalize: "departed")
+ *    is flooded: whoever learns it first sends it to its broadcast targets
+ *    (chord, BMG or hypercube over the ring), each process forwards each
+ *    piece of news once, and duplicates are dropped.
+ *  - Anti-entropy: each heartbeat carries a digest of the sender's view;
+ *    a digest that differs on two heartbeats in a row triggers a SYNC
+ *    exchange of whole views, so news lost with a forwarder that died
+ *    mid-flood still reaches everyone.
+ *  - Fail-stop: news that this process failed, or an EXCLUDED message,
+ *    is reported through ops.excluded; a message from a rank this process
+ *    knows failed is answered with EXCLUDED and otherwise ignored.
+ *
+ * Thread rule: one thread drives a detector; nothing here is shared. */
+#ifndef FTSHIM_DETECTOR_H
+#define FTSHIM_DETECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "src/frame.h"
+#include "src/ring.h"
+
+struct ft_det_config {
+	uint32_t nprocs;          /* ranks in the job */
+	uint32_t self;            /* this process's world rank */
+	uint64_t period_ns;       /* between two heartbeats */
+	uint64_t timeout_ns;      /* silence after which the predecessor is failed */
+	uint64_t grace_ns;        /* extra silence allowed at start-up */
+	enum ft_bcast_kind bcast; /* the flooding topology */
+	bool shuffle;             /* ring positions drawn from seed */
+	uint64_t seed;            /* job-wide */
+};
+
+struct ft_det_ops {
+	void *ctx;
+	/* Send m to world rank to. May be called for a rank that is dead. */
+	void (*send)(void *ctx, uint32_t to, const struct ft_msg *m);
+	/* This process has just learned that e->rank failed (or, with
+	 * e->event == FT_EV_DEPARTED, entered MPI_Finalize); told_by is the
+	 * rank it heard it from (itself if it saw it). */
+	void (*learned)(void *ctx, const struct ft_entry *e, uint32_t told_by);
+	/* The others declared this process failed; by told it. */
+	void (*excluded)(void *ctx, uint32_t by, uint32_t how);
+};
+
+struct ft_det_stats {
+	uint64_t sent[FT_MSG_TYPE_END];     /* messages sent, by type */
+	uint64_t received[FT_MSG_TYPE_END]; /* messages received, by type */
+	uint64_t news_forwarded;            /* entries sent in NOTICEs */
+	uint64_t duplicates;                /* entries received that were known */
+	uint64_t from_failed;               /* messages from ranks known failed */
+};
+
+/* What this process knows about other ranks: an open-addressing set, so
+ * that a simulated process costs O(news), not O(ranks). */
+struct ft_known {
+	uint32_t cap, count;  /* cap: a power of two */
+	uint32_t *ranks;      /* FT_RANK_NONE for an empty slot */
+	uint8_t *events;      /* bit (1 << event) for each event known */
+};
+
+struct ft_detector {
+	struct ft_det_config cfg;
+	struct ft_det_ops ops;
+	struct ft_ring *ring;      /* positions; own view unless shared */
+	bool owns_ring;            /* false: a read-only ring shared by many */
+	struct ft_known known;
+	struct ft_entry *news;     /* every entry known, in the order learned */
+	uint32_t nnews, news_cap;
+	uint32_t nfailed, ndeparted, nleft; /* nleft: other ranks failed or departed */
+	uint64_t digest;           /* XOR over news of a hash of (rank, event) */
+
+	uint32_t emit_to;          /* the rank we send heartbeats to, or FT_RANK_NONE */
+	uint32_t observed;         /* the rank whose heartbeats we watch, or FT_RANK_NONE */
+	uint64_t hb_seq;           /* sequence number of our last heartbeat */
+	uint64_t next_emit_ns;     /* when our next heartbeat is due */
+	uint64_t deadline_ns;      /* observed is failed if silent until then */
+	uint64_t last_tick_ns;     /* when ft_det_tick last ran, 0 before start */
+	uint32_t mismatches;       /* heartbeats in a row whose digest differed */
+	bool started, departing, excluded;
+
+	uint32_t *targets;         /* scratch: broadcast targets */
+	struct ft_entry *fresh;    /* scratch: news learned from one message */
+	struct ft_det_stats stats;
+};
+
+/* shared_ring: NULL to build the detector's own ring from cfg, or a ring
+ * that many detectors read (the simulator); the detector then never
+ * changes it and skips the ranks it knows failed. 0 or -ENOMEM. */
+int ft_det_init(struct ft_detector *d, const struct ft_det_config *cfg,
+		const struct ft_det_ops *ops, struct ft_ring *shared_ring);
+void ft_det_destroy(struct ft_detector *d);
+
+/* Begin heartbeats at now; the first silence allowed is grace + timeout. */
+void ft_det_start(struct ft_detector *d, uint64_t now);
+
+/* Do what is due at now (send a heartbeat, declare a silent predecessor
+ * failed). Returns the next time it wants to run. */
+uint64_t ft_det_tick(struct ft_detector *d, uint64_t now);
+
+/* A message from m->from. */
+void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now);
+
+/* This process saw rank fail (a dropped connection that the engine
+ * confirmed, a supervisor's report, ...): learn it and flood it. Ignored
+ * for ranks already known failed. */
+void ft_det_declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t now);
+
+/* The connection to peer broke and peer refuses new ones: only a ring
+ * neighbour (the rank we watch or the one we send heartbeats to) acts on
+ * it, and never for a rank that departed. Returns true if peer was
+ * declared failed. */
+bool ft_det_connection_lost(struct ft_detector *d, uint32_t peer, uint64_t now);
+
+/* This process entered MPI_Finalize: flood that it departs. */
+void ft_det_depart(struct ft_detector *d, uint64_t now);
+
+/* Every other rank has failed or departed: this process may leave. */
+static inline bool ft_det_all_left(const struct ft_detector *d)
+{
+	return d->nleft + 1 >= d->cfg.nprocs;
+}
+
+/* Whether this process knows rank failed / departed. */
+bool ft_det_knows_failed(const struct ft_detector *d, uint32_t rank);
+bool ft_det_knows_departed(const struct ft_detector *d, uint32_t rank);
+
+#endif

@@ -1,0 +1,646 @@
+/* engine.c: the detector thread (see engine.h). One epoll loop over the
+ * listening socket, an eventfd for requests from the application thread,
+ * and one TCP connection per peer it talks to. Input is read before the
+ * detector's timers run, so that a late heartbeat already in a socket
+ * buffer is never mistaken for silence.
+ *
+ * A connection that breaks is not yet a failure: the engine opens a new
+ * connection to the peer's listening port ("probe"). A port that refuses
+ * means the process is gone (its kernel closed its sockets when it died):
+ * the detector is told, and acts if the peer is its ring neighbour. A
+ * probe that connects means the peer is alive and the connection is kept.
+ *
+ * A process that leaves (MPI_Finalize) first writes its departure on every
+ * connection it has and on every connection it accepts afterwards, so
+ * that no peer reads the end of a stream before the news that explains
+ * it. */
+#include "ftshim_config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "src/clock.h"
+#include "src/common.h"
+#include "src/engine.h"
+#include "src/log.h"
+
+/* A heartbeat is not queued behind this much unsent data: the peer is not
+ * reading, and a stale heartbeat proves nothing. */
+#define HB_QUEUE_LIMIT (64u * 1024)
+/* Beyond this, news to a peer that does not read is dropped (the
+ * anti-entropy exchange repairs it once the peer reads again). */
+#define SEND_QUEUE_LIMIT (4u * 1024 * 1024)
+/* How long a connection to a failed rank may take to flush its EXCLUDED. */
+#define CLOSE_FLUSH_NS (1 * FT_NSEC_PER_SEC)
+/* Accepted connections that have not said who they are. */
+#define MAX_UNKNOWN_CONNS 256
+
+enum request { REQ_NONE, REQ_DEPART, REQ_KILL };
+
+struct conn {
+	int fd;
+	uint32_t rank;       /* the peer, FT_RANK_NONE until its first frame */
+	bool outbound;       /* we connected (to rank) */
+	bool connecting;     /* outbound connect still in progress */
+	bool probe;          /* opened to check whether rank is still there */
+	bool closing;        /* close once out is flushed, or at close_by */
+	bool want_out;       /* EPOLLOUT is armed */
+	uint64_t close_by;
+	uint8_t *in;         /* FT_FRAME_MAX_LEN bytes, allocated on first read */
+	size_t in_len;
+	uint8_t *out;
+	size_t out_len, out_cap;
+	struct conn *prev, *next;
+};
+
+struct ft_engine {
+	pthread_t thread;
+	int epfd, listen_fd, wake_fd;
+	uint32_t n, self;
+	struct ft_endpoint *eps;
+	uint8_t secret[FT_SECRET_LEN];
+	struct ft_detector det;
+	struct ft_engine_hooks hooks;
+	struct conn **send_conn;  /* per rank: the connection we send on */
+	bool *probing;            /* per rank: a probe is under way */
+	struct conn *conns;       /* every open connection */
+	uint32_t unknown_conns;   /* accepted, peer not yet known */
+	struct ft_entry *scratch; /* FT_FRAME_MAX_ENTRIES, for parsing */
+	uint8_t *frame;           /* FT_FRAME_MAX_LEN, for encoding */
+	_Atomic int request;      /* enum request, from the application thread */
+	bool departing;
+	uint64_t leave_by;
+	bool timed_out;
+	struct ft_engine_stats stats;
+};
+
+/* Markers for the two non-connection fds in epoll. */
+static char listen_marker, wake_marker;
+
+static void stat_add(_Atomic uint64_t *counter, uint64_t v)
+{
+	/* relaxed: statistics, read for reports only. */
+	atomic_fetch_add_explicit(counter, v, memory_order_relaxed);
+}
+
+/* --- connections -------------------------------------------------------- */
+
+static void conn_watch(struct ft_engine *e, struct conn *c, bool want_out)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | (want_out ? EPOLLOUT : 0),
+				  .data.ptr = c };
+
+	if (c->want_out == want_out)
+		return;
+	c->want_out = want_out;
+	epoll_ctl(e->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static struct conn *conn_add(struct ft_engine *e, int fd, uint32_t rank, bool outbound, bool connecting)
+{
+	struct conn *c = calloc(1, sizeof *c);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | (connecting ? EPOLLOUT : 0) };
+
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->fd = fd;
+	c->rank = rank;
+	c->outbound = outbound;
+	c->connecting = connecting;
+	c->want_out = connecting;
+	ev.data.ptr = c;
+	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		close(fd);
+		free(c);
+		return NULL;
+	}
+	c->next = e->conns;
+	if (e->conns)
+		e->conns->prev = c;
+	e->conns = c;
+	if (rank == FT_RANK_NONE)
+		e->unknown_conns++;
+	stat_add(&e->stats.connections, 1);
+	return c;
+}
+
+static void conn_close(struct ft_engine *e, struct conn *c)
+{
+	epoll_ctl(e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		e->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	if (c->rank == FT_RANK_NONE)
+		e->unknown_conns--;
+	else if (e->send_conn[c->rank] == c)
+		e->send_conn[c->rank] = NULL;
+	if (c->probe && c->rank != FT_RANK_NONE)
+		e->probing[c->rank] = false;
+	free(c->in);
+	free(c->out);
+	free(c);
+}
+
+/* Write what is queued. Returns false if the connection broke. */
+static bool conn_flush(struct ft_engine *e, struct conn *c)
+{
+	size_t off = 0;
+
+	while (off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + off, c->out_len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		return false;
+	}
+	memmove(c->out, c->out + off, c->out_len - off);
+	c->out_len -= off;
+	conn_watch(e, c, c->out_len > 0);
+	return true;
+}
+
+static void conn_broken(struct ft_engine *e, struct conn *c, uint64_t now);
+
+/* Queue a message on c and try to send it at once. */
+static void conn_send(struct ft_engine *e, struct conn *c, const struct ft_msg *m, uint64_t now)
+{
+	size_t len = ft_frame_encode(m, e->self, e->secret, e->frame, FT_FRAME_MAX_LEN);
+
+	if (len == 0)
+		return;
+	if ((m->type == FT_MSG_HEARTBEAT && c->out_len > HB_QUEUE_LIMIT) ||
+	    c->out_len + len > SEND_QUEUE_LIMIT) {
+		stat_add(&e->stats.send_overflow, 1);
+		return;
+	}
+	if (c->out_len + len > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		while (cap < c->out_len + len)
+			cap *= 2;
+		uint8_t *out = realloc(c->out, cap);
+		if (!out) {
+			stat_add(&e->stats.send_overflow, 1);
+			return;
+		}
+		c->out = out;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, e->frame, len);
+	c->out_len += len;
+	stat_add(&e->stats.frames_out, 1);
+	if (!c->connecting && !conn_flush(e, c))
+		conn_broken(e, c, now);
+}
+
+/* The departure of this process, as a NOTICE. */
+static void departure_msg(struct ft_engine *e, struct ft_msg *m, struct ft_entry *entry)
+{
+	*entry = (struct ft_entry){ .rank = e->self, .event = FT_EV_DEPARTED, .detector = e->self };
+	*m = (struct ft_msg){ .type = FT_MSG_NOTICE, .from = e->self };
+	m->list.count = 1;
+	m->list.entries = entry;
+}
+
+/* Open a connection to rank (a probe if probe is set). NULL if it could
+ * not even start; for a probe that means the peer is gone. */
+static struct conn *open_outbound(struct ft_engine *e, uint32_t rank, bool probe, uint64_t now)
+{
+	int fd = ft_overlay_connect(&e->eps[e->self], &e->eps[rank]);
+	struct conn *c;
+
+	if (probe)
+		stat_add(&e->stats.probes, 1);
+	if (fd < 0) {
+		if (fd == -ECONNREFUSED)
+			ft_det_connection_lost(&e->det, rank, now);
+		return NULL;
+	}
+	c = conn_add(e, fd, rank, true, true);
+	if (!c)
+		return NULL;
+	c->probe = probe;
+	if (probe)
+		e->probing[rank] = true;
+	else if (!e->send_conn[rank])
+		e->send_conn[rank] = c;
+	if (e->departing) {
+		struct ft_msg m;
+		struct ft_entry entry;
+		departure_msg(e, &m, &entry);
+		conn_send(e, c, &m, now);
+	}
+	return c;
+}
+
+/* A connection ended or failed. If its peer is not known to have failed
+ * or departed, find out whether the peer is still there. */
+static void conn_broken(struct ft_engine *e, struct conn *c, uint64_t now)
+{
+	uint32_t rank = c->rank;
+	bool was_probe = c->probe, was_connecting = c->connecting;
+
+	if (c->closing) {
+		conn_close(e, c);
+		return;
+	}
+	conn_close(e, c);
+	if (rank == FT_RANK_NONE || ft_det_knows_failed(&e->det, rank) ||
+	    ft_det_knows_departed(&e->det, rank) || e->det.excluded)
+		return;
+	if (was_probe || was_connecting) {
+		/* The port refused or the connect failed: the process is gone. */
+		ft_det_connection_lost(&e->det, rank, now);
+		return;
+	}
+	if (!e->probing[rank])
+		open_outbound(e, rank, true, now);
+}
+
+/* --- the detector's callbacks ------------------------------------------- */
+
+static void engine_send(void *ctx, uint32_t to, const struct ft_msg *m)
+{
+	struct ft_engine *e = ctx;
+	uint64_t now = ft_clock_now();
+	struct conn *c;
+
+	if (to >= e->n || to == e->self)
+		return;
+	if (m->type != FT_MSG_EXCLUDED && ft_det_knows_failed(&e->det, to))
+		return;
+	c = e->send_conn[to];
+	if (!c) {
+		/* An EXCLUDED for a failed rank goes on any connection it has
+		 * (the one its heartbeats came in on), never a new one. */
+		if (m->type == FT_MSG_EXCLUDED) {
+			for (c = e->conns; c && c->rank != to; c = c->next)
+				;
+		} else {
+			c = open_outbound(e, to, false, now);
+		}
+	}
+	if (c)
+		conn_send(e, c, m, now);
+}
+
+static void engine_learned(void *ctx, const struct ft_entry *entry, uint32_t told_by)
+{
+	struct ft_engine *e = ctx;
+
+	if (entry->event == FT_EV_FAILED) {
+		/* Stop talking to it once what is queued (its EXCLUDED) is out. */
+		for (struct conn *c = e->conns; c; c = c->next) {
+			if (c->rank == entry->rank && !c->closing) {
+				c->closing = true;
+				c->close_by = ft_clock_now() + CLOSE_FLUSH_NS;
+			}
+		}
+		if (e->send_conn[entry->rank])
+			e->send_conn[entry->rank] = NULL;
+	}
+	if (e->hooks.learned)
+		e->hooks.learned(e->hooks.ctx, entry, told_by);
+}
+
+static void engine_excluded(void *ctx, uint32_t by, uint32_t how)
+{
+	struct ft_engine *e = ctx;
+
+	if (e->hooks.excluded)
+		e->hooks.excluded(e->hooks.ctx, by, how);
+}
+
+/* --- input -------------------------------------------------------------- */
+
+static void drop_frame(struct ft_engine *e, struct conn *c, enum ft_frame_error err)
+{
+	stat_add(&e->stats.dropped[err], 1);
+	ft_debug("control frame from %s rejected (%s); closing that connection",
+		 c->rank == FT_RANK_NONE ? "an unknown peer" : "a peer", ft_frame_error_names[err]);
+}
+
+/* Read what is there and hand every whole frame to the detector. Returns
+ * false if the connection is gone (closed here). */
+static bool conn_read(struct ft_engine *e, struct conn *c, uint64_t now)
+{
+	if (!c->in && !(c->in = malloc(FT_FRAME_MAX_LEN))) {
+		conn_close(e, c);
+		return false;
+	}
+	for (;;) {
+		ssize_t r = recv(c->fd, c->in + c->in_len, FT_FRAME_MAX_LEN - c->in_len, MSG_DONTWAIT);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		if (r <= 0) {
+			if (c->in_len > 0)
+				stat_add(&e->stats.dropped[FT_FRAME_INCOMPLETE], 1);
+			conn_broken(e, c, now);
+			return false;
+		}
+		c->in_len += (size_t)r;
+		size_t off = 0;
+		for (;;) {
+			struct ft_msg m;
+			size_t used;
+			enum ft_frame_error err = ft_frame_parse(c->in + off, c->in_len - off, e->secret,
+								 e->n, &m, e->scratch, &used);
+			if (err == FT_FRAME_INCOMPLETE)
+				break;
+			if (err == FT_FRAME_OK && (m.from == e->self ||
+						   (c->rank != FT_RANK_NONE && m.from != c->rank)))
+				err = FT_FRAME_BAD_SENDER;
+			if (err != FT_FRAME_OK) {
+				drop_frame(e, c, err);
+				conn_close(e, c);
+				return false;
+			}
+			off += used;
+			stat_add(&e->stats.frames_in, 1);
+			if (c->rank == FT_RANK_NONE) {
+				c->rank = m.from;
+				e->unknown_conns--;
+				if (!e->send_conn[c->rank] && !ft_det_knows_failed(&e->det, c->rank))
+					e->send_conn[c->rank] = c;
+			}
+			ft_det_receive(&e->det, &m, now);
+			if (e->det.excluded)
+				return true;
+		}
+		memmove(c->in, c->in + off, c->in_len - off);
+		c->in_len -= off;
+	}
+}
+
+static void accept_all(struct ft_engine *e, uint64_t now)
+{
+	for (;;) {
+		int fd = accept4(e->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		if (e->unknown_conns >= MAX_UNKNOWN_CONNS) {
+			close(fd);
+			continue;
+		}
+		struct conn *c = conn_add(e, fd, FT_RANK_NONE, false, false);
+		if (c && e->departing) {
+			struct ft_msg m;
+			struct ft_entry entry;
+			departure_msg(e, &m, &entry);
+			conn_send(e, c, &m, now);
+		}
+	}
+}
+
+static void on_event(struct ft_engine *e, struct epoll_event *ev, uint64_t now)
+{
+	struct conn *c = ev->data.ptr;
+
+	if (c->connecting && (ev->events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+		int err = 0;
+		socklen_t len = sizeof err;
+		getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+		if (err != 0) {
+			conn_broken(e, c, now);
+			return;
+		}
+		c->connecting = false;
+		if (c->probe) {
+			/* The peer answers: it is alive; keep the connection. */
+			c->probe = false;
+			e->probing[c->rank] = false;
+			if (!e->send_conn[c->rank])
+				e->send_conn[c->rank] = c;
+		}
+	}
+	if ((ev->events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && !conn_read(e, c, now))
+		return;
+	if (ev->events & EPOLLOUT && !c->connecting && !conn_flush(e, c))
+		conn_broken(e, c, now);
+}
+
+/* Close the connections whose peer failed, once flushed or overdue. */
+static void sweep_closing(struct ft_engine *e, uint64_t now)
+{
+	struct conn *c = e->conns, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (!c->closing)
+			continue;
+		if (!c->connecting && c->out_len > 0 && !conn_flush(e, c))
+			c->out_len = 0;
+		if (c->out_len == 0 || now >= c->close_by)
+			conn_close(e, c);
+	}
+}
+
+/* --- the loop ----------------------------------------------------------- */
+
+static void start_departure(struct ft_engine *e, uint64_t now)
+{
+	struct ft_msg m;
+	struct ft_entry entry;
+
+	e->departing = true;
+	departure_msg(e, &m, &entry);
+	/* On every connection first, so that each peer reads it before it
+	 * can read the end of the stream. */
+	for (struct conn *c = e->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->rank != FT_RANK_NONE && !c->closing)
+			conn_send(e, c, &m, now);
+	}
+	ft_det_depart(&e->det, now);
+}
+
+static void *engine_main(void *arg)
+{
+	struct ft_engine *e = arg;
+	struct epoll_event evs[64];
+	uint64_t now = ft_clock_now();
+
+	ft_det_start(&e->det, now);
+	for (;;) {
+		int req = atomic_load_explicit(&e->request, memory_order_acquire);
+		if (req == REQ_KILL)
+			break;
+		if (req == REQ_DEPART && !e->departing)
+			start_departure(e, now);
+		uint64_t next = ft_det_tick(&e->det, now);
+		sweep_closing(e, now);
+		if (e->det.excluded)
+			break;
+		if (e->departing && ft_det_all_left(&e->det))
+			break;
+		if (e->departing && now >= e->leave_by) {
+			e->timed_out = true;
+			break;
+		}
+		if (e->departing && e->leave_by < next)
+			next = e->leave_by;
+		int timeout_ms = 1000;
+		if (next != UINT64_MAX)
+			timeout_ms = next <= now ? 0 : (int)((next - now + FT_NSEC_PER_MSEC - 1) / FT_NSEC_PER_MSEC);
+		if (timeout_ms > 1000)
+			timeout_ms = 1000;
+		int n = epoll_wait(e->epfd, evs, (int)FT_ARRAY_SIZE(evs), timeout_ms);
+		now = ft_clock_now();
+		for (int i = 0; i < n && !e->det.excluded; i++) {
+			if (evs[i].data.ptr == &listen_marker) {
+				accept_all(e, now);
+			} else if (evs[i].data.ptr == &wake_marker) {
+				uint64_t v;
+				ssize_t r = read(e->wake_fd, &v, sizeof v);
+				(void)r;
+			} else {
+				/* An earlier event of this batch may have closed
+				 * this connection; check that it is still listed. */
+				struct conn *c = e->conns;
+				while (c && c != evs[i].data.ptr)
+					c = c->next;
+				if (c)
+					on_event(e, &evs[i], now);
+			}
+		}
+	}
+	/* Last words: what is queued (departures, EXCLUDEDs) goes out if the
+	 * socket takes it now. */
+	for (struct conn *c = e->conns; c; c = c->next)
+		if (!c->connecting && c->out_len)
+			conn_flush(e, c);
+	return NULL;
+}
+
+/* --- life cycle ----------------------------------------------------------- */
+
+static void engine_free(struct ft_engine *e)
+{
+	while (e->conns)
+		conn_close(e, e->conns);
+	if (e->det.ring)
+		ft_det_destroy(&e->det);
+	if (e->listen_fd >= 0)
+		close(e->listen_fd);
+	if (e->wake_fd >= 0)
+		close(e->wake_fd);
+	if (e->epfd >= 0)
+		close(e->epfd);
+	free(e->eps);
+	free(e->send_conn);
+	free(e->probing);
+	free(e->scratch);
+	free(e->frame);
+	free(e);
+}
+
+int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
+		    const struct ft_engine_hooks *hooks)
+{
+	struct ft_engine *e = calloc(1, sizeof *e);
+	struct ft_det_ops ops = { .send = engine_send, .learned = engine_learned,
+				  .excluded = engine_excluded };
+	uint32_t n = cfg->det.nprocs;
+	sigset_t all, old;
+	int rc = -ENOMEM;
+
+	if (!e) {
+		close(cfg->listen_fd);
+		return -ENOMEM;
+	}
+	e->listen_fd = cfg->listen_fd;
+	e->wake_fd = e->epfd = -1;
+	e->n = n;
+	e->self = cfg->det.self;
+	e->hooks = *hooks;
+	memcpy(e->secret, cfg->secret, FT_SECRET_LEN);
+	e->eps = malloc(n * sizeof *e->eps);
+	e->send_conn = calloc(n, sizeof *e->send_conn);
+	e->probing = calloc(n, sizeof *e->probing);
+	e->scratch = malloc(FT_FRAME_MAX_ENTRIES * sizeof *e->scratch);
+	e->frame = malloc(FT_FRAME_MAX_LEN);
+	if (!e->eps || !e->send_conn || !e->probing || !e->scratch || !e->frame)
+		goto out_free;
+	memcpy(e->eps, cfg->endpoints, n * sizeof *e->eps);
+	ops.ctx = e;
+	if (ft_det_init(&e->det, &cfg->det, &ops, NULL) != 0)
+		goto out_free;
+	e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	e->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (e->epfd < 0 || e->wake_fd < 0) {
+		rc = -errno;
+		goto out_free;
+	}
+	struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &listen_marker };
+	struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &wake_marker };
+	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->listen_fd, &lev) != 0 ||
+	    epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wake_fd, &wev) != 0) {
+		rc = -errno;
+		goto out_free;
+	}
+	/* The thread takes no signal: the application's handlers (and MPI's
+	 * own, such as MPICH's SIGUSR1) must run on the application's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&e->thread, NULL, engine_main, e);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		goto out_free;
+	*out = e;
+	return 0;
+
+out_free:
+	engine_free(e);
+	return rc;
+}
+
+static void wake(struct ft_engine *e, enum request req)
+{
+	uint64_t one = 1;
+
+	atomic_store_explicit(&e->request, req, memory_order_release);
+	ssize_t w = write(e->wake_fd, &one, sizeof one);
+	(void)w;
+}
+
+int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns)
+{
+	e->leave_by = ft_clock_now() + timeout_ns;
+	wake(e, REQ_DEPART);
+	pthread_join(e->thread, NULL);
+	int rc = e->timed_out ? -ETIMEDOUT : 0;
+	engine_free(e);
+	return rc;
+}
+
+void ft_engine_kill(struct ft_engine *e)
+{
+	wake(e, REQ_KILL);
+	pthread_join(e->thread, NULL);
+	engine_free(e);
+}
+
+const struct ft_engine_stats *ft_engine_stats(const struct ft_engine *e)
+{
+	return &e->stats;
+}

@@ -1,0 +1,60 @@
+/* engine.h: the detector thread. It owns the control-plane sockets, moves
+ * frames between them and the detector's state machine (src/detector.h),
+ * keeps time, and reports what the detector learns through hooks. It
+ * never calls MPI.
+ *
+ * Sharing: the application thread starts and finishes the engine; in
+ * between it only reads the statistics (atomics). The hooks run on the
+ * detector thread. */
+#ifndef FTSHIM_ENGINE_H
+#define FTSHIM_ENGINE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "src/detector.h"
+#include "src/frame.h"
+#include "src/overlay.h"
+
+struct ft_engine;
+
+struct ft_engine_config {
+	struct ft_det_config det;
+	const struct ft_endpoint *endpoints; /* det.nprocs entries; copied */
+	uint8_t secret[FT_SECRET_LEN];
+	int listen_fd;                       /* bound and listening; the engine owns it */
+};
+
+struct ft_engine_hooks {
+	void *ctx;
+	/* The detector learned news (detector thread). */
+	void (*learned)(void *ctx, const struct ft_entry *e, uint32_t told_by);
+	/* The others declared this process failed (detector thread). After it
+	 * returns the engine stops talking. */
+	void (*excluded)(void *ctx, uint32_t by, uint32_t how);
+};
+
+/* Counters kept by the detector thread, readable from any thread. */
+struct ft_engine_stats {
+	_Atomic uint64_t frames_in, frames_out;
+	_Atomic uint64_t dropped[FT_FRAME_ERR_COUNT]; /* frames rejected, by reason */
+	_Atomic uint64_t connections, probes, send_overflow;
+};
+
+/* Start the detector thread. 0, or -errno (nothing is left running). */
+int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
+		    const struct ft_engine_hooks *hooks);
+
+/* Leave: tell everyone this process departs, keep detecting (and
+ * answering) until every other rank has departed or failed, or until
+ * timeout_ns passes, then stop the thread and free everything. Returns 0,
+ * or -ETIMEDOUT if it gave up waiting. */
+int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns);
+
+/* Stop at once, without telling anyone (for a process that is leaving
+ * because it was excluded, or that is about to abort). */
+void ft_engine_kill(struct ft_engine *e);
+
+const struct ft_engine_stats *ft_engine_stats(const struct ft_engine *e);
+
+#endif

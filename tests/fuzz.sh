@@ -1,0 +1,118 @@
+#!/bin/sh
+# fuzz.sh: builds tests/fuzz/fuzz_frame.c with clang's libFuzzer, ASan and
+# UBSan into $FT_BUILDDIR/tests/fuzz, writes a seed corpus of valid frames
+# of every type, and fuzzes the frame parser for FT_FUZZ_SECONDS (20 by
+# default). Fails if the fuzzer finds a crash, a leak, undefined behaviour
+# or a broken round trip (its input is kept under tests/fuzz/artifacts/ in
+# the build directory and dumped into the log); skips (77) where clang or
+# its fuzzer runtime is missing.
+set -eu
+
+: "${FT_SRCDIR:?FT_SRCDIR must name the source tree (make check sets it)}"
+: "${FT_BUILDDIR:?FT_BUILDDIR must name the build tree (make check sets it)}"
+
+out="$FT_BUILDDIR/tests/fuzz"
+bin="$out/fuzz_frame"
+artifacts="$out/artifacts"
+flags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined"
+
+if ! command -v clang >/dev/null 2>&1; then
+	echo "fuzz.sh: SKIP: clang not found"
+	exit 77
+fi
+
+mkdir -p "$out"
+tmp=$(mktemp -d "$out/tmp.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+# An empty target first, so that a missing fuzzer or sanitizer runtime
+# (a skip) is not confused with an error in our own code (a failure).
+cat >"$tmp/probe.c" <<'EOF'
+#include <stddef.h>
+#include <stdint.h>
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	return 0;
+}
+EOF
+# shellcheck disable=SC2086 # $flags is a list of options
+if ! clang $flags "$tmp/probe.c" -o "$tmp/probe" >"$tmp/probe.log" 2>&1; then
+	echo "fuzz.sh: SKIP: clang cannot link a libFuzzer target here (fuzzer runtime missing?): $(grep -m1 -i error "$tmp/probe.log" || head -n1 "$tmp/probe.log")"
+	exit 77
+fi
+
+echo "fuzz.sh: building $bin"
+# shellcheck disable=SC2086
+clang $flags -I"$FT_SRCDIR" -I"$FT_BUILDDIR" "$FT_SRCDIR/src/frame.c" \
+	"$FT_SRCDIR/tests/fuzz/fuzz_frame.c" -o "$bin" || {
+	echo "fuzz.sh: FAIL: the fuzz target does not build"
+	exit 1
+}
+
+# The seed corpus: printf escapes of the exact bytes (frame.h's layout).
+# le16/le32 N print the little-endian bytes of N as printf escapes.
+le16() {
+	printf '\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255))
+}
+le32() {
+	printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
+		$(($1 >> 16 & 255)) $(($1 >> 24 & 255))
+}
+# entry RANK EVENT HOW DETECTOR
+entry() {
+	printf '%s' "$(le32 "$1")$(le16 "$2")$(le16 "$3")$(le32 "$4")"
+}
+# frame TYPE SENDER PAYLOAD-LENGTH PAYLOAD-ESCAPES: the secret is the one
+# of fuzz_frame.c, nprocs there is 64.
+frame() {
+	# shellcheck disable=SC2059 # the format is the frame, escapes and all
+	printf "FTSH\\001$(printf '\\%03o' "$1")\\000\\000$(le32 "$3")$(le32 "$2")ftshim fuzz key!$4"
+}
+corpus="$tmp/corpus"
+mkdir "$corpus"
+hb=$(printf '%s' "$(le32 7)$(le32 0)$(le32 2)$(le32 1)$(le32 0x89abcdef)$(le32 0x01234567)$(le32 0)")
+frame 1 3 28 "$hb" >"$corpus/heartbeat"
+frame 1 63 28 "$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)" >"$corpus/heartbeat-zero"
+frame 4 5 8 "$(le32 2)$(le32 9)" >"$corpus/excluded"
+frame 2 0 4 "$(le32 0)" >"$corpus/notice-0"
+frame 2 1 16 "$(le32 1)$(entry 3 1 2 1)" >"$corpus/notice-1"
+frame 2 1 40 "$(le32 3)$(entry 3 1 2 1)$(entry 4 2 0 1)$(entry 63 1 255 62)" >"$corpus/notice-3"
+frame 3 63 8 "$(le32 1)$(le32 0)" >"$corpus/sync-0"
+frame 3 2 32 "$(le32 0)$(le32 2)$(entry 10 1 3 2)$(entry 11 2 0 2)" >"$corpus/sync-2"
+{
+	frame 1 3 28 "$hb"
+	frame 2 1 16 "$(le32 1)$(entry 3 1 2 1)"
+	frame 4 5 8 "$(le32 2)$(le32 9)"
+	frame 3 2 8 "$(le32 1)$(le32 0)"
+} >"$corpus/stream"
+
+rm -rf "$artifacts"
+mkdir -p "$artifacts"
+secs=${FT_FUZZ_SECONDS:-20}
+set -- "$corpus"/*
+echo "fuzz.sh: fuzzing the frame parser for ${secs}s ($# seeds)"
+# libFuzzer exits 77 on a crash by default, which Automake would read as a
+# skip: make every finding exit 1. UBSan reports become fatal too.
+status=0
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	timeout -k 5 120 "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 \
+	-error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
+	-artifact_prefix="$artifacts/" "$corpus" >"$tmp/fuzz.log" 2>&1 || status=$?
+cat "$tmp/fuzz.log"
+
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/fuzz.log")
+if [ "$status" -ne 0 ]; then
+	echo "fuzz.sh: FAIL: the fuzzer exited with status $status after ${runs:-?} executions"
+	for f in "$artifacts"/*; do
+		[ -f "$f" ] || continue
+		echo "fuzz.sh: input kept in $f (first 256 bytes):"
+		od -An -tx1 "$f" | head -n 16
+	done
+	exit 1
+fi
+rmdir "$artifacts" 2>/dev/null || true
+echo "fuzz.sh: PASS: ${runs:-?} executions, no finding"
