@@ -10,6 +10,11 @@
  * the detector is told, and acts if the peer is its ring neighbour. A
  * probe that connects means the peer is alive and the connection is kept.
  *
+ * The detector's callbacks (engine_send, engine_learned) never call back
+ * into the detector and never close a connection: a write that fails
+ * marks the connection broken, a connect that is refused marks the rank
+ * lost, and sweep() deals with both once the detector has returned.
+ *
  * A process that leaves (MPI_Finalize) first writes its departure on every
  * connection it has and on every connection it accepts afterwards, so
  * that no peer reads the end of a stream before the news that explains
@@ -22,9 +27,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "src/clock.h"
@@ -53,6 +63,7 @@ struct conn {
 	bool probe;          /* opened to check whether rank is still there */
 	bool closing;        /* close once out is flushed, or at close_by */
 	bool want_out;       /* EPOLLOUT is armed */
+	bool broken;         /* a write failed; sweep() closes it */
 	uint64_t close_by;
 	uint8_t *in;         /* FT_FRAME_MAX_LEN bytes, allocated on first read */
 	size_t in_len;
@@ -71,6 +82,8 @@ struct ft_engine {
 	struct ft_engine_hooks hooks;
 	struct conn **send_conn;  /* per rank: the connection we send on */
 	bool *probing;            /* per rank: a probe is under way */
+	bool *lost;               /* per rank: its port refused; sweep() tells the detector */
+	uint32_t nlost;
 	struct conn *conns;       /* every open connection */
 	uint32_t unknown_conns;   /* accepted, peer not yet known */
 	struct ft_entry *scratch; /* FT_FRAME_MAX_ENTRIES, for parsing */
@@ -178,8 +191,6 @@ static bool conn_flush(struct ft_engine *e, struct conn *c)
 	return true;
 }
 
-static void conn_broken(struct ft_engine *e, struct conn *c, uint64_t now);
-
 /* Queue a message on c and try to send it at once. */
 static void conn_send(struct ft_engine *e, struct conn *c, const struct ft_msg *m, uint64_t now)
 {
@@ -207,8 +218,18 @@ static void conn_send(struct ft_engine *e, struct conn *c, const struct ft_msg *
 	memcpy(c->out + c->out_len, e->frame, len);
 	c->out_len += len;
 	stat_add(&e->stats.frames_out, 1);
-	if (!c->connecting && !conn_flush(e, c))
-		conn_broken(e, c, now);
+	if (!c->connecting && !c->broken && !conn_flush(e, c))
+		c->broken = true;
+	(void)now;
+}
+
+/* The port of rank refused: tell the detector from sweep(). */
+static void mark_lost(struct ft_engine *e, uint32_t rank)
+{
+	if (!e->lost[rank]) {
+		e->lost[rank] = true;
+		e->nlost++;
+	}
 }
 
 /* The departure of this process, as a NOTICE. */
@@ -231,7 +252,7 @@ static struct conn *open_outbound(struct ft_engine *e, uint32_t rank, bool probe
 		stat_add(&e->stats.probes, 1);
 	if (fd < 0) {
 		if (fd == -ECONNREFUSED)
-			ft_det_connection_lost(&e->det, rank, now);
+			mark_lost(e, rank);
 		return NULL;
 	}
 	c = conn_add(e, fd, rank, true, true);
@@ -268,7 +289,7 @@ static void conn_broken(struct ft_engine *e, struct conn *c, uint64_t now)
 		return;
 	if (was_probe || was_connecting) {
 		/* The port refused or the connect failed: the process is gone. */
-		ft_det_connection_lost(&e->det, rank, now);
+		mark_lost(e, rank);
 		return;
 	}
 	if (!e->probing[rank])
@@ -395,9 +416,11 @@ static bool conn_read(struct ft_engine *e, struct conn *c, uint64_t now)
 static void accept_all(struct ft_engine *e, uint64_t now)
 {
 	for (;;) {
-		int fd = accept4(e->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(e->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
 		if (fd < 0)
 			return;
+		/* Replies go out on accepted connections too: no Nagle delay. */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		if (e->unknown_conns >= MAX_UNKNOWN_CONNS) {
 			close(fd);
 			continue;
@@ -435,16 +458,38 @@ static void on_event(struct ft_engine *e, struct epoll_event *ev, uint64_t now)
 	}
 	if ((ev->events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && !conn_read(e, c, now))
 		return;
-	if (ev->events & EPOLLOUT && !c->connecting && !conn_flush(e, c))
-		conn_broken(e, c, now);
+	if (ev->events & EPOLLOUT && !c->connecting && !c->broken && !conn_flush(e, c))
+		c->broken = true;
 }
 
-/* Close the connections whose peer failed, once flushed or overdue. */
-static void sweep_closing(struct ft_engine *e, uint64_t now)
+/* What the detector's callbacks left for later: broken connections,
+ * refused ranks, connections to failed ranks once flushed or overdue.
+ * Telling the detector may break or refuse more, so go round until
+ * nothing is left. */
+static void sweep(struct ft_engine *e, uint64_t now)
 {
-	struct conn *c = e->conns, *next;
+	bool again = true;
 
-	for (; c; c = next) {
+	while (again && !e->det.excluded) {
+		again = false;
+		for (struct conn *c = e->conns, *next; c; c = next) {
+			next = c->next;
+			if (c->broken) {
+				conn_broken(e, c, now);
+				again = true;
+				break; /* the list may have changed beyond next */
+			}
+		}
+		for (uint32_t r = 0; e->nlost && r < e->n; r++) {
+			if (!e->lost[r])
+				continue;
+			e->lost[r] = false;
+			e->nlost--;
+			ft_det_connection_lost(&e->det, r, now);
+			again = true;
+		}
+	}
+	for (struct conn *c = e->conns, *next; c; c = next) {
 		next = c->next;
 		if (!c->closing)
 			continue;
@@ -474,12 +519,59 @@ static void start_departure(struct ft_engine *e, uint64_t now)
 	ft_det_depart(&e->det, now);
 }
 
+/* At the end: what the control plane did, and what the thread cost. */
+static void log_summary(struct ft_engine *e, uint64_t started)
+{
+	struct timespec cpu;
+	uint64_t dropped = 0, wall = ft_clock_now() - started;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	uint64_t cpu_ns = (uint64_t)cpu.tv_sec * FT_NSEC_PER_SEC + (uint64_t)cpu.tv_nsec;
+	for (int i = FT_FRAME_BAD_MAGIC; i < FT_FRAME_ERR_COUNT; i++)
+		dropped += atomic_load(&e->stats.dropped[i]);
+	ft_debug("control plane: %llu frames in, %llu out, %llu rejected, %llu connections, "
+		 "%llu probes; detector thread used %.1f ms of CPU in %.1f s (%.3f%% of a core)",
+		 (unsigned long long)atomic_load(&e->stats.frames_in),
+		 (unsigned long long)atomic_load(&e->stats.frames_out), (unsigned long long)dropped,
+		 (unsigned long long)atomic_load(&e->stats.connections),
+		 (unsigned long long)atomic_load(&e->stats.probes), cpu_ns / 1e6, wall / 1e9,
+		 wall ? 100.0 * (double)cpu_ns / (double)wall : 0.0);
+}
+
+/* The detector thread sleeps nearly all the time, but when it wakes it
+ * must run soon, even when the application keeps every core busy: a
+ * heartbeat sent late by a starved thread is a false alarm elsewhere. Ask
+ * the scheduler for that, as far as this process may: a higher priority
+ * (nice -10; only with CAP_SYS_NICE or a permissive RLIMIT_NICE), and a
+ * short time slice, which lets a waking thread preempt at once under the
+ * EEVDF scheduler (Linux 6.12 and later; older kernels ignore it). */
+static void ask_for_low_latency(void)
+{
+	struct {
+		uint32_t size, policy;
+		uint64_t flags;
+		int32_t nice;
+		uint32_t priority;
+		uint64_t runtime, deadline, period;
+	} attr = { .size = 48, .policy = 0 /* SCHED_OTHER */ };
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	if (setpriority(PRIO_PROCESS, (id_t)tid, -10) != 0)
+		ft_debug("detector thread keeps its priority (setpriority: %s)", strerror(errno));
+	errno = 0;
+	attr.nice = getpriority(PRIO_PROCESS, (id_t)tid);
+	attr.runtime = 100 * FT_NSEC_PER_USEC;
+	if (errno == 0 && syscall(SYS_sched_setattr, tid, &attr, 0) != 0)
+		ft_debug("detector thread keeps its time slice (sched_setattr: %s)", strerror(errno));
+}
+
 static void *engine_main(void *arg)
 {
 	struct ft_engine *e = arg;
 	struct epoll_event evs[64];
-	uint64_t now = ft_clock_now();
+	uint64_t now = ft_clock_now(), started = now;
 
+	ask_for_low_latency();
 	ft_det_start(&e->det, now);
 	for (;;) {
 		int req = atomic_load_explicit(&e->request, memory_order_acquire);
@@ -488,7 +580,8 @@ static void *engine_main(void *arg)
 		if (req == REQ_DEPART && !e->departing)
 			start_departure(e, now);
 		uint64_t next = ft_det_tick(&e->det, now);
-		sweep_closing(e, now);
+		sweep(e, now);
+		next = ft_det_tick(&e->det, now);
 		if (e->det.excluded)
 			break;
 		if (e->departing && ft_det_all_left(&e->det))
@@ -529,6 +622,7 @@ static void *engine_main(void *arg)
 	for (struct conn *c = e->conns; c; c = c->next)
 		if (!c->connecting && c->out_len)
 			conn_flush(e, c);
+	log_summary(e, started);
 	return NULL;
 }
 
@@ -549,6 +643,7 @@ static void engine_free(struct ft_engine *e)
 	free(e->eps);
 	free(e->send_conn);
 	free(e->probing);
+	free(e->lost);
 	free(e->scratch);
 	free(e->frame);
 	free(e);
@@ -577,9 +672,10 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 	e->eps = malloc(n * sizeof *e->eps);
 	e->send_conn = calloc(n, sizeof *e->send_conn);
 	e->probing = calloc(n, sizeof *e->probing);
+	e->lost = calloc(n, sizeof *e->lost);
 	e->scratch = malloc(FT_FRAME_MAX_ENTRIES * sizeof *e->scratch);
 	e->frame = malloc(FT_FRAME_MAX_LEN);
-	if (!e->eps || !e->send_conn || !e->probing || !e->scratch || !e->frame)
+	if (!e->eps || !e->send_conn || !e->probing || !e->lost || !e->scratch || !e->frame)
 		goto out_free;
 	memcpy(e->eps, cfg->endpoints, n * sizeof *e->eps);
 	ops.ctx = e;

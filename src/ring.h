@@ -43,10 +43,12 @@ void ft_ring_destroy(struct ft_ring *r);
 bool ft_ring_remove(struct ft_ring *r, uint32_t rank);
 bool ft_ring_contains(const struct ft_ring *r, uint32_t rank);
 
-/* The in-ring rank d steps from rank (d > 0 forward, d < 0 backward,
- * |d| taken modulo the in-ring count), counting only in-ring ranks other
- * than rank itself; rank need not be in the ring (then its position is
- * the starting point). FT_RANK_NONE if no other rank is in the ring. */
+/* The in-ring rank d steps from rank (d > 0 forward, d < 0 backward),
+ * counting only the m in-ring ranks other than rank itself: steps 1..m
+ * visit each of them once, step m + 1 is step 1 again. rank need not be
+ * in the ring (then its position is the starting point). d == 0 gives
+ * rank if it is in the ring. FT_RANK_NONE if no other rank is in the
+ * ring, or rank is out of range. */
 uint32_t ft_ring_step(const struct ft_ring *r, uint32_t rank, int64_t d);
 
 static inline uint32_t ft_ring_successor(const struct ft_ring *r, uint32_t rank)

@@ -29,4 +29,19 @@ expect_err_match '^ftshim: FTSHIM_LOG_FILE=/tmp/x.%q: unknown %-sequence; accept
 run_job shim 2 FTSHIM_LOG= -- "$prog"
 expect_rc "$(launcher_rc 78)"
 expect_err_match '^ftshim: FTSHIM_LOG=: empty value; accepted'
+run_job shim 2 FTSHIM_HB_PERIOD=abc -- "$prog"
+expect_rc "$(launcher_rc 78)"
+expect_err_line "ftshim: FTSHIM_HB_PERIOD=abc: not a duration; accepted: a duration from 1ms to 10s, with unit us, ms or s (a bare number is ms) (default 100ms)"
+
+run_job shim 2 FTSHIM_HB_PERIOD=500ms FTSHIM_HB_TIMEOUT=800ms -- "$prog"
+expect_rc "$(launcher_rc 78)"
+expect_err_line "ftshim: FTSHIM_HB_TIMEOUT=800ms is less than twice FTSHIM_HB_PERIOD=500ms; accepted: a timeout of at least two periods"
+
+run_job shim 2 FTSHIM_BCAST=gossip -- "$prog"
+expect_rc "$(launcher_rc 78)"
+expect_err_line "ftshim: FTSHIM_BCAST=gossip: unknown keyword; accepted: chord, bmg or hypercube (default chord)"
+
+run_job shim 2 FTSHIM_IFACE=nosuch0 -- "$prog"
+expect_rc "$(launcher_rc 78)"
+expect_err_line "ftshim: FTSHIM_IFACE=nosuch0: no IPv4 interface or address 'nosuch0' on this host; accepted: an interface name or IPv4 address of this host"
 expect_no_leftovers hello

@@ -3,6 +3,7 @@
  *
  *   detect --kill R@MS[,R@MS...] --how sigkill|sigsegv|exit|stop
  *          [--wait-ms 10000] [--linger-ms 0] [--finalize-skew-ms 0]
+ *          [--spin] [--times-dir DIR]
  *
  * Every rank splits off a communicator of the survivors first (so the
  * survivors never need the dead). After a warm-up barrier each victim R
@@ -12,7 +13,12 @@
  * ftshim_failed_ranks until it has seen every victim, and prints how long
  * that took after the last death. With no victims, the ranks enter
  * MPI_Finalize up to --finalize-skew-ms apart (rank-dependent), which must
- * raise no false alarm. The survivors then check that they all hold
+ * raise no false alarm. --linger-ms keeps the survivors running (sleeping,
+ * or computing with --spin) after the detection, for false alarms to show.
+ * --times-dir makes each victim write DIR/death.RANK and each survivor
+ * DIR/seen.RANK: CLOCK_MONOTONIC in ns at its death and at the moment it
+ * knew of all deaths (for benchmarks on one host, where the clock is
+ * shared). The survivors then check that they all hold
  * exactly the victims as failed (no more, no fewer), that their failure
  * callbacks ran once per victim, and that a collective among them works;
  * rank 0 of the survivors writes "survivors.done" and prints the summary.
@@ -28,12 +34,35 @@ typedef int (*failed_ranks_fn)(int *, int);
 typedef int (*on_failure_fn)(void (*)(int, void *), void *);
 
 static atomic_int callbacks_seen;
+/* When the shim (its detector thread, which runs the callbacks) learned
+ * the latest failure, CLOCK_MONOTONIC ns. */
+static _Atomic long long last_learned_ns;
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static void on_failure(int rank, void *arg)
 {
 	(void)rank;
 	(void)arg;
+	atomic_store(&last_learned_ns, mono_ns());
 	atomic_fetch_add(&callbacks_seen, 1);
+}
+
+/* Sleep ms milliseconds even if signals (Hydra's SIGUSR1) interrupt. */
+static void sleep_ms(double ms)
+{
+	long long end = mono_ns() + (long long)(ms * 1e6);
+
+	for (long long left; (left = end - mono_ns()) > 0;) {
+		struct timespec ts = { left / 1000000000LL, left % 1000000000LL };
+		nanosleep(&ts, NULL);
+	}
 }
 
 static double now_ms(void)
@@ -59,8 +88,27 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static const char *times_dir;
+
+static void write_time(const char *what, int rank, long long ns)
+{
+	char path[512], tmp[520];
+
+	if (!times_dir)
+		return;
+	snprintf(path, sizeof path, "%s/%s.%d", times_dir, what, rank);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (f) {
+		fprintf(f, "%lld\n", ns);
+		fclose(f);
+		rename(tmp, path);
+	}
+}
+
 static _Noreturn void die(const char *how, int rank)
 {
+	write_time("death", rank, mono_ns());
 	if (strcmp(how, "sigkill") == 0)
 		raise(SIGKILL);
 	if (strcmp(how, "sigsegv") == 0)
@@ -88,6 +136,8 @@ int main(int argc, char **argv)
 	int rank, size;
 	const char *how = arg_value(argc, argv, "--how", "sigkill");
 	int skew_ms = atoi(arg_value(argc, argv, "--finalize-skew-ms", "0"));
+	int spin = tu_has_arg(argc, argv, "--spin");
+	times_dir = arg_value(argc, argv, "--times-dir", NULL);
 	int wait_ms = atoi(arg_value(argc, argv, "--wait-ms", "10000"));
 	int linger_ms = atoi(arg_value(argc, argv, "--linger-ms", "0"));
 	on_failure_fn on_fail = (on_failure_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_on_failure");
@@ -121,7 +171,7 @@ int main(int argc, char **argv)
 	double t_death = now_ms() + last_ms;
 
 	if (victim[rank]) {
-		usleep(die_ms[rank] * 1000);
+		sleep_ms(die_ms[rank]);
 		die(how, rank);
 	}
 
@@ -143,13 +193,23 @@ int main(int argc, char **argv)
 		if (all) {
 			seen_all = 1;
 			t_seen = now_ms();
+			/* The shim knew when its callback ran; this loop only
+			 * noticed up to a poll later. */
+			write_time("seen", rank, atomic_load(&last_learned_ns));
 			break;
 		}
 		usleep(1000);
 	}
 	TU_CHECK(seen_all, "did not see every victim fail within %d ms (saw %d)", wait_ms, nfailed);
-	if (linger_ms)
-		usleep(linger_ms * 1000); /* time for a false positive to show */
+	/* Time for a false alarm to show. */
+	if (linger_ms && spin) {
+		volatile double x = 1;
+		for (double end = now_ms() + linger_ms; now_ms() < end;)
+			for (int i = 0; i < 100000; i++)
+				x = x * 1.0000001 + 1e-9;
+	} else if (linger_ms) {
+		sleep_ms(linger_ms);
+	}
 	nfailed = failed_ranks(failed, size);
 
 	/* Everyone holds exactly the victims. */
@@ -185,7 +245,7 @@ int main(int argc, char **argv)
 	}
 	MPI_Comm_free(&survivors);
 	if (skew_ms)
-		usleep((useconds_t)(skew_ms * 1000.0 * srank / (nsurv > 1 ? nsurv - 1 : 1)));
+		sleep_ms(skew_ms * (double)srank / (nsurv > 1 ? nsurv - 1 : 1));
 	MPI_Finalize();
 	return tu_failures ? 1 : 0;
 }
