@@ -527,7 +527,7 @@ static void log_summary(struct ft_engine *e, uint64_t started)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
 	uint64_t cpu_ns = (uint64_t)cpu.tv_sec * FT_NSEC_PER_SEC + (uint64_t)cpu.tv_nsec;
-	for (int i = FT_FRAME_BAD_MAGIC; i < FT_FRAME_ERR_COUNT; i++)
+	for (int i = FT_FRAME_INCOMPLETE; i < FT_FRAME_ERR_COUNT; i++)
 		dropped += atomic_load(&e->stats.dropped[i]);
 	ft_debug("control plane: %llu frames in, %llu out, %llu rejected, %llu connections, "
 		 "%llu probes; detector thread used %.1f ms of CPU in %.1f s (%.3f%% of a core)",
