@@ -47,6 +47,12 @@ int ftshim_failed_ranks(int *ranks, int max);
 typedef void (*ftshim_failure_fn)(int world_rank, void *arg);
 int ftshim_on_failure(ftshim_failure_fn fn, void *arg);
 
+/* Mark a point of the program for FTSHIM_INJECT: a clause with
+ * at=point:NAME:VALUE kills its ranks when they get here with that name
+ * and value (ftshim_inject_point("iteration", i) in a loop). Costs almost
+ * nothing when no such clause is armed; does nothing without the shim. */
+void ftshim_inject_point(const char *name, long value);
+
 #ifdef __cplusplus
 }
 #endif

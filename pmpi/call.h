@@ -75,10 +75,18 @@ static inline int ftp_pre_nocomm(struct ftp_call *c)
 #define ftp_pre_msg ftp_pre_nocomm
 #define ftp_pre_req ftp_pre_nocomm
 
+/* After every wrapped call: count it if a call trigger of FTSHIM_INJECT
+ * is armed in this rank (one relaxed load otherwise). */
+static inline void ftp_post_common(struct ftp_call *c)
+{
+	if (atomic_load_explicit(&ftp_inject_counting, memory_order_relaxed))
+		ftp_inject_after_call(c->fn);
+}
+
 /* After the call: error translation and the error handler go here. */
 static inline int ftp_post_plain(struct ftp_call *c, int rc)
 {
-	(void)c;
+	ftp_post_common(c);
 	return rc;
 }
 

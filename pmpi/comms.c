@@ -142,6 +142,7 @@ int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	struct members m;
 
+	ftp_post_common(c);
 	if (rc != MPI_SUCCESS || !c->comm)
 		return rc;
 	uint64_t seq = ft_seq_next(&c->comm->core->seqs, 0);
@@ -158,6 +159,7 @@ int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
  * never queried (MPI_Comm_idup's may not be used before it completes). */
 int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
+	ftp_post_common(c);
 	if (rc != MPI_SUCCESS || !c->comm)
 		return rc;
 	const struct ft_comm *p = c->comm->core;
@@ -182,6 +184,7 @@ int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, 
 {
 	struct members m;
 
+	ftp_post_common(c);
 	(void)group;
 	if (rc != MPI_SUCCESS || !c->comm || *newcomm == MPI_COMM_NULL)
 		return rc;
@@ -203,6 +206,7 @@ int ftp_post_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newinte
 {
 	struct members m;
 
+	ftp_post_common(c);
 	if (rc != MPI_SUCCESS || !ftp_active() || *newintercomm == MPI_COMM_NULL)
 		return rc;
 	(void)c;
@@ -220,6 +224,7 @@ int ftp_post_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newinte
 /* The wrapper handed PMPI &c->real, which the MPI set to MPI_COMM_NULL. */
 int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm)
 {
+	ftp_post_common(c);
 	if (rc == MPI_SUCCESS && c->comm)
 		comm_untrack(c->comm);
 	if (rc == MPI_SUCCESS)

@@ -1,6 +1,5 @@
-/* detect.c: the MPI side of failure detection. At MPI_Init it opens the
- * control-plane socket, exchanges endpoints (and the job's secret) in one
- * PMPI_Allgather, and starts the detector thread; what the thread learns
+/* detect.c: the MPI side of failure detection. At MPI_Init it starts the
+ * detector thread on the socket pmpi/job.c opened; what the thread learns
  * lands in the process table, in the log, and in the callbacks programs
  * registered with ftshim_on_failure. At MPI_Finalize it leaves the
  * overlay once every other rank has departed or failed. */
@@ -11,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "ftshim.h"
@@ -20,13 +18,6 @@
 #include "src/engine.h"
 #include "src/hash.h"
 #include "src/log.h"
-
-/* What every rank contributes to the one PMPI_Allgather at MPI_Init. The
- * job's secret is rank 0's nonce. */
-struct init_record {
-	struct ft_endpoint ep;     /* port 0: this rank could not open its socket */
-	uint8_t nonce[FT_SECRET_LEN];
-};
 
 #define MAX_CALLBACKS 16
 
@@ -82,42 +73,30 @@ static void on_excluded(void *ctx, uint32_t by, uint32_t how)
 	_exit(FT_EXIT_EXCLUDED);
 }
 
-int ftp_detect_start(bool usable)
+/* Start the detector thread on the listening socket that ftp_job_start
+ * opened (and published). Every rank takes the same decision: detection
+ * is off for the job if any rank has no socket. */
+int ftp_detect_start(int listen_fd)
 {
-	struct init_record mine = { 0 }, *all;
-	char err[256], where[64];
-	int listen_fd = -1, rc = -1;
+	char where[64];
+	int rc;
 
-	if (usable) {
-		listen_fd = ft_overlay_listen(ftp.cfg.iface, &mine.ep, err, sizeof err);
-		if (listen_fd < 0)
-			ft_error("cannot open the control-plane socket: %s", err);
-	}
-	if (getrandom(mine.nonce, sizeof mine.nonce, 0) != (ssize_t)sizeof mine.nonce)
-		for (size_t i = 0; i < sizeof mine.nonce; i++)
-			mine.nonce[i] = (uint8_t)ft_mix64(ft_clock_now() + i * 131 + (uint64_t)getpid());
-	all = malloc((size_t)ftp.world_size * sizeof *all);
-	if (!all) {
-		/* Without it this rank cannot take part in the collective, and
-		 * the others would wait for it forever. */
-		ft_error("out of memory for %d endpoints at MPI_Init", ftp.world_size);
-		PMPI_Abort(MPI_COMM_WORLD, 1);
-	}
-	PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
-
-	/* Everyone sees the same table, so everyone takes the same decision. */
 	for (int r = 0; r < ftp.world_size; r++) {
-		if (all[r].ep.port == 0) {
+		if (ftp.peers[r].ep.port == 0) {
 			if (ftp.world_rank == 0)
 				ft_error("rank %d has no control-plane socket: failure detection is off for this job", r);
-			goto out_close;
+			if (listen_fd >= 0)
+				close(listen_fd);
+			return -1;
 		}
 	}
 	struct ft_endpoint *eps = malloc((size_t)ftp.world_size * sizeof *eps);
-	if (!eps)
-		goto out_close;
+	if (!eps) {
+		close(listen_fd);
+		return -ENOMEM;
+	}
 	for (int r = 0; r < ftp.world_size; r++)
-		eps[r] = all[r].ep;
+		eps[r] = ftp.peers[r].ep;
 	struct ft_engine_config cfg = {
 		.det = {
 			.nprocs = (uint32_t)ftp.world_size,
@@ -131,24 +110,19 @@ int ftp_detect_start(bool usable)
 		.endpoints = eps,
 		.listen_fd = listen_fd,
 	};
-	memcpy(cfg.secret, all[0].nonce, FT_SECRET_LEN);
+	memcpy(cfg.secret, ftp.secret, FT_SECRET_LEN);
 	uint64_t seed = 0;
 	for (int i = 0; i < FT_SECRET_LEN; i++)
 		seed = ft_mix64(seed ^ cfg.secret[i]);
 	cfg.det.seed = seed;
 	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded };
-	ft_overlay_format(&mine.ep, where, sizeof where);
-	listen_fd = -1; /* the engine owns it now, started or not */
+	ft_overlay_format(&eps[ftp.world_rank], where, sizeof where);
 	rc = ft_engine_start(&engine, &cfg, &hooks);
 	free(eps);
 	if (rc != 0)
 		ft_error("cannot start the detector thread: %s", strerror(-rc));
 	else
 		ft_debug("detector on: control plane at %s", where);
-out_close:
-	if (listen_fd >= 0)
-		close(listen_fd);
-	free(all);
 	return rc;
 }
 

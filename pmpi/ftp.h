@@ -14,8 +14,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "pmpi/fn_table.h"
+
 #include "src/comm_table.h"
 #include "src/config.h"
+#include "src/frame.h"
+#include "src/inject.h"
+#include "src/overlay.h"
 #include "src/proc_table.h"
 
 enum ftp_mode {
@@ -23,6 +28,17 @@ enum ftp_mode {
 	FTP_MODE_PASS,    /* FTSHIM_DISABLE=1: every wrapper passes through */
 	FTP_MODE_ON,      /* between MPI_Init and the end of MPI_Finalize */
 	FTP_MODE_DONE,    /* after MPI_Finalize */
+};
+
+/* What every rank told the others at MPI_Init (pmpi/job.c). Plain bytes,
+ * the same layout in every rank of a job. */
+struct ftp_peer {
+	struct ft_endpoint ep;        /* its control plane; port 0: it has none */
+	int32_t pid;
+	uint32_t reserved;
+	uint64_t start_ticks;         /* with pid, names the process (/proc/PID/stat) */
+	char host[64];                /* its host name */
+	uint8_t nonce[FT_SECRET_LEN]; /* rank 0's is the job's secret */
 };
 
 struct ftp_state {
@@ -33,6 +49,10 @@ struct ftp_state {
 	struct ft_config cfg;
 	struct ft_proc_table procs;
 	struct ft_comm_registry comms;
+	struct ftp_peer *peers;        /* world_size entries, from MPI_Init on */
+	uint8_t secret[FT_SECRET_LEN]; /* the job's */
+	char job_id[13];               /* 12 hex digits, the same on every rank */
+	struct ft_inject_spec inject;  /* FTSHIM_INJECT, parsed before PMPI_Init */
 };
 
 extern struct ftp_state ftp;
@@ -48,13 +68,31 @@ int ftp_comms_init(void);
 void ftp_comms_release_mpi(void);
 void ftp_comms_fini(void);
 
-/* Failure detection (pmpi/detect.c): start the detector thread at
- * MPI_Init (collective over MPI_COMM_WORLD: one PMPI_Allgather), leave the
- * overlay at MPI_Finalize once every rank has departed or failed, or stop
- * at once (MPI_Abort). usable: false if this rank has no tables (it still
- * takes part in the collective, and detection is then off for the job). */
-int ftp_detect_start(bool usable);
+/* The job-wide exchange at MPI_Init (pmpi/job.c): collective over
+ * MPI_COMM_WORLD (one PMPI_Allgather); then it starts detection, the run
+ * directory and injection. usable: false if this rank has no tables (it
+ * still takes part, and detection is then off for the whole job). */
+int ftp_job_start(bool usable);
+
+/* Failure detection (pmpi/detect.c): start the detector thread on the
+ * published listening socket, leave the overlay at MPI_Finalize once every
+ * rank has departed or failed, or stop at once. */
+int ftp_detect_start(int listen_fd);
 void ftp_detect_finish(void);
 void ftp_detect_kill(void);
+
+/* The run directory (pmpi/rundir.c): where ranks record where they run
+ * and every injection is recorded. */
+void ftp_rundir_start(void);
+/* Append one line to the job's injection record. */
+void ftp_rundir_record_injection(const char *line);
+
+/* Injection (pmpi/inject.c): parse FTSHIM_INJECT before PMPI_Init (0, or
+ * -EINVAL with one line in err), then carry out this rank's plan. */
+int ftp_inject_parse(char *err, size_t errlen);
+void ftp_inject_start(void);
+void ftp_inject_after_call(enum ftp_fn fn);
+/* Set while this rank has a call-count trigger (read by every wrapper). */
+extern _Atomic bool ftp_inject_counting;
 
 #endif

@@ -53,6 +53,8 @@ static bool init_config(void)
 			 ftp.cfg.log_file);
 		stop_on_config_error(err);
 	}
+	if (ftp_inject_parse(err, sizeof err) != 0)
+		stop_on_config_error(err);
 	if (ft_overlay_check_iface(ftp.cfg.iface, path, sizeof path) != 0) {
 		snprintf(err, sizeof err, "FTSHIM_IFACE=%s: %s; accepted: an interface name or IPv4 address of this host",
 			 ftp.cfg.iface, path);
@@ -102,7 +104,7 @@ static int init_common(int rc)
 	}
 	/* Collective: every rank takes part, whatever happened above; a rank
 	 * that cannot detect turns detection off for the whole job. */
-	ftp_detect_start(ok);
+	ftp_job_start(ok);
 	return rc;
 }
 

@@ -12,7 +12,10 @@ libftshim_la_SOURCES = \
 	pmpi/detect.c \
 	pmpi/ftp.h \
 	pmpi/init.c \
-	pmpi/public.c
+	pmpi/inject.c \
+	pmpi/job.c \
+	pmpi/public.c \
+	pmpi/rundir.c
 nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h
 libftshim_la_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 libftshim_la_LIBADD = src/libftcore.la $(MPI_LIBS)

@@ -129,7 +129,7 @@ static int parse_u64(const char *value, uint64_t *dst)
 
 /* "250ms", "1.5s", "100" (ms), "500us". Fractions are allowed down to the
  * nanosecond; more decimals than that are an error, not a rounding. */
-static int parse_duration(const char *value, uint64_t *dst, char *why, size_t whylen)
+int ft_parse_duration(const char *value, uint64_t *dst, char *why, size_t whylen)
 {
 	static const struct {
 		const char *unit;
@@ -219,7 +219,7 @@ int ft_config_parse_value(const struct ft_config_var *var, const char *value, vo
 		*(uint64_t *)dst = v;
 		return 0;
 	case FT_CV_DURATION:
-		rc = parse_duration(value, &v, why, whylen);
+		rc = ft_parse_duration(value, &v, why, whylen);
 		if (rc == -ERANGE || (rc == 0 && (v < var->min || v > var->max))) {
 			snprintf(why, whylen, "out of range");
 			return -EINVAL;
@@ -309,19 +309,26 @@ const struct ft_config_var *ft_config_find(const char *name)
 	return find_var(name, strlen(name));
 }
 
-static const char *closest_name(const char *name, size_t len)
+const char *ft_closest_word(const char *name, size_t len, const void *words, size_t n,
+			    size_t stride)
 {
 	const char *best = NULL;
 	size_t best_d = 4; /* a suggestion farther than 3 edits is noise */
 
-	for (size_t i = 0; i < ft_config_var_count; i++) {
-		size_t d = edit_distance(name, len, ft_config_vars[i].name);
+	for (size_t i = 0; i < n; i++) {
+		const char *word = *(const char *const *)(const void *)((const char *)words + i * stride);
+		size_t d = edit_distance(name, len, word);
 		if (d < best_d) {
 			best_d = d;
-			best = ft_config_vars[i].name;
+			best = word;
 		}
 	}
 	return best;
+}
+
+static const char *closest_name(const char *name, size_t len)
+{
+	return ft_closest_word(name, len, ft_config_vars, ft_config_var_count, sizeof ft_config_vars[0]);
 }
 
 /* The environment can hold anything; an error line must stay one line of

@@ -62,6 +62,17 @@ void ft_config_describe_accepted(const struct ft_config_var *var, char *out, siz
 /* Format a duration in ns the way the table writes them (100ms, 2s, 1.5s). */
 void ft_config_format_duration(uint64_t ns, char *out, size_t outlen);
 
+/* A duration: "250ms", "1.5s", "500us", "100" (ms). 0, or -EINVAL /
+ * -ERANGE with the reason in why. */
+int ft_parse_duration(const char *text, uint64_t *ns, char *why, size_t whylen);
+
+/* The word closest to name[0..len) (case-insensitive, at most 3 edits
+ * away), or NULL. words holds n items of stride bytes, each starting with
+ * a const char * (an array of strings, or of structs whose first member
+ * is the name). */
+const char *ft_closest_word(const char *name, size_t len, const void *words, size_t n,
+			    size_t stride);
+
 /* Parse one value of the given variable; for tests and for the parser.
  * Returns 0 or -EINVAL with the reason (without name or accepted list). */
 int ft_config_parse_value(const struct ft_config_var *var, const char *value, void *dst,

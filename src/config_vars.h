@@ -44,6 +44,12 @@
 	  "interfaces, with the first non-loopback address published to other hosts") \
 	X(SUPERVISE, supervise, ENUM, "auto", 0, 0, "auto|on|off", \
 	  "Run each rank under a small parent process that turns a death by signal into an exit, " \
-	  "so that Hydra does not kill the whole job; auto: under Hydra only")
+	  "so that Hydra does not kill the whole job; auto: under Hydra only") \
+	X(INJECT, inject, STRING, "", 0, 0, NULL, \
+	  "Failures to inject, e.g. \"rank=3 at=call:MPI_Allreduce:10; rank=random:2 " \
+	  "at=time:5s how=exit\"; the language is in 'man 7 ftshim' (INJECTING FAILURES)") \
+	X(RUNDIR, rundir, STRING, "", 0, 0, NULL, \
+	  "Where each job records its ranks (host, pid) and the injections made, for " \
+	  "ftshim-inject and the reports; unset: $XDG_RUNTIME_DIR/ftshim, else /tmp/ftshim-UID")
 
 #endif

@@ -11,8 +11,10 @@ src_libftcore_la_SOURCES = \
 	src/engine.c src/engine.h \
 	src/frame.c src/frame.h \
 	src/hash.h \
+	src/inject.c src/inject.h \
 	src/log.c src/log.h \
 	src/overlay.c src/overlay.h \
 	src/proc_table.c src/proc_table.h \
 	src/ring.c src/ring.h \
 	src/supervisor.c src/supervisor.h
+src_libftcore_la_LIBADD = -lm

@@ -1,0 +1,228 @@
+/* inject.c: carrying out FTSHIM_INJECT (the language is in src/inject.h).
+ * Before PMPI_Init the text is parsed (a mistake stops the rank there);
+ * once the job is known, each rank works out its own part of the plan:
+ * call triggers count calls in the wrappers (only while one is armed, so
+ * that other runs pay nothing), time triggers wait on a small thread of
+ * their own, point triggers wait for the program's ftshim_inject_point.
+ * Every injection is logged and recorded in the run directory before it
+ * happens. */
+#include "ftshim_config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ftshim.h"
+#include "pmpi/call.h"
+#include "src/clock.h"
+#include "src/log.h"
+
+#define MAX_ACTIONS 64
+
+_Atomic bool ftp_inject_counting;
+
+static const char *const fn_names[] = FTP_FN_NAMES;
+
+/* This rank's part of the plan: written in MPI_Init, read-only after. */
+static struct ft_inject_action actions[MAX_ACTIONS];
+static int action_fn[MAX_ACTIONS]; /* FT_AT_CALL: the function's index */
+static uint32_t nactions;
+
+/* Calls per wrapped function, counted while a call trigger is armed. */
+static _Atomic uint64_t call_counts[FTP_FN_COUNT];
+
+
+int ftp_inject_parse(char *err, size_t errlen)
+{
+	if (!ftp.cfg.inject[0])
+		return 0;
+	return ft_inject_parse(ftp.cfg.inject, fn_names, FT_ARRAY_SIZE(fn_names), &ftp.inject, err,
+			       errlen);
+}
+
+/* Stop this process's execution for a while: a helper sends SIGCONT.
+ * The helper gets a clean environment: with this rank's LD_PRELOAD and
+ * launcher variables it would itself look like a rank to the shim. */
+static void pause_for(uint64_t ns)
+{
+	char script[128];
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	pid_t pid;
+	int status;
+
+	/* The shell exits at once; its background job, now orphaned, wakes us. */
+	snprintf(script, sizeof script, "(sleep %.3f; kill -CONT %ld) >/dev/null 2>&1 &",
+		 (double)ns / 1e9, (long)getpid());
+	char *argv[] = { "sh", "-c", script, NULL };
+	if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, envp) != 0) {
+		ft_error("cannot start the helper that would resume this rank; not pausing");
+		return;
+	}
+	waitpid(pid, &status, 0);
+	kill(getpid(), SIGSTOP);
+}
+
+static void fire(const struct ft_inject_action *a, const char *trigger)
+{
+	const struct ft_inject_clause *c = a->clause;
+	struct timespec now;
+	char how[64], line[768];
+
+	ft_inject_describe_how(c, how, sizeof how);
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(line, sizeof line,
+		 "time=%lld.%06ld since_init=%.6f rank=%d host=%s pid=%ld how=%s by=FTSHIM_INJECT trigger=\"%s\" clause=\"%s\"",
+		 (long long)now.tv_sec, now.tv_nsec / 1000, (double)(ft_clock_now() - ftp.init_ns) / 1e9,
+		 ftp.world_rank, ftp.peers ? ftp.peers[ftp.world_rank].host : "?", (long)getpid(), how,
+		 trigger, c->text);
+	ftp_rundir_record_injection(line);
+	ft_info("injecting %s now (%s; FTSHIM_INJECT \"%s\")", how, trigger, c->text);
+	switch (c->how) {
+	case FT_DO_SIGNAL:
+		kill(getpid(), c->sig);
+		break;
+	case FT_DO_EXIT:
+		_exit(c->exit_code);
+	case FT_DO_ABORT:
+		abort();
+	case FT_DO_PAUSE:
+		pause_for(c->pause_ns);
+		break;
+	}
+}
+
+void ftp_inject_after_call(enum ftp_fn fn)
+{
+	uint64_t n = atomic_fetch_add_explicit(&call_counts[fn], 1, memory_order_relaxed) + 1;
+	char trigger[128];
+
+	for (uint32_t i = 0; i < nactions; i++) {
+		if (actions[i].when != FT_AT_CALL || action_fn[i] != (int)fn ||
+		    (uint64_t)actions[i].clause->nth != n)
+			continue;
+		snprintf(trigger, sizeof trigger, "after call %llu of %s", (unsigned long long)n,
+			 fn_names[fn]);
+		fire(&actions[i], trigger);
+	}
+}
+
+FT_EXPORT void ftshim_inject_point(const char *name, long value)
+{
+	char trigger[128];
+
+	if (!ftp_active() || !name)
+		return;
+	for (uint32_t i = 0; i < nactions; i++) {
+		const struct ft_inject_clause *c = actions[i].clause;
+		if (actions[i].when != FT_AT_POINT || c->nth != value || strcmp(c->name, name) != 0)
+			continue;
+		snprintf(trigger, sizeof trigger, "at point %s %ld", name, value);
+		fire(&actions[i], trigger);
+	}
+}
+
+/* The time triggers, in order, on a thread that takes no signals. */
+static void *timer_main(void *arg)
+{
+	bool done[MAX_ACTIONS] = { false };
+	char trigger[96];
+
+	(void)arg;
+	for (;;) {
+		int next = -1;
+		for (uint32_t i = 0; i < nactions; i++)
+			if (actions[i].when == FT_AT_TIME && !done[i] &&
+			    (next < 0 || actions[i].at_ns < actions[next].at_ns))
+				next = (int)i;
+		if (next < 0)
+			return NULL;
+		uint64_t at = ftp.init_ns + actions[next].at_ns;
+		struct timespec ts = { .tv_sec = (time_t)(at / FT_NSEC_PER_SEC),
+				       .tv_nsec = (long)(at % FT_NSEC_PER_SEC) };
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		done[next] = true;
+		if (!ftp_active())
+			return NULL; /* MPI_Finalize is over: too late */
+		snprintf(trigger, sizeof trigger, "%.3f s after MPI_Init", (double)actions[next].at_ns / 1e9);
+		fire(&actions[next], trigger);
+	}
+}
+
+/* Rank 0 says once what the plan is, so that a log shows what to expect. */
+static void log_plan(void)
+{
+	uint64_t *host_ids = malloc((size_t)ftp.world_size * sizeof *host_ids);
+	uint32_t *victims = malloc((size_t)ftp.world_size * sizeof *victims);
+
+	for (int r = 0; host_ids && r < ftp.world_size; r++)
+		host_ids[r] = ftp.peers[r].ep.host_id;
+	for (uint32_t i = 0; host_ids && victims && i < ftp.inject.n; i++) {
+		char list[256] = "", how[64];
+		size_t used = 0;
+		uint32_t nv = ft_inject_victims(&ftp.inject.clauses[i], (uint32_t)ftp.world_size, host_ids,
+						victims, (uint32_t)ftp.world_size);
+		for (uint32_t k = 0; k < nv && used + 12 < sizeof list; k++)
+			used += (size_t)snprintf(list + used, sizeof list - used, "%s%u", k ? "," : "", victims[k]);
+		ft_inject_describe_how(&ftp.inject.clauses[i], how, sizeof how);
+		ft_info("FTSHIM_INJECT \"%s\": %s for rank%s %s", ftp.inject.clauses[i].text, how,
+			nv == 1 ? "" : "s", nv ? list : "(none)");
+	}
+	free(host_ids);
+	free(victims);
+}
+
+void ftp_inject_start(void)
+{
+	char err[FT_CONFIG_ERR_MAX];
+	uint64_t *host_ids;
+
+	if (ftp.inject.n == 0)
+		return;
+	if (ft_inject_check_ranks(&ftp.inject, (uint32_t)ftp.world_size, err, sizeof err) != 0) {
+		/* Every rank has the same text and stops the same way. */
+		fprintf(stderr, "ftshim: %s\n", err);
+		_exit(FT_EXIT_CONFIG);
+	}
+	host_ids = malloc((size_t)ftp.world_size * sizeof *host_ids);
+	if (!host_ids) {
+		ft_error("out of memory: FTSHIM_INJECT is ignored");
+		return;
+	}
+	for (int r = 0; r < ftp.world_size; r++)
+		host_ids[r] = ftp.peers[r].ep.host_id;
+	nactions = ft_inject_plan(&ftp.inject, (uint32_t)ftp.world_size, (uint32_t)ftp.world_rank,
+				  host_ids, actions, MAX_ACTIONS);
+	free(host_ids);
+	if (ftp.world_rank == 0)
+		log_plan();
+	bool any_time = false;
+	for (uint32_t i = 0; i < nactions; i++) {
+		if (actions[i].when == FT_AT_CALL) {
+			for (size_t f = 0; f < FT_ARRAY_SIZE(fn_names); f++)
+				if (strcmp(fn_names[f], actions[i].clause->name) == 0)
+					action_fn[i] = (int)f;
+			atomic_store(&ftp_inject_counting, true);
+		}
+		any_time |= actions[i].when == FT_AT_TIME;
+	}
+	if (any_time) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		pthread_t timer;
+		int rc = pthread_create(&timer, NULL, timer_main, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc != 0)
+			ft_error("cannot start the injection timer: time triggers are ignored");
+		else
+			pthread_detach(timer);
+	}
+}

@@ -1,0 +1,86 @@
+/* job.c: what the ranks of a job tell each other once, at MPI_Init, in a
+ * single PMPI_Allgather: each rank's control-plane endpoint, pid, start
+ * time and host name, and a nonce (rank 0's becomes the job's secret and,
+ * in hex, part of its id). Everything else that needs the whole job's
+ * picture starts from here: the detector, the run directory, injection. */
+#include "ftshim_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "pmpi/call.h"
+#include "src/clock.h"
+#include "src/hash.h"
+#include "src/log.h"
+
+/* The time the process started, in clock ticks since boot (field 22 of
+ * /proc/self/stat): with the pid, it names this process and no other. */
+static uint64_t process_start_ticks(void)
+{
+	char buf[1024];
+	unsigned long long ticks = 0;
+	FILE *f = fopen("/proc/self/stat", "re");
+
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* After the command name, which may hold spaces and parentheses. */
+	char *p = strrchr(buf, ')');
+	if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			&ticks) != 1)
+		ticks = 0;
+	return ticks;
+}
+
+static void fill_nonce(uint8_t *nonce, size_t len)
+{
+	if (getrandom(nonce, len, 0) == (ssize_t)len)
+		return;
+	uint64_t state = ft_clock_now() ^ ((uint64_t)getpid() << 32);
+	for (size_t i = 0; i < len; i++)
+		nonce[i] = (uint8_t)ft_splitmix64_next(&state);
+}
+
+int ftp_job_start(bool usable)
+{
+	struct ftp_peer mine;
+	char err[256];
+	int listen_fd = -1;
+
+	memset(&mine, 0, sizeof mine);
+	if (usable) {
+		listen_fd = ft_overlay_listen(ftp.cfg.iface, &mine.ep, err, sizeof err);
+		if (listen_fd < 0)
+			ft_error("cannot open the control-plane socket: %s", err);
+	}
+	mine.pid = (int32_t)getpid();
+	mine.start_ticks = process_start_ticks();
+	if (gethostname(mine.host, sizeof mine.host) != 0)
+		snprintf(mine.host, sizeof mine.host, "unknown");
+	mine.host[sizeof mine.host - 1] = '\0';
+	fill_nonce(mine.nonce, sizeof mine.nonce);
+
+	ftp.peers = malloc((size_t)ftp.world_size * sizeof *ftp.peers);
+	if (!ftp.peers) {
+		/* Without it this rank cannot take part in the collective, and
+		 * the others would wait for it forever. */
+		ft_error("out of memory for %d ranks' addresses at MPI_Init", ftp.world_size);
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+	memcpy(ftp.secret, ftp.peers[0].nonce, sizeof ftp.secret);
+	for (int i = 0; i < 6; i++)
+		snprintf(ftp.job_id + 2 * i, 3, "%02x", ftp.secret[8 + i]);
+	if (!usable)
+		return -1;
+	ftp_detect_start(listen_fd);
+	ftp_rundir_start();
+	ftp_inject_start();
+	return 0;
+}

@@ -1,0 +1,100 @@
+/* inject.h: failure injection from the environment (FTSHIM_INJECT): the
+ * parser of its one-line language and the plan it yields for one rank.
+ * Pure: no MPI, no clock, no I/O; pmpi/inject.c carries the plan out.
+ *
+ * The language, one or more clauses separated by ';', each clause a few
+ * fields separated by spaces:
+ *
+ *   rank=RANKS   which ranks: 3 | 1,5,7 | 2-4 | 1,4-6 | random:K | host:N
+ *                (random:K: K distinct ranks drawn with the seed;
+ *                host:N: every rank on the host of rank N)
+ *   at=WHEN      when: call:MPI_Allreduce:10 (right after the 10th call of
+ *                that function returns) | time:2.5s (after MPI_Init) |
+ *                point:NAME:N (when the program calls
+ *                ftshim_inject_point("NAME", N)) | exp:MEAN |
+ *                weibull:SCALE:SHAPE (random times: the chosen ranks die
+ *                one after another, the gaps drawn from that distribution)
+ *   how=HOW      sigkill (default) | sigsegv | sigterm | sigabrt |
+ *                signal:NAME|NUMBER | exit | exit:CODE (without
+ *                MPI_Finalize or atexit handlers) | abort | pause:DURATION
+ *                (SIGSTOP, then SIGCONT after DURATION)
+ *   seed=N       for random ranks and random times (default 1): the same
+ *                seed picks the same ranks and times on every run
+ *
+ * rank= and at= are required. Every rank parses the same text and draws
+ * the same random choices, so the ranks agree without a message. */
+#ifndef FTSHIM_INJECT_H
+#define FTSHIM_INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FT_INJECT_NAME_MAX 64
+
+enum ft_inject_ranks { FT_RANKS_LIST, FT_RANKS_RANDOM, FT_RANKS_HOST };
+enum ft_inject_when { FT_AT_CALL, FT_AT_TIME, FT_AT_POINT, FT_AT_EXP, FT_AT_WEIBULL };
+enum ft_inject_how { FT_DO_SIGNAL, FT_DO_EXIT, FT_DO_ABORT, FT_DO_PAUSE };
+
+struct ft_inject_clause {
+	char text[256];             /* the clause as written, trimmed */
+	enum ft_inject_ranks ranks_kind;
+	uint32_t *ranks, nranks;    /* FT_RANKS_LIST: the ranks, in order */
+	uint32_t count;             /* FT_RANKS_RANDOM: how many */
+	uint32_t host_of;           /* FT_RANKS_HOST: a rank on that host */
+	enum ft_inject_when when;
+	char name[FT_INJECT_NAME_MAX]; /* FT_AT_CALL: the function; FT_AT_POINT: the point */
+	int64_t nth;                /* FT_AT_CALL: the call number (>= 1); FT_AT_POINT: the value */
+	uint64_t at_ns;             /* FT_AT_TIME */
+	uint64_t scale_ns;          /* FT_AT_EXP: the mean; FT_AT_WEIBULL: the scale */
+	double shape;               /* FT_AT_WEIBULL */
+	enum ft_inject_how how;
+	int sig;                    /* FT_DO_SIGNAL */
+	int exit_code;              /* FT_DO_EXIT */
+	uint64_t pause_ns;          /* FT_DO_PAUSE */
+	uint64_t seed;
+};
+
+struct ft_inject_spec {
+	struct ft_inject_clause *clauses;
+	uint32_t n;
+};
+
+/* What one rank must do: one entry per clause that picks it. */
+struct ft_inject_action {
+	const struct ft_inject_clause *clause;
+	enum ft_inject_when when;   /* FT_AT_CALL, FT_AT_TIME or FT_AT_POINT: random
+				       times are resolved to FT_AT_TIME */
+	uint64_t at_ns;             /* FT_AT_TIME: after MPI_Init */
+};
+
+/* Parse text. known_calls lists the function names at=call: accepts (the
+ * functions ftshim wraps). Returns 0, or -EINVAL with one line in err
+ * naming the clause, the field and what is accepted. */
+int ft_inject_parse(const char *text, const char *const *known_calls, size_t nknown,
+		    struct ft_inject_spec *spec, char *err, size_t errlen);
+void ft_inject_free(struct ft_inject_spec *spec);
+
+/* Check the ranks named in spec against the job's size. 0, or -EINVAL
+ * with one line in err. */
+int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, char *err,
+			  size_t errlen);
+
+/* The victims of clause c in a job of nprocs ranks (host_ids: one per
+ * rank, equal for ranks on one host), in the order they die: writes up to
+ * max ranks to out, returns how many. The same on every rank. */
+uint32_t ft_inject_victims(const struct ft_inject_clause *c, uint32_t nprocs,
+			   const uint64_t *host_ids, uint32_t *out, uint32_t max);
+
+/* The actions for rank self: up to max written to out, returns how many. */
+uint32_t ft_inject_plan(const struct ft_inject_spec *spec, uint32_t nprocs, uint32_t self,
+			const uint64_t *host_ids, struct ft_inject_action *out, uint32_t max);
+
+/* A signal's number from "SIGKILL", "KILL", "kill" or "9"; -1 if unknown. */
+int ft_inject_signal_number(const char *name);
+/* "SIGKILL" for 9, or NULL. */
+const char *ft_inject_signal_name(int sig);
+
+/* How the action kills, in words: "SIGKILL", "exit 3", "pause 2s", ... */
+void ft_inject_describe_how(const struct ft_inject_clause *c, char *out, size_t outlen);
+
+#endif
