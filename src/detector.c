@@ -227,8 +227,8 @@ static void flood(struct ft_detector *d, const struct ft_entry *news, uint32_t n
 /* --- learning ----------------------------------------------------------- */
 
 /* Re-derive the ring neighbours after the view changed. A new predecessor
- * gets a whole timeout to learn that it now sends to us; a new successor
- * gets a heartbeat at once. */
+ * gets our view and a whole timeout to start sending to us; a new
+ * successor gets a heartbeat at once. */
 static void update_neighbours(struct ft_detector *d, uint64_t now)
 {
 	uint32_t succ = live_neighbour(d, +1), pred = live_neighbour(d, -1);
@@ -241,6 +241,12 @@ static void update_neighbours(struct ft_detector *d, uint64_t now)
 		d->observed = pred;
 		d->deadline_ns = now + d->cfg.timeout_ns;
 		d->mismatches = 0;
+		/* Tell the new predecessor directly why it must now send to us:
+		 * when the ranks between us died together, neither the flood
+		 * nor the heartbeats' digests reach it, and its silence would be
+		 * taken for a failure. */
+		if (pred != FT_RANK_NONE && d->nnews > 0)
+			send_view(d, pred, FT_SYNC_REPLY);
 	}
 }
 
