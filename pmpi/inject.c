@@ -69,19 +69,33 @@ static void pause_for(uint64_t ns)
 	kill(getpid(), SIGSTOP);
 }
 
+/* Copy text for a "quoted" record field: backslash and quote escaped. */
+static void quote(const char *text, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	for (; *text && n + 3 < outlen; text++) {
+		if (*text == '"' || *text == '\\')
+			out[n++] = '\\';
+		out[n++] = *text;
+	}
+	out[n] = '\0';
+}
+
 static void fire(const struct ft_inject_action *a, const char *trigger)
 {
 	const struct ft_inject_clause *c = a->clause;
 	struct timespec now;
-	char how[64], line[768];
+	char how[64], line[1024], clause[2 * sizeof c->text];
 
 	ft_inject_describe_how(c, how, sizeof how);
+	quote(c->text, clause, sizeof clause);
 	clock_gettime(CLOCK_REALTIME, &now);
 	snprintf(line, sizeof line,
 		 "time=%lld.%06ld since_init=%.6f rank=%d host=%s pid=%ld how=%s by=FTSHIM_INJECT trigger=\"%s\" clause=\"%s\"",
 		 (long long)now.tv_sec, now.tv_nsec / 1000, (double)(ft_clock_now() - ftp.init_ns) / 1e9,
 		 ftp.world_rank, ftp.peers ? ftp.peers[ftp.world_rank].host : "?", (long)getpid(), how,
-		 trigger, c->text);
+		 trigger, clause);
 	ftp_rundir_record_injection(line);
 	ft_info("injecting %s now (%s; FTSHIM_INJECT \"%s\")", how, trigger, c->text);
 	switch (c->how) {

@@ -70,14 +70,14 @@ void ft_inject_describe_how(const struct ft_inject_clause *c, char *out, size_t 
 			snprintf(out, outlen, "signal %d", c->sig);
 		break;
 	case FT_DO_EXIT:
-		snprintf(out, outlen, "exit %d", c->exit_code);
+		snprintf(out, outlen, "exit:%d", c->exit_code);
 		break;
 	case FT_DO_ABORT:
 		snprintf(out, outlen, "abort");
 		break;
 	case FT_DO_PAUSE:
 		ft_config_format_duration(c->pause_ns, d, sizeof d);
-		snprintf(out, outlen, "pause %s", d);
+		snprintf(out, outlen, "pause:%s", d);
 		break;
 	}
 }

@@ -94,7 +94,7 @@ int ft_inject_signal_number(const char *name);
 /* "SIGKILL" for 9, or NULL. */
 const char *ft_inject_signal_name(int sig);
 
-/* How the action kills, in words: "SIGKILL", "exit 3", "pause 2s", ... */
+/* How the action kills, in the form how= takes: "SIGKILL", "exit:3", "pause:2s", ... */
 void ft_inject_describe_how(const struct ft_inject_clause *c, char *out, size_t outlen);
 
 #endif

@@ -6,6 +6,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_clock \
 	tests/unit/check_comm_table \
 	tests/unit/check_config \
+	tests/unit/check_detector \
 	tests/unit/check_frame \
 	tests/unit/check_log \
 	tests/unit/check_proc_table \
@@ -24,6 +25,9 @@ tests_unit_check_comm_table_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_config_SOURCES = tests/unit/check_config.c
 tests_unit_check_config_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_config_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_detector_SOURCES = tests/unit/check_detector.c
+tests_unit_check_detector_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_detector_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_frame_SOURCES = tests/unit/check_frame.c
 tests_unit_check_frame_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_frame_LDADD = $(FT_UNIT_LDADD)
@@ -43,6 +47,10 @@ TESTS += $(FT_UNIT_TESTS)
 # every function the table says is wrapped.
 TESTS += tests/symbols.sh
 EXTRA_DIST += tests/symbols.sh
+
+# ftshim-inject against a fake run directory: its errors, kill, pause, clean.
+TESTS += tests/inject_cmd_errors.sh
+EXTRA_DIST += tests/inject_cmd_errors.sh
 
 # The MPI integration driver: real jobs with this build's MPI.
 TESTS += tests/mpi/driver

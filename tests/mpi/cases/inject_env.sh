@@ -28,7 +28,7 @@ run_job shim 6 "$export_rundir" "FTSHIM_INJECT=rank=1-2 at=point:iteration:7 how
 expect_all_checks
 for r in 1 2; do
 	expect_detected $r "$(survivors 6 1,2)"
-	records | grep -q "rank=$r .*how=exit 4 by=FTSHIM_INJECT trigger=\"at point iteration 7\"" ||
+	records | grep -q "rank=$r .*how=exit:4 by=FTSHIM_INJECT trigger=\"at point iteration 7\"" ||
 		{ records >&2; fail "no record of rank $r's exit at iteration 7"; }
 done
 
