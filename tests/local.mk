@@ -66,7 +66,7 @@ AM_TESTS_ENVIRONMENT = \
 
 clean-local: clean-mpitest
 clean-mpitest:
-	rm -rf tests/mpi/out
+	rm -rf tests/mpi/out tests/fuzz/fuzz_frame tests/fuzz/artifacts
 .PHONY: clean-mpitest
 
 # The README's and the man page's FTSHIM_* tables match the parser's.
