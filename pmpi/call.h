@@ -2,19 +2,29 @@
  * same shape,
  *
  *     struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_X);
- *     int rc = ftp_pre_CLASS(&c, comm);
+ *     int rc = ftp_pre_CLASS(&c, comm, ...);
  *     if (rc == MPI_SUCCESS)
- *             rc = PMPI_X(..., c.real, ...);
+ *             rc = PMPI_X(..., c.real, ...);           (or, for a blocking call,
+ *                                                       its nonblocking twin
+ *                                                       and ftp_block)
  *     return ftp_post_CLASS(&c, rc, ...);
  *
  * and all that differs between classes of functions lives here, reviewed
- * once. The classes are those of pmpi/ftshim-api.tsv. */
+ * once. The classes are those of pmpi/ftshim-api.tsv.
+ *
+ * The failure-free fast path of a wrapper is the communicator lookup and
+ * one acquire load of ftp.events; everything about failures happens only
+ * once that is non-zero. A blocking operation that could wait on another
+ * process runs as its nonblocking twin, polled by ftp_block, which gives
+ * up with a ULFM error as soon as the process it waits on fails or the
+ * communicator is revoked. */
 #ifndef FTSHIM_PMPI_CALL_H
 #define FTSHIM_PMPI_CALL_H
 
 #include <mpi.h>
 
 #include "pmpi/comm_lookup.h"
+#include "pmpi/errors.h"
 #include "pmpi/fn_table.h"
 #include "pmpi/ftp.h"
 #include "src/common.h"
@@ -22,19 +32,44 @@
 /* The generated file wraps deprecated functions too (MPI_Attr_get, ...). */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-struct ftp_call {
-	enum ftp_fn fn;        /* which function this call is */
-	struct ftp_comm *comm; /* the call's communicator, if ftshim tracks it */
-	MPI_Comm real;         /* the communicator to hand to PMPI */
+/* What a call waits on, so that it can stop when that fails. */
+enum ftp_watch_kind {
+	FTP_WATCH_NONE,
+	FTP_WATCH_PEER, /* one process: rank (in the remote group of an intercommunicator) */
+	FTP_WATCH_ANY,  /* a receive from MPI_ANY_SOURCE */
+	FTP_WATCH_ALL,  /* every member (collectives) */
 };
 
-#define FTP_CALL_INIT(f) { .fn = (f), .comm = NULL }
+struct ftp_watch {
+	enum ftp_watch_kind kind;
+	int rank;  /* FTP_WATCH_PEER: the rank in the communicator */
+	bool recv; /* a receive: cancel it when giving up */
+};
+
+struct ftp_call {
+	enum ftp_fn fn;          /* which function this call is */
+	struct ftp_comm *comm;   /* the call's communicator, if ftshim tracks it */
+	MPI_Comm real;           /* the communicator to hand to PMPI */
+	bool direct;             /* nothing to watch: call the blocking PMPI function */
+	struct ftp_watch watch;
+	MPI_Request req;         /* the nonblocking twin of a blocking call */
+};
+
+#define FTP_CALL_INIT(f) { .fn = (f), .comm = NULL, .direct = true }
+
+/* ftp.events, with acquire order: whoever sees it change sees the process
+ * table and revoked flags that changed before. */
+static inline uint64_t ftp_events(void)
+{
+	return atomic_load_explicit(&ftp.events, memory_order_acquire);
+}
 
 /* The seam: resolve the application's handle once per call. */
 static inline void ftp_resolve(struct ftp_call *c, MPI_Comm comm)
 {
 	c->comm = ftp_active() ? ftp_comm_lookup(comm) : NULL;
 	c->real = c->comm ? c->comm->real : comm;
+	c->direct = c->comm == NULL;
 }
 
 /* For a call's second communicator (MPI_Comm_compare, the peer of
@@ -46,8 +81,132 @@ static inline MPI_Comm ftp_comm_real(MPI_Comm comm)
 	return e ? e->real : comm;
 }
 
-/* Classes that name a communicator: resolve it. The failure checks of each
- * class (peer failed, communicator revoked, ...) go here. */
+/* The world rank of rank r of the group a point-to-point call on core
+ * addresses (the remote group of an intercommunicator), or -1. */
+int32_t ftp_peer_world(const struct ft_comm *core, int r);
+
+/* Whether what c watches has failed or its communicator was revoked
+ * (pmpi/block.c): MPI_SUCCESS, or the error to return. Called only once
+ * ftp.events is non-zero. pending: a nonblocking receive from
+ * MPI_ANY_SOURCE gets MPI_ERR_PROC_FAILED_PENDING rather than
+ * MPI_ERR_PROC_FAILED. */
+int ftp_check(struct ftp_call *c, bool pending);
+
+/* Complete c->req, which the caller has just started (rc is what starting
+ * it returned), watching c->watch; status may be MPI_STATUS_IGNORE. */
+int ftp_block_wait(struct ftp_call *c, MPI_Status *status);
+
+/* Stop waiting for *req because err happened to what c watches: a
+ * receive is cancelled (MPI_SUCCESS, and its status, if the cancel lost
+ * the race to a match), a send cancelled and freed, a collective left to
+ * the library (MPI lets no one cancel or free it). *req becomes
+ * MPI_REQUEST_NULL, except an inactive persistent request. */
+int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
+		MPI_Status *status);
+
+/* One step of a polling loop: before the first call polls == 0 and seen
+ * == 0. Returns an error if what c watches failed since the last step
+ * (pending as for ftp_check), else MPI_SUCCESS after spinning or, as
+ * polls go on, yielding the CPU. */
+int ftp_poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t *polls);
+
+static inline int ftp_block(struct ftp_call *c, int rc, MPI_Status *status)
+{
+	int flag = 0;
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* Most sends and many receives are done at once. */
+	rc = PMPI_Test(&c->req, &flag, status);
+	if (rc != MPI_SUCCESS || flag)
+		return rc;
+	return ftp_block_wait(c, status);
+}
+
+/* Resolve comm, set what the call watches, and (unless check is false)
+ * refuse to start what waits on a failure already known. A nonblocking
+ * receive from MPI_ANY_SOURCE starts anyway: it reports
+ * MPI_ERR_PROC_FAILED_PENDING when completed. */
+static inline int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_kind kind,
+				   int rank, bool recv, bool check, bool nonblocking)
+{
+	ftp_resolve(c, comm);
+	if (c->direct)
+		return MPI_SUCCESS;
+	c->watch.kind = kind;
+	c->watch.rank = rank;
+	c->watch.recv = recv;
+	if (check && __builtin_expect(ftp_events() != 0, 0)) {
+		int err = ftp_check(c, nonblocking);
+		return err == FTP_ERR_PROC_FAILED_PENDING ? MPI_SUCCESS : err;
+	}
+	return MPI_SUCCESS;
+}
+
+static inline int ftp_pre_watch(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_kind kind,
+				int rank, bool recv)
+{
+	return ftp_pre_watch_as(c, comm, kind, rank, recv, true, false);
+}
+
+/* Point-to-point with a named peer (a send), or from a source that may be
+ * MPI_ANY_SOURCE (a receive or probe). */
+static inline int ftp_pre_send(struct ftp_call *c, MPI_Comm comm, int dest)
+{
+	return ftp_pre_watch(c, comm, FTP_WATCH_PEER, dest, false);
+}
+
+static inline int ftp_pre_recv(struct ftp_call *c, MPI_Comm comm, int source)
+{
+	return ftp_pre_watch(c, comm, source == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER,
+			     source, true);
+}
+
+/* Nonblocking point-to-point: checked like the blocking forms; persistent
+ * requests (MPI_Send_init, ...) are checked when started instead. */
+static inline int ftp_pre_isend(struct ftp_call *c, MPI_Comm comm, int dest)
+{
+	return ftp_pre_watch_as(c, comm, FTP_WATCH_PEER, dest, false, true, true);
+}
+
+static inline int ftp_pre_irecv(struct ftp_call *c, MPI_Comm comm, int source)
+{
+	return ftp_pre_watch_as(c, comm, source == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER,
+				source, true, true, true);
+}
+
+static inline int ftp_pre_init_send(struct ftp_call *c, MPI_Comm comm, int dest)
+{
+	return ftp_pre_watch_as(c, comm, FTP_WATCH_PEER, dest, false, false, true);
+}
+
+static inline int ftp_pre_init_recv(struct ftp_call *c, MPI_Comm comm, int source)
+{
+	return ftp_pre_watch_as(c, comm, source == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER,
+				source, true, false, true);
+}
+
+/* MPI_Isendrecv(_replace): the send's peer is checked now, the receive's
+ * watched. */
+static inline int ftp_pre_isendrecv(struct ftp_call *c, MPI_Comm comm, int dest, int source)
+{
+	int rc = ftp_pre_isend(c, comm, dest);
+
+	return rc == MPI_SUCCESS ? ftp_pre_irecv(c, comm, source) : rc;
+}
+
+static inline int ftp_pre_init_coll(struct ftp_call *c, MPI_Comm comm)
+{
+	return ftp_pre_watch_as(c, comm, FTP_WATCH_ALL, 0, false, false, true);
+}
+
+/* Collectives (and collective creations): every member matters. */
+static inline int ftp_pre_coll(struct ftp_call *c, MPI_Comm comm)
+{
+	return ftp_pre_watch(c, comm, FTP_WATCH_ALL, 0, false);
+}
+
+/* Classes that name a communicator but wait on nobody. */
 static inline int ftp_pre_comm(struct ftp_call *c, MPI_Comm comm)
 {
 	ftp_resolve(c, comm);
@@ -55,15 +214,20 @@ static inline int ftp_pre_comm(struct ftp_call *c, MPI_Comm comm)
 }
 
 #define ftp_pre_local ftp_pre_comm
-#define ftp_pre_p2p ftp_pre_comm
-#define ftp_pre_ip2p ftp_pre_comm
-#define ftp_pre_coll ftp_pre_comm
-#define ftp_pre_icoll ftp_pre_comm
-#define ftp_pre_create ftp_pre_comm
-#define ftp_pre_dup ftp_pre_comm
-#define ftp_pre_create_group ftp_pre_comm
+#define ftp_pre_coll_noi ftp_pre_coll
+#define ftp_pre_dup ftp_pre_coll
+#define ftp_pre_idup ftp_pre_coll
 #define ftp_pre_create_inter ftp_pre_comm
 #define ftp_pre_free ftp_pre_comm
+
+/* A creation collective over the parent with no nonblocking twin (split,
+ * create, ...): fence first, so that a member that has already failed
+ * makes it fail instead of hang (pmpi/block.c). */
+int ftp_pre_create(struct ftp_call *c, MPI_Comm comm);
+
+/* MPI_Comm_create_group is collective over the group only: a failed
+ * member of the parent outside the group does not matter. */
+int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group);
 
 /* Classes without a communicator. */
 static inline int ftp_pre_nocomm(struct ftp_call *c)
@@ -83,25 +247,33 @@ static inline void ftp_post_common(struct ftp_call *c)
 		ftp_inject_after_call(c->fn);
 }
 
-/* After the call: error translation and the error handler go here. */
+/* After the call: ftshim's own errors go through the error handler. */
 static inline int ftp_post_plain(struct ftp_call *c, int rc)
 {
 	ftp_post_common(c);
+	if (__builtin_expect(rc != MPI_SUCCESS, 0) && ftp_is_ft_error(rc))
+		return ftp_raise(c, rc);
 	return rc;
 }
 
 #define ftp_post_local ftp_post_plain
-#define ftp_post_p2p ftp_post_plain
-#define ftp_post_ip2p ftp_post_plain
+#define ftp_post_send ftp_post_plain
+#define ftp_post_recv ftp_post_plain
 #define ftp_post_coll ftp_post_plain
-#define ftp_post_icoll ftp_post_plain
+#define ftp_post_coll_noi ftp_post_plain
 #define ftp_post_msg ftp_post_plain
+#define ftp_post_iprobe ftp_post_plain
 #define ftp_post_req ftp_post_plain
+
+/* A nonblocking or persistent call made *request: remember what it
+ * waits on (pmpi/requests.c). */
+int ftp_post_ireq(struct ftp_call *c, int rc, MPI_Request *request, bool persistent);
 
 /* Communicator creation and release (pmpi/comms.c): register the new
  * communicator under its job-wide id, or forget the freed one. */
 int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm);
 int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm);
+int ftp_post_idup(struct ftp_call *c, int rc, MPI_Comm *newcomm, MPI_Request *request);
 int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm);
 int ftp_post_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newintercomm);
 int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm);

@@ -20,6 +20,16 @@ struct ftp_comm {
 	MPI_Comm handle;       /* the application's handle; immutable */
 	MPI_Comm real;         /* the handle PMPI calls get; immutable for now */
 	struct ft_comm *core;  /* members, id, revoked flag; owned by this entry */
+	/* Whether a member has failed, as of ftp.events == checked. Any
+	 * thread that uses the communicator may recompute both (the answer
+	 * only moves from false to true); failed_member is stored first,
+	 * checked after it with release order. */
+	_Atomic uint64_t checked;
+	_Atomic bool failed_member;
+	/* Failures acknowledged on this communicator (MPIX_Comm_failure_ack):
+	 * the first `acked` entries of ftp.procs.order. Written by the
+	 * application thread that acknowledges; read by any. */
+	_Atomic uint32_t acked;
 };
 
 struct ftp_comm *ftp_comm_lookup(MPI_Comm handle);

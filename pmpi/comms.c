@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
+#include "pmpi/requests.h"
 #include "src/log.h"
 
 struct ftp_state ftp;
@@ -138,30 +139,27 @@ static void comm_untrack(struct ftp_comm *e)
 
 /* Creation collective over the parent: every member of the parent takes a
  * number from the parent's counter, also those that get MPI_COMM_NULL. */
-int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
+static void register_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	struct members m;
 
-	ftp_post_common(c);
 	if (rc != MPI_SUCCESS || !c->comm)
-		return rc;
+		return;
 	uint64_t seq = ft_seq_next(&c->comm->core->seqs, 0);
 	if (*newcomm == MPI_COMM_NULL || members_of(*newcomm, &m) != 0)
-		return rc;
+		return;
 	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_CHILD, 0, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
 	comm_track(*newcomm, id, &m);
 	members_free(&m);
-	return rc;
 }
 
 /* Duplication: the members are the parent's, so the new communicator is
  * never queried (MPI_Comm_idup's may not be used before it completes). */
-int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
+static void register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
-	ftp_post_common(c);
 	if (rc != MPI_SUCCESS || !c->comm)
-		return rc;
+		return;
 	const struct ft_comm *p = c->comm->core;
 	struct members m = {
 		.local = p->members,
@@ -174,62 +172,55 @@ int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
 	if (*newcomm != MPI_COMM_NULL)
 		comm_track(*newcomm, id, &m);
-	return rc;
 }
 
 /* MPI_Comm_create_group is collective over the group only, so the counter
  * is the parent's for this group and tag. The group argument is the new
  * communicator's group. */
-int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm)
+static void register_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	struct members m;
 
-	ftp_post_common(c);
 	(void)group;
 	if (rc != MPI_SUCCESS || !c->comm || *newcomm == MPI_COMM_NULL)
-		return rc;
+		return;
 	if (members_of(*newcomm, &m) != 0)
-		return rc;
+		return;
 	uint64_t key = ft_comm_group_key(m.local, m.nlocal, tag);
 	uint64_t seq = ft_seq_next(&c->comm->core->seqs, key);
 	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_GROUP, key, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, NULL, 0));
 	comm_track(*newcomm, id, &m);
 	members_free(&m);
-	return rc;
 }
 
 /* MPI_Intercomm_create: the two sides have different local communicators,
  * so the id cannot come from a parent; it comes from the two groups and
  * the tag, counted in one process-wide counter per (groups, tag). */
-int ftp_post_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newintercomm)
+static void register_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newintercomm)
 {
 	struct members m;
 
-	ftp_post_common(c);
 	if (rc != MPI_SUCCESS || !ftp_active() || *newintercomm == MPI_COMM_NULL)
-		return rc;
+		return;
 	(void)c;
 	if (members_of(*newintercomm, &m) != 0)
-		return rc;
+		return;
 	uint64_t key = ft_comm_inter_key(m.local, m.nlocal, m.remote, m.nremote, tag);
 	uint64_t seq = ft_seq_next(&ftp.comms.inter_seqs, key);
 	uint64_t id = ft_comm_child_id(0, FT_COMM_KIND_INTER, key, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
 	comm_track(*newintercomm, id, &m);
 	members_free(&m);
-	return rc;
 }
 
 /* The wrapper handed PMPI &c->real, which the MPI set to MPI_COMM_NULL. */
-int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm)
+static void register_free(struct ftp_call *c, int rc, MPI_Comm *comm)
 {
-	ftp_post_common(c);
 	if (rc == MPI_SUCCESS && c->comm)
 		comm_untrack(c->comm);
 	if (rc == MPI_SUCCESS)
 		*comm = c->real;
-	return rc;
 }
 
 int ftp_comms_init(void)
@@ -273,4 +264,40 @@ void ftp_comms_fini(void)
 {
 	ftp_comm_lookup_fini(comm_release);
 	ft_comm_registry_destroy(&ftp.comms);
+}
+
+int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
+{
+	register_create(c, rc, newcomm);
+	return ftp_post_plain(c, rc);
+}
+
+int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
+{
+	register_dup(c, rc, newcomm);
+	return ftp_post_plain(c, rc);
+}
+
+int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	register_create_group(c, rc, group, tag, newcomm);
+	return ftp_post_plain(c, rc);
+}
+
+int ftp_post_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newintercomm)
+{
+	register_create_inter(c, rc, tag, newintercomm);
+	return ftp_post_plain(c, rc);
+}
+
+int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm)
+{
+	register_free(c, rc, comm);
+	return ftp_post_plain(c, rc);
+}
+
+int ftp_post_idup(struct ftp_call *c, int rc, MPI_Comm *newcomm, MPI_Request *request)
+{
+	register_dup(c, rc, newcomm);
+	return ftp_post_ireq(c, rc, request, false);
 }

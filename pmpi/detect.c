@@ -43,6 +43,8 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 	if (!ft_proc_mark_failed(&ftp.procs, e->rank, (enum ft_fail_how)e->how, (int32_t)e->detector,
 				 (int32_t)told_by, ft_clock_now()))
 		return;
+	/* release: a wrapper that sees the new value sees the table entry. */
+	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
 	const char *how = e->how < FT_HOW_COUNT ? ft_fail_how_names[e->how] : "unknown";
 	if (e->detector == (uint32_t)ftp.world_rank)
 		ft_info("rank %u failed: %s, seen by this rank", e->rank, how);

@@ -43,6 +43,10 @@ struct ftp_peer {
 
 struct ftp_state {
 	_Atomic int mode;          /* enum ftp_mode */
+	/* Bumped (release) after a failure is recorded in procs or a
+	 * communicator is revoked, by whichever thread does it; 0 until
+	 * something has happened. The one load of every wrapper's fast path. */
+	_Atomic uint64_t events;
 	int world_rank, world_size;
 	uint64_t init_ns;          /* ft_clock_now() on entry to MPI_Init */
 	MPI_Group world_group;     /* to translate groups to world ranks */

@@ -21,12 +21,22 @@ import sys
 
 # Classes whose wrappers this script writes; 'hand' ones exist in pmpi/*.c.
 GENERATED = {
-    "local", "p2p", "ip2p", "msg", "coll", "icoll", "req",
-    "create", "dup", "create_group", "create_inter", "free",
+    "local", "send", "recv", "iprobe", "ip2p", "msg", "coll", "coll_noi", "icoll", "req",
+    "create", "dup", "idup", "create_group", "create_inter", "free",
 }
 CLASSES = GENERATED | {"pass", "hand"}
 # Classes whose calls name a communicator the policy must look up.
 WITH_COMM = GENERATED - {"msg", "req"}
+# Blocking classes that run as their nonblocking twin, watched by ftp_block.
+TWINNED = {"send", "recv", "coll", "dup"}
+
+
+def twin_name(name):
+    """The nonblocking twin of a blocking MPI function."""
+    if name.startswith("MPI_Comm_dup"):
+        return "MPI_Comm_i" + name[len("MPI_Comm_"):]
+    base = name[len("MPI_"):]
+    return "MPI_I" + base[0].lower() + base[1:]
 
 
 class TableError(Exception):
@@ -128,21 +138,55 @@ def named(fn, wanted_type, wanted_name):
                      % (fn.lineno, fn.name, fn.cls, wanted_type, wanted_name))
 
 
-def wrapper(fn):
+def pre_call(fn, names):
+    """The ftp_pre_* call of a wrapper, with the arguments its class needs."""
+    if fn.cls == "send":
+        return "ftp_pre_send(&c, comm, %s)" % named(fn, "int", "dest")
+    if fn.cls in ("recv", "iprobe"):
+        return "ftp_pre_recv(&c, comm, %s)" % named(fn, "int", "source")
+    if fn.cls == "create_group":
+        return "ftp_pre_create_group(&c, comm, %s)" % named(fn, "MPI_Group", "group")
+    if fn.cls in ("ip2p", "icoll"):
+        init = "init_" if is_persistent(fn) else ""
+        has = set(zip(fn.types(), names))
+        if fn.cls == "icoll":
+            return "ftp_pre_%scoll(&c, comm)" % init
+        if ("int", "dest") in has and ("int", "source") in has:
+            return "ftp_pre_isendrecv(&c, comm, dest, source)"
+        if ("int", "dest") in has:
+            return "ftp_pre_%ssend(&c, comm, dest)" % (init or "i")
+        if ("int", "source") in has:
+            return "ftp_pre_%srecv(&c, comm, source)" % (init or "i")
+        raise TableError("line %d: %s: class ip2p needs 'int dest' or 'int source'"
+                         % (fn.lineno, fn.name))
+    return None
+
+
+def is_persistent(fn):
+    """MPI_Send_init, MPI_Bcast_init, MPI_Psend_init, ...: requests that stay."""
+    return fn.name.endswith("_init") or fn.name.endswith("_init_c")
+
+
+def wrapper(fn, declared):
     if fn.ret != "int":
         raise TableError("line %d: %s returns %s; only int functions can be wrapped"
                          % (fn.lineno, fn.name, fn.ret))
     names = fn.names()
     args = list(names)
     comms = comm_params(fn)
-    lines = ["FT_EXPORT %s" % fn.proto.replace(fn.name + "(", fn.name + "(", 1), "{",
+    lines = ["FT_EXPORT %s" % fn.proto, "{",
              "\tstruct ftp_call c = FTP_CALL_INIT(FTP_FN_%s);" % fn.name]
     if fn.cls in WITH_COMM and fn.cls != "free":
         if not comms:
             raise TableError("line %d: %s: class %s needs an MPI_Comm parameter"
                              % (fn.lineno, fn.name, fn.cls))
         first = comms[0]
-        lines.append("\tint rc = ftp_pre_%s(&c, %s);" % (fn.cls, names[first]))
+        pre = pre_call(fn, names)
+        if pre:
+            pre = pre.replace("comm,", names[first] + ",", 1)
+        else:
+            pre = "ftp_pre_%s(&c, %s)" % (fn.cls, names[first])
+        lines.append("\tint rc = %s;" % pre)
         args[first] = "c.real"
         for i in comms[1:]:
             args[i] = "ftp_comm_real(%s)" % names[i]
@@ -153,9 +197,28 @@ def wrapper(fn):
     else:
         lines.append("\tint rc = ftp_pre_%s(&c);" % fn.cls)
     lines.append("\tif (rc == MPI_SUCCESS)")
-    lines.append("\t\trc = P%s(%s);" % (fn.name, ", ".join(args)))
+    call = "P%s(%s)" % (fn.name, ", ".join(args))
+    twin = twin_name(fn.name) if fn.cls in TWINNED else None
+    if twin and twin in declared:
+        # The blocking call runs as its twin: same arguments, less the
+        # status, plus the request; ftp_block fills the status.
+        status = "MPI_STATUS_IGNORE"
+        targs = list(args)
+        if fn.types() and fn.types()[-1] == "MPI_Status *":
+            status = targs.pop()
+        targs.append("&c.req")
+        lines.append("\t\trc = c.direct ? %s" % call)
+        lines.append("\t\t\t      : ftp_block(&c, P%s(%s), %s);" % (twin, ", ".join(targs), status))
+    else:
+        if twin:
+            lines.append("\t\t/* %s has no %s: it can hang on a death during the call. */"
+                         % (fn.name, twin))
+        lines.append("\t\trc = %s;" % call)
     if fn.cls in ("create", "dup"):
         post = "ftp_post_%s(&c, rc, %s)" % (fn.cls, out_comm_param(fn))
+    elif fn.cls == "idup":
+        post = "ftp_post_idup(&c, rc, %s, %s)" % (out_comm_param(fn),
+                                                 named(fn, "MPI_Request *", "request"))
     elif fn.cls == "create_group":
         post = "ftp_post_create_group(&c, rc, %s, %s, %s)" % (
             named(fn, "MPI_Group", "group"), named(fn, "int", "tag"), out_comm_param(fn))
@@ -164,6 +227,9 @@ def wrapper(fn):
             named(fn, "int", "tag"), out_comm_param(fn))
     elif fn.cls == "free":
         post = "ftp_post_free(&c, rc, %s)" % out_comm_param(fn)
+    elif fn.cls in ("ip2p", "icoll"):
+        post = "ftp_post_ireq(&c, rc, %s, %s)" % (named(fn, "MPI_Request *", "request"),
+                                                 "true" if is_persistent(fn) else "false")
     else:
         post = "ftp_post_%s(&c, rc)" % fn.cls
     lines.append("\treturn %s;" % post)
@@ -189,7 +255,7 @@ def main(argv):
         present = [f for f in sorted(funcs.values(), key=lambda f: f.name)
                    if f.name in declared]
         wrapped = [f for f in present if f.cls != "pass"]
-        bodies = [wrapper(f) for f in wrapped if f.cls in GENERATED]
+        bodies = [wrapper(f, declared) for f in wrapped if f.cls in GENERATED]
     except TableError as e:
         sys.stderr.write("gen-wrappers.py: %s\n" % e)
         return 1

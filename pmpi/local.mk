@@ -6,15 +6,20 @@ ftshimlibdir = $(libdir)/ftshim/$(MPI_FLAVOUR)
 ftshimlib_LTLIBRARIES = libftshim.la
 
 libftshim_la_SOURCES = \
+	pmpi/block.c \
 	pmpi/call.h \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/comms.c \
+	pmpi/complete.c \
 	pmpi/detect.c \
+	pmpi/errors.c pmpi/errors.h \
 	pmpi/ftp.h \
 	pmpi/init.c \
 	pmpi/inject.c \
 	pmpi/job.c \
+	pmpi/p2p.c \
 	pmpi/public.c \
+	pmpi/requests.c pmpi/requests.h \
 	pmpi/rundir.c
 nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h
 libftshim_la_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)

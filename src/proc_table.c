@@ -13,11 +13,16 @@ const char *const ft_fail_how_names[FT_HOW_COUNT] = { FT_FAIL_HOWS(FT_HOW_NAME) 
 int ft_proc_table_init(struct ft_proc_table *t, uint32_t size)
 {
 	t->procs = calloc(size ? size : 1, sizeof *t->procs);
-	if (!t->procs)
+	t->order = calloc(size ? size : 1, sizeof *t->order);
+	if (!t->procs || !t->order) {
+		free(t->procs);
+		free(t->order);
 		return -ENOMEM;
+	}
 	t->size = size;
 	atomic_init(&t->epoch, 0);
 	atomic_init(&t->nfailed, 0);
+	atomic_init(&t->nreserved, 0);
 	for (uint32_t i = 0; i < size; i++) {
 		atomic_init(&t->procs[i].state, FT_PROC_ALIVE);
 		t->procs[i].detector = -1;
@@ -29,7 +34,9 @@ int ft_proc_table_init(struct ft_proc_table *t, uint32_t size)
 void ft_proc_table_destroy(struct ft_proc_table *t)
 {
 	free(t->procs);
+	free(t->order);
 	t->procs = NULL;
+	t->order = NULL;
 	t->size = 0;
 }
 
@@ -50,7 +57,14 @@ bool ft_proc_mark_failed(struct ft_proc_table *t, uint32_t rank, enum ft_fail_ho
 	p->told_by = told_by;
 	p->learned_ns = learned_ns;
 	atomic_store_explicit(&p->state, FT_PROC_FAILED, memory_order_release);
-	atomic_fetch_add_explicit(&t->nfailed, 1, memory_order_relaxed);
+	/* Take a slot of the order list, fill it, and publish the slots in
+	 * order: a later writer waits (briefly) for an earlier one. */
+	uint32_t n = atomic_fetch_add_explicit(&t->nreserved, 1, memory_order_relaxed);
+	t->order[n] = (int32_t)rank;
+	for (uint32_t expect = n; !atomic_compare_exchange_weak_explicit(
+		     &t->nfailed, &expect, n + 1, memory_order_release, memory_order_relaxed);
+	     expect = n)
+		;
 	atomic_fetch_add_explicit(&t->epoch, 1, memory_order_release);
 	return true;
 }

@@ -48,8 +48,14 @@ struct ft_proc {
 struct ft_proc_table {
 	uint32_t size;             /* world size; immutable after init */
 	_Atomic uint64_t epoch;    /* bumped (release) after every change */
-	_Atomic uint32_t nfailed;  /* number of FAILED entries */
+	_Atomic uint32_t nfailed;  /* number of FAILED entries, and of order[] */
+	_Atomic uint32_t nreserved; /* slots of order[] taken by writers */
 	struct ft_proc *procs;     /* size entries; immutable pointer */
+	int32_t *order;            /* the failed ranks in the order this process
+				      learned them; order[i] is written before
+				      nfailed passes i (release), so readers load
+				      nfailed (acquire) first. Prefixes of it are
+				      what ULFM acknowledges. */
 };
 
 /* Thread rule: init and destroy from one thread, while no other uses it. */
@@ -57,9 +63,9 @@ int ft_proc_table_init(struct ft_proc_table *t, uint32_t size);
 void ft_proc_table_destroy(struct ft_proc_table *t);
 
 /* Mark rank failed. Returns true if this call made the change (the first
- * report wins), false if it was already failed or is out of range.
- * Safe from any thread; not async-signal-safe (it is lock-free, but it
- * is not meant for signal handlers). */
+ * report wins), false if it was already failed or is out of range. Safe
+ * from any thread (concurrent writers wait for each other only to publish
+ * the order list in order); not meant for signal handlers. */
 bool ft_proc_mark_failed(struct ft_proc_table *t, uint32_t rank, enum ft_fail_how how,
 			 int32_t detector, int32_t told_by, uint64_t learned_ns);
 
@@ -75,6 +81,13 @@ static inline uint64_t ft_proc_epoch(const struct ft_proc_table *t)
 {
 	/* acquire: whoever sees the new epoch sees every state change before it. */
 	return atomic_load_explicit(&t->epoch, memory_order_acquire);
+}
+
+/* The failed ranks, in the order learned: n = ft_proc_nfailed(t), then
+ * t->order[0..n). */
+static inline uint32_t ft_proc_nfailed(const struct ft_proc_table *t)
+{
+	return atomic_load_explicit(&t->nfailed, memory_order_acquire);
 }
 
 /* Copy the failed ranks in ascending order into out (room for max); returns

@@ -1,0 +1,195 @@
+/* block.c: what makes a blocking call unable to hang on a dead process.
+ * The wrapper starts the nonblocking twin of the call; ftp_block_wait
+ * polls it, and whenever ftp.events has moved it asks whether what the
+ * call waits on has failed (or its communicator was revoked). Then it
+ * gives up: a receive is cancelled (and if the cancel loses the race to a
+ * match, the call succeeds after all), a send is cancelled and freed, and
+ * a collective, which MPI lets no one cancel, is left to the library: its
+ * buffers must not be reused before the communicator is freed (README,
+ * "Never hang").
+ *
+ * Polling shares the CPU: after a few thousand polls it yields at every
+ * poll, since ranks often outnumber cores. */
+#include "ftshim_config.h"
+
+#include <sched.h>
+#include <stdlib.h>
+
+#include "pmpi/call.h"
+#include "src/log.h"
+
+/* Polls before the loop starts yielding the CPU at each poll. */
+#define SPIN_POLLS 4096
+
+/* The world rank of rank r of the group a point-to-point call addresses:
+ * the remote group of an intercommunicator, else the local one. */
+int32_t ftp_peer_world(const struct ft_comm *core, int r)
+{
+	if (r < 0)
+		return -1;
+	if (core->remote_size)
+		return (uint32_t)r < core->remote_size ? core->members[core->local_size + r] : -1;
+	return (uint32_t)r < core->local_size ? core->members[r] : -1;
+}
+
+static bool is_member(const struct ft_comm *core, int32_t world)
+{
+	uint32_t n = core->local_size + core->remote_size;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (core->members[i] == world)
+			return true;
+	return false;
+}
+
+/* Has a member (of either group) failed? Cached per value of ftp.events. */
+static bool failed_member(struct ftp_comm *e, uint64_t events)
+{
+	if (atomic_load_explicit(&e->checked, memory_order_acquire) == events)
+		return atomic_load_explicit(&e->failed_member, memory_order_relaxed);
+	const struct ft_comm *core = e->core;
+	uint32_t n = core->local_size + core->remote_size;
+	bool any = false;
+	for (uint32_t i = 0; i < n && !any; i++)
+		any = ft_proc_is_failed(&ftp.procs, (uint32_t)core->members[i]);
+	atomic_store_explicit(&e->failed_member, any, memory_order_relaxed);
+	atomic_store_explicit(&e->checked, events, memory_order_release);
+	return any;
+}
+
+/* A failure of a member that this communicator has not acknowledged. */
+static bool unacked_failure(struct ftp_comm *e)
+{
+	uint32_t n = ft_proc_nfailed(&ftp.procs);
+
+	for (uint32_t i = atomic_load_explicit(&e->acked, memory_order_acquire); i < n; i++)
+		if (is_member(e->core, ftp.procs.order[i]))
+			return true;
+	return false;
+}
+
+int ftp_check(struct ftp_call *c, bool pending)
+{
+	struct ftp_comm *e = c->comm;
+	uint64_t events = ftp_events();
+
+	if (!e || events == 0)
+		return MPI_SUCCESS;
+	if (ft_comm_is_revoked(e->core))
+		return FTP_ERR_REVOKED;
+	switch (c->watch.kind) {
+	case FTP_WATCH_PEER: {
+		int32_t w = ftp_peer_world(e->core, c->watch.rank);
+		if (w >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)w))
+			return FTP_ERR_PROC_FAILED;
+		break;
+	}
+	case FTP_WATCH_ANY:
+		if (failed_member(e, events) && unacked_failure(e))
+			return pending ? FTP_ERR_PROC_FAILED_PENDING : FTP_ERR_PROC_FAILED;
+		break;
+	case FTP_WATCH_ALL:
+		if (failed_member(e, events))
+			return FTP_ERR_PROC_FAILED;
+		break;
+	case FTP_WATCH_NONE:
+		break;
+	}
+	return MPI_SUCCESS;
+}
+
+int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
+		MPI_Status *status)
+{
+	MPI_Status st;
+	int cancelled = 0;
+
+	if (c->watch.kind == FTP_WATCH_ALL) {
+		/* A collective cannot be cancelled or freed: leave it pending. */
+		*req = MPI_REQUEST_NULL;
+		return err;
+	}
+	PMPI_Cancel(req);
+	if (!c->watch.recv) {
+		/* A send may not cancel; freeing lets the MPI finish it, or not. */
+		if (*req != MPI_REQUEST_NULL)
+			PMPI_Request_free(req);
+		return err;
+	}
+	/* A receive that nobody can match any more cancels at once. */
+	PMPI_Wait(req, &st);
+	PMPI_Test_cancelled(&st, &cancelled);
+	if (!cancelled) {
+		if (status != MPI_STATUS_IGNORE)
+			*status = st;
+		return MPI_SUCCESS;
+	}
+	(void)persistent; /* an inactive persistent request stays the caller's */
+	return err;
+}
+
+int ftp_poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t *polls)
+{
+	uint64_t events = ftp_events();
+
+	if (events != *seen) {
+		*seen = events;
+		int err = ftp_check(c, pending);
+		if (err != MPI_SUCCESS)
+			return err;
+	}
+	if (++*polls > SPIN_POLLS)
+		sched_yield();
+	return MPI_SUCCESS;
+}
+
+int ftp_block_wait(struct ftp_call *c, MPI_Status *status)
+{
+	uint64_t seen = 0, polls = 0;
+	int flag = 0, rc;
+
+	for (;;) {
+		int err = ftp_poll_step(c, false, &seen, &polls);
+		if (err != MPI_SUCCESS)
+			return ftp_give_up(c, &c->req, false, err, status);
+		rc = PMPI_Test(&c->req, &flag, status);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+	}
+}
+
+int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
+{
+	int rc = ftp_pre_coll(c, comm);
+
+	if (rc != MPI_SUCCESS || c->direct)
+		return rc;
+	/* MPI has no nonblocking split or create: a barrier that can fail
+	 * first narrows the window in which a death could hang them to the
+	 * call itself. */
+	return ftp_block(c, PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
+}
+
+int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
+{
+	int size = 0, rc = MPI_SUCCESS;
+
+	ftp_resolve(c, comm);
+	if (c->direct || ftp_events() == 0)
+		return MPI_SUCCESS;
+	if (ft_comm_is_revoked(c->comm->core))
+		return FTP_ERR_REVOKED;
+	if (PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0)
+		return MPI_SUCCESS; /* the MPI will say what is wrong */
+	int *ranks = malloc((size_t)size * 2 * sizeof *ranks);
+	if (!ranks)
+		return MPI_SUCCESS;
+	for (int i = 0; i < size; i++)
+		ranks[i] = i;
+	if (PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, ranks + size) == MPI_SUCCESS)
+		for (int i = 0; i < size && rc == MPI_SUCCESS; i++)
+			if (ranks[size + i] >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)ranks[size + i]))
+				rc = FTP_ERR_PROC_FAILED;
+	free(ranks);
+	return rc;
+}

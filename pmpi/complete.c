@@ -1,0 +1,467 @@
+/* complete.c: the request completion calls (MPI_Wait, MPI_Test, their
+ * -all, -any and -some forms, MPI_Request_get_status), MPI_Start(all) and
+ * MPI_Request_free. A request the request table knows is completed by
+ * polling its nonblocking test, and given up on with a ULFM error once
+ * what it waits on fails:
+ *
+ *  - a request on a failed peer, or a collective with a failed member:
+ *    MPI_ERR_PROC_FAILED; the request is done with (a receive cancelled,
+ *    a send cancelled and freed, a collective left to the library);
+ *  - a receive from MPI_ANY_SOURCE while the communicator has a failure
+ *    nobody acknowledged: MPI_ERR_PROC_FAILED_PENDING, and the request
+ *    stays valid, so that a live sender can still match it later;
+ *  - in the multiple forms, MPI_ERR_IN_STATUS with each request's own
+ *    error in its status (MPI_ERR_PENDING for those neither done nor
+ *    failed), or the first error when statuses are ignored.
+ *
+ * Requests the table does not know (made on communicators ftshim does not
+ * track, or by calls it does not wrap) go straight to the MPI. */
+#include "ftshim_config.h"
+
+#include <sched.h>
+#include <stdlib.h>
+
+#include "pmpi/requests.h"
+
+#define SPIN_POLLS 4096
+#define STACK_REQUESTS 16
+
+/* What a completion call knows of one of its requests. */
+struct tracked {
+	MPI_Request handle; /* as passed in, to forget it once complete */
+	bool known;
+	struct ftp_req r;
+};
+
+static void call_for(struct ftp_call *c, const struct ftp_req *r)
+{
+	c->comm = r->comm;
+	c->real = r->comm->real;
+	c->watch = r->watch;
+	c->direct = false;
+}
+
+/* Forget a request the MPI has completed and freed. */
+static void forget_if_done(const struct tracked *t, MPI_Request now)
+{
+	if (t->known && !t->r.persistent && now == MPI_REQUEST_NULL)
+		ftp_req_remove(t->handle);
+}
+
+/* --- one request ---------------------------------------------------------- */
+
+static int wait_tracked(struct ftp_call *c, MPI_Request *request, const struct tracked *t,
+			MPI_Status *status)
+{
+	uint64_t seen = 0, polls = 0;
+	int flag = 0, rc;
+
+	for (;;) {
+		int err = ftp_poll_step(c, true, &seen, &polls);
+		if (err == FTP_ERR_PROC_FAILED_PENDING)
+			return err; /* the request stays valid */
+		if (err != MPI_SUCCESS)
+			return ftp_give_up(c, request, t->r.persistent, err, status);
+		rc = PMPI_Test(request, &flag, status);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+	}
+}
+
+FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Wait);
+	struct tracked t = { .handle = *request };
+	int rc;
+
+	if (!ftp_active() || !(t.known = ftp_req_find(*request, &t.r)))
+		return ftp_post_plain(&c, PMPI_Wait(request, status));
+	call_for(&c, &t.r);
+	rc = wait_tracked(&c, request, &t, status);
+	forget_if_done(&t, *request);
+	return ftp_post_plain(&c, rc);
+}
+
+/* After a test found request (tracked as t) not done: has what it waits
+ * on failed? Gives up on it if so. Returns the error, and sets *flag as a
+ * completed-with-error request would. */
+static int test_failed(struct ftp_call *c, MPI_Request *request, struct tracked *t, int *flag,
+		       MPI_Status *status)
+{
+	if (ftp_events() == 0 || !(t->known = ftp_req_find(t->handle, &t->r)))
+		return MPI_SUCCESS;
+	call_for(c, &t->r);
+	int err = ftp_check(c, true);
+	if (err == MPI_SUCCESS || err == FTP_ERR_PROC_FAILED_PENDING)
+		return err;
+	err = ftp_give_up(c, request, t->r.persistent, err, status);
+	*flag = 1;
+	return err;
+}
+
+FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Test);
+	struct tracked t = { .handle = *request };
+	int rc = PMPI_Test(request, flag, status);
+
+	if (!ftp_active() || !ftp_req_any() || rc != MPI_SUCCESS)
+		return ftp_post_plain(&c, rc);
+	if (!*flag)
+		rc = test_failed(&c, request, &t, flag, status);
+	if (*flag && *request == MPI_REQUEST_NULL)
+		ftp_req_remove(t.handle);
+	return ftp_post_plain(&c, rc);
+}
+
+FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Request_get_status);
+	struct ftp_req r;
+	int rc = PMPI_Request_get_status(request, flag, status);
+
+	/* It must not free the request, so a failure is only reported. */
+	if (rc == MPI_SUCCESS && !*flag && ftp_active() && ftp_events() != 0 &&
+	    ftp_req_find(request, &r)) {
+		call_for(&c, &r);
+		rc = ftp_check(&c, true);
+	}
+	return ftp_post_plain(&c, rc);
+}
+
+FT_EXPORT int MPI_Request_free(MPI_Request *request)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Request_free);
+	MPI_Request handle = *request;
+	int rc = PMPI_Request_free(request);
+
+	if (rc == MPI_SUCCESS && ftp_active())
+		ftp_req_remove(handle);
+	return ftp_post_plain(&c, rc);
+}
+
+/* --- starting persistent requests ------------------------------------------ */
+
+/* A persistent request whose peer has failed does not start. */
+static int check_start(struct ftp_call *c, MPI_Request request)
+{
+	struct ftp_req r;
+
+	if (!ftp_active() || ftp_events() == 0 || !ftp_req_find(request, &r))
+		return MPI_SUCCESS;
+	call_for(c, &r);
+	int err = ftp_check(c, true);
+	return err == FTP_ERR_PROC_FAILED_PENDING ? MPI_SUCCESS : err;
+}
+
+FT_EXPORT int MPI_Start(MPI_Request *request)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Start);
+	int rc = check_start(&c, *request);
+
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Start(request);
+	return ftp_post_plain(&c, rc);
+}
+
+FT_EXPORT int MPI_Startall(int count, MPI_Request requests[])
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Startall);
+	int rc = MPI_SUCCESS;
+
+	for (int i = 0; i < count && rc == MPI_SUCCESS; i++)
+		rc = check_start(&c, requests[i]);
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Startall(count, requests);
+	return ftp_post_plain(&c, rc);
+}
+
+/* --- many requests ---------------------------------------------------------- */
+
+struct many {
+	int count;
+	struct tracked *t;
+	int *errs; /* per request: the failure found, or MPI_SUCCESS */
+	struct tracked t_stack[STACK_REQUESTS];
+	int errs_stack[STACK_REQUESTS];
+	bool any_known;
+};
+
+/* Look every request up. false if none is tracked (or out of memory):
+ * then the MPI's own call does. */
+static bool many_init(struct many *m, int count, const MPI_Request requests[])
+{
+	m->count = count;
+	m->any_known = false;
+	m->t = m->t_stack;
+	m->errs = m->errs_stack;
+	if (!ftp_active() || !ftp_req_any() || count <= 0)
+		return false;
+	if (count > STACK_REQUESTS) {
+		m->t = malloc((size_t)count * sizeof *m->t);
+		m->errs = malloc((size_t)count * sizeof *m->errs);
+		if (!m->t || !m->errs) {
+			free(m->t);
+			free(m->errs);
+			return false;
+		}
+	}
+	for (int i = 0; i < count; i++) {
+		m->t[i].handle = requests[i];
+		m->t[i].known = ftp_req_find(requests[i], &m->t[i].r);
+		m->any_known |= m->t[i].known;
+	}
+	if (!m->any_known && count > STACK_REQUESTS) {
+		free(m->t);
+		free(m->errs);
+	}
+	return m->any_known;
+}
+
+static void many_fini(struct many *m, const MPI_Request requests[])
+{
+	for (int i = 0; i < m->count; i++)
+		forget_if_done(&m->t[i], requests[i]);
+	if (m->t != m->t_stack) {
+		free(m->t);
+		free(m->errs);
+	}
+}
+
+/* Which pending requests have failed? Fills m->errs; returns how many.
+ * c is left describing the first of them. */
+static int many_check(struct many *m, const MPI_Request requests[], struct ftp_call *c)
+{
+	int nfailed = 0;
+
+	for (int i = 0; i < m->count; i++) {
+		struct ftp_call ci = *c;
+		m->errs[i] = MPI_SUCCESS;
+		if (!m->t[i].known || requests[i] == MPI_REQUEST_NULL)
+			continue;
+		call_for(&ci, &m->t[i].r);
+		m->errs[i] = ftp_check(&ci, true);
+		if (m->errs[i] != MPI_SUCCESS && nfailed++ == 0)
+			*c = ci;
+	}
+	return nfailed;
+}
+
+/* Give up on request i (which failed with m->errs[i]); its error, or
+ * MPI_SUCCESS if it completed after all. A PENDING request stays. */
+static int many_give_up(struct many *m, int i, MPI_Request requests[], struct ftp_call *c,
+			MPI_Status *status)
+{
+	struct ftp_call ci = *c;
+
+	if (m->errs[i] == FTP_ERR_PROC_FAILED_PENDING)
+		return m->errs[i];
+	call_for(&ci, &m->t[i].r);
+	return ftp_give_up(&ci, &requests[i], m->t[i].r.persistent, m->errs[i], status);
+}
+
+/* Finish an -all call that ran into failures: every request gets its
+ * fate in its status. */
+static int all_with_errors(struct many *m, MPI_Request requests[], struct ftp_call *c,
+			   MPI_Status statuses[])
+{
+	int first = MPI_SUCCESS;
+
+	for (int i = 0; i < m->count; i++) {
+		MPI_Status st;
+		int err, flag = 0;
+		bool inactive = requests[i] == MPI_REQUEST_NULL;
+		if (inactive) {
+			err = MPI_SUCCESS;
+		} else if (m->errs[i] != MPI_SUCCESS) {
+			err = many_give_up(m, i, requests, c, &st);
+		} else {
+			err = PMPI_Test(&requests[i], &flag, &st);
+			if (err == MPI_SUCCESS && !flag)
+				err = MPI_ERR_PENDING;
+		}
+		if (statuses != MPI_STATUSES_IGNORE) {
+			if (!inactive)
+				statuses[i] = st;
+			statuses[i].MPI_ERROR = err;
+		}
+		if (first == MPI_SUCCESS && err != MPI_SUCCESS && err != MPI_ERR_PENDING)
+			first = err;
+	}
+	return statuses == MPI_STATUSES_IGNORE ? first : MPI_ERR_IN_STATUS;
+}
+
+FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Waitall);
+	struct many m;
+	uint64_t seen = 0, polls = 0;
+	int flag = 0, rc;
+
+	if (!many_init(&m, count, requests))
+		return ftp_post_plain(&c, PMPI_Waitall(count, requests, statuses));
+	for (;;) {
+		uint64_t events = ftp_events();
+		if (events != seen) {
+			seen = events;
+			if (many_check(&m, requests, &c)) {
+				rc = all_with_errors(&m, requests, &c, statuses);
+				break;
+			}
+		}
+		rc = PMPI_Testall(count, requests, &flag, statuses);
+		if (rc != MPI_SUCCESS || flag)
+			break;
+		if (++polls > SPIN_POLLS)
+			sched_yield();
+	}
+	many_fini(&m, requests);
+	return ftp_post_plain(&c, rc);
+}
+
+FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Testall);
+	struct many m;
+	int rc;
+
+	if (!many_init(&m, count, requests))
+		return ftp_post_plain(&c, PMPI_Testall(count, requests, flag, statuses));
+	rc = PMPI_Testall(count, requests, flag, statuses);
+	if (rc == MPI_SUCCESS && !*flag && ftp_events() != 0 && many_check(&m, requests, &c)) {
+		rc = all_with_errors(&m, requests, &c, statuses);
+		*flag = 1;
+	}
+	many_fini(&m, requests);
+	return ftp_post_plain(&c, rc);
+}
+
+/* An -any call that ran into failures: the first failed request is the
+ * one completed (with its error). */
+static int any_with_error(struct many *m, MPI_Request requests[], struct ftp_call *c, int *index,
+			  MPI_Status *status)
+{
+	for (int i = 0; i < m->count; i++) {
+		if (m->errs[i] == MPI_SUCCESS)
+			continue;
+		*index = i;
+		return many_give_up(m, i, requests, c, status);
+	}
+	return MPI_SUCCESS;
+}
+
+FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Waitany);
+	struct many m;
+	uint64_t seen = 0, polls = 0;
+	int flag = 0, rc;
+
+	if (!many_init(&m, count, requests))
+		return ftp_post_plain(&c, PMPI_Waitany(count, requests, index, status));
+	for (;;) {
+		uint64_t events = ftp_events();
+		if (events != seen) {
+			seen = events;
+			if (many_check(&m, requests, &c)) {
+				rc = any_with_error(&m, requests, &c, index, status);
+				break;
+			}
+		}
+		rc = PMPI_Testany(count, requests, index, &flag, status);
+		if (rc != MPI_SUCCESS || flag)
+			break;
+		if (++polls > SPIN_POLLS)
+			sched_yield();
+	}
+	many_fini(&m, requests);
+	return ftp_post_plain(&c, rc);
+}
+
+FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
+			  MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Testany);
+	struct many m;
+	int rc;
+
+	if (!many_init(&m, count, requests))
+		return ftp_post_plain(&c, PMPI_Testany(count, requests, index, flag, status));
+	rc = PMPI_Testany(count, requests, index, flag, status);
+	if (rc == MPI_SUCCESS && !*flag && ftp_events() != 0 && many_check(&m, requests, &c)) {
+		rc = any_with_error(&m, requests, &c, index, status);
+		*flag = rc != FTP_ERR_PROC_FAILED_PENDING;
+	}
+	many_fini(&m, requests);
+	return ftp_post_plain(&c, rc);
+}
+
+/* A -some call that ran into failures: the failed requests are among
+ * those completed, each with its error. */
+static int some_with_errors(struct many *m, MPI_Request requests[], struct ftp_call *c,
+			    int *outcount, int indices[], MPI_Status statuses[])
+{
+	int n = 0, first = MPI_SUCCESS;
+
+	for (int i = 0; i < m->count; i++) {
+		MPI_Status st;
+		if (m->errs[i] == MPI_SUCCESS)
+			continue;
+		int err = many_give_up(m, i, requests, c, &st);
+		indices[n] = i;
+		if (statuses != MPI_STATUSES_IGNORE) {
+			statuses[n] = st;
+			statuses[n].MPI_ERROR = err;
+		}
+		if (first == MPI_SUCCESS)
+			first = err;
+		n++;
+	}
+	*outcount = n;
+	return statuses == MPI_STATUSES_IGNORE ? first : MPI_ERR_IN_STATUS;
+}
+
+FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+			   MPI_Status statuses[])
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Waitsome);
+	struct many m;
+	uint64_t seen = 0, polls = 0;
+	int rc;
+
+	if (!many_init(&m, incount, requests))
+		return ftp_post_plain(&c, PMPI_Waitsome(incount, requests, outcount, indices, statuses));
+	for (;;) {
+		uint64_t events = ftp_events();
+		if (events != seen) {
+			seen = events;
+			if (many_check(&m, requests, &c)) {
+				rc = some_with_errors(&m, requests, &c, outcount, indices, statuses);
+				break;
+			}
+		}
+		rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+		if (rc != MPI_SUCCESS || *outcount != 0)
+			break;
+		if (++polls > SPIN_POLLS)
+			sched_yield();
+	}
+	many_fini(&m, requests);
+	return ftp_post_plain(&c, rc);
+}
+
+FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+			   MPI_Status statuses[])
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Testsome);
+	struct many m;
+	int rc;
+
+	if (!many_init(&m, incount, requests))
+		return ftp_post_plain(&c, PMPI_Testsome(incount, requests, outcount, indices, statuses));
+	rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+	if (rc == MPI_SUCCESS && *outcount == 0 && ftp_events() != 0 && many_check(&m, requests, &c))
+		rc = some_with_errors(&m, requests, &c, outcount, indices, statuses);
+	many_fini(&m, requests);
+	return ftp_post_plain(&c, rc);
+}

@@ -1,0 +1,91 @@
+/* errors.c: raising ftshim's errors through the communicator's error
+ * handler, and the wrappers that make MPI_Error_string and
+ * MPI_Error_class know the ULFM classes (MPICH 4.0 has the classes but no
+ * strings; Open MPI 4.1 has neither). */
+#include "ftshim_config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pmpi/call.h"
+#include "src/log.h"
+
+static const char *error_text(int code)
+{
+	switch (code) {
+	case FTP_ERR_PROC_FAILED:
+		return "MPI_ERR_PROC_FAILED: a process involved in the operation has failed";
+	case FTP_ERR_PROC_FAILED_PENDING:
+		return "MPI_ERR_PROC_FAILED_PENDING: a process that could have matched this receive has "
+		       "failed; the request is still pending";
+	case FTP_ERR_REVOKED:
+		return "MPI_ERR_REVOKED: the communicator was revoked";
+	default:
+		return NULL;
+	}
+}
+
+/* Which process's failure this call ran into, for the fatal message. */
+static void describe_cause(struct ftp_call *c, char *out, size_t len)
+{
+	uint32_t n = ft_proc_nfailed(&ftp.procs);
+	int32_t peer = c->comm && c->watch.kind == FTP_WATCH_PEER
+			       ? ftp_peer_world(c->comm->core, c->watch.rank) : -1;
+
+	if (peer >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)peer)) {
+		const struct ft_proc *p = &ftp.procs.procs[peer];
+		snprintf(out, len, "its peer, world rank %d, failed (%s)", peer,
+			 p->how < FT_HOW_COUNT ? ft_fail_how_names[p->how] : "unknown");
+		return;
+	}
+	size_t used = (size_t)snprintf(out, len, "failed world rank%s:", n == 1 ? "" : "s");
+	for (uint32_t i = 0; i < n && used + 12 < len; i++)
+		used += (size_t)snprintf(out + used, len - used, " %d", ftp.procs.order[i]);
+}
+
+int ftp_raise(struct ftp_call *c, int code)
+{
+	static const char *const names[] = FTP_FN_NAMES;
+	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+	MPI_Comm comm = c->real;
+
+	if (comm == MPI_COMM_NULL)
+		comm = MPI_COMM_WORLD;
+	PMPI_Comm_get_errhandler(comm, &eh);
+	bool fatal = eh == MPI_ERRORS_ARE_FATAL;
+#ifdef MPI_ERRORS_ABORT
+	fatal |= eh == MPI_ERRORS_ABORT;
+#endif
+	if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
+		PMPI_Errhandler_free(&eh);
+	if (fatal) {
+		char cause[256];
+		describe_cause(c, cause, sizeof cause);
+		ft_error("%s failed: %s; %s. The communicator's error handler is MPI_ERRORS_ARE_FATAL, so "
+			 "the job ends; set MPI_ERRORS_RETURN (or a handler) and use the ULFM API to survive",
+			 c->fn < FTP_FN_COUNT ? names[c->fn] : "an MPI call", error_text(code), cause);
+		PMPI_Abort(comm, code);
+	}
+	PMPI_Comm_call_errhandler(comm, code);
+	return code;
+}
+
+FT_EXPORT int MPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+	const char *text = error_text(errorcode);
+
+	if (!text)
+		return PMPI_Error_string(errorcode, string, resultlen);
+	snprintf(string, MPI_MAX_ERROR_STRING, "%s", text);
+	*resultlen = (int)strlen(string);
+	return MPI_SUCCESS;
+}
+
+FT_EXPORT int MPI_Error_class(int errorcode, int *errorclass)
+{
+	if (error_text(errorcode)) {
+		*errorclass = errorcode;
+		return MPI_SUCCESS;
+	}
+	return PMPI_Error_class(errorcode, errorclass);
+}

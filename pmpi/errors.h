@@ -1,0 +1,35 @@
+/* errors.h: the ULFM error classes ftshim returns, and the one place that
+ * raises them on a communicator. The values compare equal to what a ULFM
+ * program expects: the MPI's own where its mpi.h defines them (MPICH:
+ * MPIX_ERR_PROC_FAILED 101, ..._PENDING 102, MPIX_ERR_REVOKED 103), Open
+ * MPI 5's otherwise (75, 76, 77: unused classes in Open MPI 4.1). */
+#ifndef FTSHIM_PMPI_ERRORS_H
+#define FTSHIM_PMPI_ERRORS_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#ifdef MPIX_ERR_PROC_FAILED
+#define FTP_ERR_PROC_FAILED MPIX_ERR_PROC_FAILED
+#define FTP_ERR_PROC_FAILED_PENDING MPIX_ERR_PROC_FAILED_PENDING
+#define FTP_ERR_REVOKED MPIX_ERR_REVOKED
+#else
+#define FTP_ERR_PROC_FAILED 75
+#define FTP_ERR_PROC_FAILED_PENDING 76
+#define FTP_ERR_REVOKED 77
+#endif
+
+static inline bool ftp_is_ft_error(int code)
+{
+	return code == FTP_ERR_PROC_FAILED || code == FTP_ERR_PROC_FAILED_PENDING ||
+	       code == FTP_ERR_REVOKED;
+}
+
+struct ftp_call;
+
+/* Raise code (one of ours) on the call's communicator: its error handler
+ * runs; with MPI_ERRORS_ARE_FATAL (or MPI_ERRORS_ABORT) the job ends with
+ * one line that says what failed and what to do. Returns code. */
+int ftp_raise(struct ftp_call *c, int code);
+
+#endif

@@ -1,0 +1,216 @@
+/* p2p.c: the blocking point-to-point calls whose nonblocking twin is not
+ * a one-to-one rewrite: the probes (polled with their nonblocking forms)
+ * and the send-receives (a receive and a send, each watched on its own
+ * peer; MPI_Sendrecv_replace sends from a copy of the buffer). */
+#include "ftshim_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/call.h"
+
+/* Poll MPI_Iprobe (or MPI_Improbe when message is not NULL). */
+static int probe_poll(struct ftp_call *c, int source, int tag, MPI_Message *message,
+		      MPI_Status *status)
+{
+	uint64_t seen = 0, polls = 0;
+	int flag = 0, rc;
+
+	for (;;) {
+		rc = message ? PMPI_Improbe(source, tag, c->real, &flag, message, status)
+			     : PMPI_Iprobe(source, tag, c->real, &flag, status);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+		rc = ftp_poll_step(c, false, &seen, &polls);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+}
+
+FT_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Probe);
+	int rc = ftp_pre_recv(&c, comm, source);
+
+	if (rc == MPI_SUCCESS)
+		rc = c.direct ? PMPI_Probe(source, tag, c.real, status)
+			      : probe_poll(&c, source, tag, NULL, status);
+	return ftp_post_plain(&c, rc);
+}
+
+FT_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+			 MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Mprobe);
+	int rc = ftp_pre_recv(&c, comm, source);
+
+	if (rc == MPI_SUCCESS)
+		rc = c.direct ? PMPI_Mprobe(source, tag, c.real, message, status)
+			      : probe_poll(&c, source, tag, message, status);
+	return ftp_post_plain(&c, rc);
+}
+
+/* The receive (c, watching its source) and the send (sreq, to dest) of a
+ * send-receive have both been started (rs, ss: what starting them
+ * returned): wait for both, each watched on its own peer. */
+static int sendrecv_wait(struct ftp_call *c, int rs, int ss, MPI_Request sreq, int dest,
+			 MPI_Status *status)
+{
+	struct ftp_call s = *c;
+
+	s.watch.kind = FTP_WATCH_PEER;
+	s.watch.rank = dest;
+	s.watch.recv = false;
+	s.req = sreq;
+	if (rs != MPI_SUCCESS || ss != MPI_SUCCESS) {
+		if (rs == MPI_SUCCESS) {
+			PMPI_Cancel(&c->req);
+			PMPI_Wait(&c->req, MPI_STATUS_IGNORE);
+		}
+		if (ss == MPI_SUCCESS)
+			PMPI_Request_free(&s.req);
+		return rs != MPI_SUCCESS ? rs : ss;
+	}
+	int rc = ftp_block(c, MPI_SUCCESS, status);
+	if (rc != MPI_SUCCESS) {
+		PMPI_Cancel(&s.req);
+		PMPI_Request_free(&s.req);
+		return rc;
+	}
+	return ftp_block(&s, MPI_SUCCESS, MPI_STATUS_IGNORE);
+}
+
+/* Both peers are checked before anything starts. */
+static int pre_sendrecv(struct ftp_call *c, MPI_Comm comm, int dest, int source)
+{
+	int rc = ftp_pre_send(c, comm, dest);
+
+	if (rc == MPI_SUCCESS && !c->direct)
+		rc = ftp_pre_recv(c, comm, source);
+	return rc;
+}
+
+FT_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+			   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+			   int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Sendrecv);
+	MPI_Request sreq = MPI_REQUEST_NULL;
+	int rc = pre_sendrecv(&c, comm, dest, source);
+
+	if (rc == MPI_SUCCESS && c.direct)
+		rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+				   recvtype, source, recvtag, c.real, status);
+	else if (rc == MPI_SUCCESS) {
+		int rs = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, c.real, &c.req);
+		int ss = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, c.real, &sreq);
+		rc = sendrecv_wait(&c, rs, ss, sreq, dest, status);
+	}
+	return ftp_post_plain(&c, rc);
+}
+
+/* The span of count elements of datatype: where it starts relative to
+ * buf, and how many bytes it covers. */
+static int type_span(MPI_Datatype datatype, MPI_Count count, MPI_Aint *lb, size_t *bytes)
+{
+	MPI_Aint tlb, textent, xlb, xextent;
+
+	if (PMPI_Type_get_true_extent(datatype, &tlb, &textent) != MPI_SUCCESS ||
+	    PMPI_Type_get_extent(datatype, &xlb, &xextent) != MPI_SUCCESS)
+		return -1;
+	*lb = tlb;
+	*bytes = count > 0 ? (size_t)textent + (size_t)(count - 1) * (size_t)xextent : 0;
+	return 0;
+}
+
+/* MPI_Sendrecv_replace as a receive into buf and a send from a copy. */
+static int sendrecv_replace(struct ftp_call *c, void *buf, MPI_Count count, MPI_Datatype datatype,
+			    int dest, int sendtag, int source, int recvtag, MPI_Status *status,
+			    int (*isend)(const void *, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request *),
+			    int (*irecv)(void *, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request *))
+{
+	MPI_Request sreq = MPI_REQUEST_NULL;
+	MPI_Aint lb;
+	size_t bytes;
+
+	if (type_span(datatype, count, &lb, &bytes) != 0)
+		return MPI_ERR_TYPE;
+	char *copy = malloc(bytes ? bytes : 1);
+	if (!copy)
+		return MPI_ERR_NO_MEM;
+	memcpy(copy, (char *)buf + lb, bytes);
+	int rs = irecv(buf, count, datatype, source, recvtag, c->real, &c->req);
+	int ss = isend(copy - lb, count, datatype, dest, sendtag, c->real, &sreq);
+	int rc = sendrecv_wait(c, rs, ss, sreq, dest, status);
+	/* A send given up on was freed, not finished: the MPI may still read
+	 * the copy, so it is kept (a small leak on a failure path). */
+	if (rc == MPI_SUCCESS || ss != MPI_SUCCESS)
+		free(copy);
+	return rc;
+}
+
+static int isend_int(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+		     MPI_Comm comm, MPI_Request *req)
+{
+	return PMPI_Isend(buf, (int)count, dt, dest, tag, comm, req);
+}
+
+static int irecv_int(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+		     MPI_Comm comm, MPI_Request *req)
+{
+	return PMPI_Irecv(buf, (int)count, dt, source, tag, comm, req);
+}
+
+FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
+				   int sendtag, int source, int recvtag, MPI_Comm comm,
+				   MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Sendrecv_replace);
+	int rc = pre_sendrecv(&c, comm, dest, source);
+
+	if (rc == MPI_SUCCESS && c.direct)
+		rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag,
+					   c.real, status);
+	else if (rc == MPI_SUCCESS)
+		rc = sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source, recvtag, status,
+				      isend_int, irecv_int);
+	return ftp_post_plain(&c, rc);
+}
+
+#if MPI_VERSION >= 4
+FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+			     int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
+			     MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+			     MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Sendrecv_c);
+	MPI_Request sreq = MPI_REQUEST_NULL;
+	int rc = pre_sendrecv(&c, comm, dest, source);
+
+	if (rc == MPI_SUCCESS && c.direct)
+		rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+				     recvtype, source, recvtag, c.real, status);
+	else if (rc == MPI_SUCCESS) {
+		int rs = PMPI_Irecv_c(recvbuf, recvcount, recvtype, source, recvtag, c.real, &c.req);
+		int ss = PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, c.real, &sreq);
+		rc = sendrecv_wait(&c, rs, ss, sreq, dest, status);
+	}
+	return ftp_post_plain(&c, rc);
+}
+
+FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+				     int sendtag, int source, int recvtag, MPI_Comm comm,
+				     MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Sendrecv_replace_c);
+	int rc = pre_sendrecv(&c, comm, dest, source);
+
+	if (rc == MPI_SUCCESS && c.direct)
+		rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag,
+					     c.real, status);
+	else if (rc == MPI_SUCCESS)
+		rc = sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source, recvtag, status,
+				      PMPI_Isend_c, PMPI_Irecv_c);
+	return ftp_post_plain(&c, rc);
+}
+#endif
