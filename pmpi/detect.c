@@ -40,6 +40,14 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 		ft_debug("rank %u entered MPI_Finalize", e->rank);
 		return;
 	}
+	if (e->event == FT_EV_ABORT) {
+		if (e->rank == (uint32_t)ftp.world_rank)
+			return;
+		/* MPI_Abort ends every process, whatever the launcher does. */
+		ft_error("rank %u ended the job (MPI_Abort, or a fatal error; status %u): this rank exits too",
+			 e->rank, e->how);
+		_exit(e->how & 0xff ? e->how & 0xff : 1);
+	}
 	if (!ft_proc_mark_failed(&ftp.procs, e->rank, (enum ft_fail_how)e->how, (int32_t)e->detector,
 				 (int32_t)told_by, ft_clock_now()))
 		return;
@@ -137,6 +145,16 @@ void ftp_detect_finish(void)
 	engine = NULL;
 	if (rc != 0)
 		ft_warn("left the control plane before every rank had finished");
+}
+
+void ftp_detect_abort(int status)
+{
+	if (!engine)
+		return;
+	ft_engine_abort(engine, status, 500 * FT_NSEC_PER_MSEC);
+	/* Not PMPI_Abort: under Hydra with -disable-auto-cleanup it can wait
+	 * for ever in the launcher; the others are on their way out already. */
+	_exit(status & 0xff ? status & 0xff : 1);
 }
 
 void ftp_detect_kill(void)

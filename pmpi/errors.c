@@ -64,6 +64,7 @@ int ftp_raise(struct ftp_call *c, int code)
 		ft_error("%s failed: %s; %s. The communicator's error handler is MPI_ERRORS_ARE_FATAL, so "
 			 "the job ends; set MPI_ERRORS_RETURN (or a handler) and use the ULFM API to survive",
 			 c->fn < FTP_FN_COUNT ? names[c->fn] : "an MPI call", error_text(code), cause);
+		ftp_detect_abort(code);
 		PMPI_Abort(comm, code);
 	}
 	PMPI_Comm_call_errhandler(comm, code);

@@ -83,6 +83,11 @@ int ftp_job_start(bool usable);
  * rank has departed or failed, or stop at once. */
 int ftp_detect_start(int listen_fd);
 void ftp_detect_finish(void);
+/* Tell every rank that this one ends the job (MPI_Abort, a fatal error),
+ * and exit with status; they exit with it too. (The launcher may not kill
+ * them itself: Hydra with -disable-auto-cleanup does not.) Returns only if
+ * detection is off; the caller then calls PMPI_Abort. */
+void ftp_detect_abort(int status);
 void ftp_detect_kill(void);
 
 /* The run directory (pmpi/rundir.c): where ranks record where they run

@@ -156,8 +156,10 @@ FT_EXPORT int MPI_Finalize(void)
 
 FT_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-	if (ftp_active())
-		ft_info("MPI_Abort(errorcode %d) called by the application", errorcode);
+	if (ftp_active()) {
+		ft_info("MPI_Abort(errorcode %d) called by the application: ending every rank", errorcode);
+		ftp_detect_abort(errorcode);
+	}
 	return PMPI_Abort(ftp_comm_real(comm), errorcode);
 }
 

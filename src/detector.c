@@ -273,7 +273,8 @@ static int append_news(struct ft_detector *d, const struct ft_entry *e)
 /* Record one entry. Returns true if it was news to this process. */
 static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told_by, uint64_t now)
 {
-	if (e->rank >= d->cfg.nprocs || (e->event != FT_EV_FAILED && e->event != FT_EV_DEPARTED))
+	if (e->rank >= d->cfg.nprocs ||
+	    (e->event != FT_EV_FAILED && e->event != FT_EV_DEPARTED && e->event != FT_EV_ABORT))
 		return false;
 	if (e->rank == d->cfg.self && e->event == FT_EV_FAILED) {
 		if (!d->excluded) {
@@ -282,13 +283,14 @@ static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told
 		}
 		return false;
 	}
-	bool had_any = known_events(&d->known, e->rank) != 0;
+	bool had_any = (known_events(&d->known, e->rank) &
+			((1u << FT_EV_FAILED) | (1u << FT_EV_DEPARTED))) != 0;
 	int rc = known_add(&d->known, e->rank, e->event);
 	if (rc == 0)
 		d->stats.duplicates++;
 	if (rc <= 0 || append_news(d, e) != 0)
 		return false;
-	if (!had_any && e->rank != d->cfg.self)
+	if (!had_any && e->rank != d->cfg.self && e->event != FT_EV_ABORT)
 		d->nleft++;
 	d->digest ^= news_hash(e->rank, e->event);
 	if (e->event == FT_EV_FAILED) {
@@ -301,7 +303,7 @@ static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told
 			send_excluded(d, e->rank, e->how, d->cfg.self);
 		if (d->started && (e->rank == d->observed || e->rank == d->emit_to))
 			update_neighbours(d, now);
-	} else {
+	} else if (e->event == FT_EV_DEPARTED) {
 		d->ndeparted++;
 	}
 	d->ops.learned(d->ops.ctx, e, told_by);
@@ -339,6 +341,17 @@ bool ft_det_connection_lost(struct ft_detector *d, uint32_t peer, uint64_t now)
 		return false;
 	ft_det_declare(d, peer, FT_HOW_CONN_LOST, now);
 	return true;
+}
+
+void ft_det_abort(struct ft_detector *d, uint16_t status, uint64_t now)
+{
+	struct ft_entry e = { .rank = d->cfg.self, .event = FT_EV_ABORT, .how = status,
+			      .detector = d->cfg.self };
+
+	if (d->excluded)
+		return;
+	if (learn(d, &e, d->cfg.self, now))
+		flood(d, &e, 1);
 }
 
 void ft_det_depart(struct ft_detector *d, uint64_t now)

@@ -19,6 +19,8 @@
  *    a digest that differs on two heartbeats in a row triggers a SYNC
  *    exchange of whole views, so news lost with a forwarder that died
  *    mid-flood still reaches everyone.
+ *  - A rank that ends the job (MPI_Abort, a fatal error) floods that too,
+ *    as news with event FT_EV_ABORT; everyone learns it like a failure.
  *  - Fail-stop: news that this process failed, or an EXCLUDED message,
  *    is reported through ops.excluded; a message from a rank this process
  *    knows failed is answered with EXCLUDED and otherwise ignored.
@@ -124,6 +126,10 @@ void ft_det_declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t
  * it, and never for a rank that departed. Returns true if peer was
  * declared failed. */
 bool ft_det_connection_lost(struct ft_detector *d, uint32_t peer, uint64_t now);
+
+/* This process ends the job (MPI_Abort, a fatal error) with exit status
+ * status: flood it, so that every rank ends too. */
+void ft_det_abort(struct ft_detector *d, uint16_t status, uint64_t now);
 
 /* This process entered MPI_Finalize: flood that it departs. */
 void ft_det_depart(struct ft_detector *d, uint64_t now);

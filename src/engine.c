@@ -89,6 +89,9 @@ struct ft_engine {
 	struct ft_entry *scratch; /* FT_FRAME_MAX_ENTRIES, for parsing */
 	uint8_t *frame;           /* FT_FRAME_MAX_LEN, for encoding */
 	_Atomic int request;      /* enum request, from the application thread */
+	_Atomic int abort_status; /* from the application thread: -1, or the status
+				     to flood (ft_engine_abort) */
+	_Atomic bool abort_sent;  /* set by the detector thread once it is out */
 	bool departing;
 	uint64_t leave_by;
 	bool timed_out;
@@ -232,10 +235,11 @@ static void mark_lost(struct ft_engine *e, uint32_t rank)
 	}
 }
 
-/* The departure of this process, as a NOTICE. */
-static void departure_msg(struct ft_engine *e, struct ft_msg *m, struct ft_entry *entry)
+/* News about this process (its departure, its abort), as a NOTICE. */
+static void self_msg(struct ft_engine *e, struct ft_msg *m, struct ft_entry *entry, uint16_t event,
+		     uint16_t how)
 {
-	*entry = (struct ft_entry){ .rank = e->self, .event = FT_EV_DEPARTED, .detector = e->self };
+	*entry = (struct ft_entry){ .rank = e->self, .event = event, .how = how, .detector = e->self };
 	*m = (struct ft_msg){ .type = FT_MSG_NOTICE, .from = e->self };
 	m->list.count = 1;
 	m->list.entries = entry;
@@ -266,7 +270,7 @@ static struct conn *open_outbound(struct ft_engine *e, uint32_t rank, bool probe
 	if (e->departing) {
 		struct ft_msg m;
 		struct ft_entry entry;
-		departure_msg(e, &m, &entry);
+		self_msg(e, &m, &entry, FT_EV_DEPARTED, 0);
 		conn_send(e, c, &m, now);
 	}
 	return c;
@@ -429,7 +433,7 @@ static void accept_all(struct ft_engine *e, uint64_t now)
 		if (c && e->departing) {
 			struct ft_msg m;
 			struct ft_entry entry;
-			departure_msg(e, &m, &entry);
+			self_msg(e, &m, &entry, FT_EV_DEPARTED, 0);
 			conn_send(e, c, &m, now);
 		}
 	}
@@ -502,21 +506,35 @@ static void sweep(struct ft_engine *e, uint64_t now)
 
 /* --- the loop ----------------------------------------------------------- */
 
-static void start_departure(struct ft_engine *e, uint64_t now)
+/* News about this process goes on every connection first, so that each
+ * peer reads it before it can read the end of the stream, then the usual
+ * flood. */
+static void tell_everyone(struct ft_engine *e, uint16_t event, uint16_t how, uint64_t now)
 {
 	struct ft_msg m;
 	struct ft_entry entry;
 
-	e->departing = true;
-	departure_msg(e, &m, &entry);
-	/* On every connection first, so that each peer reads it before it
-	 * can read the end of the stream. */
+	self_msg(e, &m, &entry, event, how);
 	for (struct conn *c = e->conns, *next; c; c = next) {
 		next = c->next;
 		if (c->rank != FT_RANK_NONE && !c->closing)
 			conn_send(e, c, &m, now);
 	}
+}
+
+static void start_departure(struct ft_engine *e, uint64_t now)
+{
+	e->departing = true;
+	tell_everyone(e, FT_EV_DEPARTED, 0, now);
 	ft_det_depart(&e->det, now);
+}
+
+static void start_abort(struct ft_engine *e, int status, uint64_t now)
+{
+	tell_everyone(e, FT_EV_ABORT, (uint16_t)status, now);
+	ft_det_abort(&e->det, (uint16_t)status, now);
+	sweep(e, now);
+	atomic_store_explicit(&e->abort_sent, true, memory_order_release);
 }
 
 /* At the end: what the control plane did, and what the thread cost. */
@@ -577,6 +595,9 @@ static void *engine_main(void *arg)
 		int req = atomic_load_explicit(&e->request, memory_order_acquire);
 		if (req == REQ_KILL)
 			break;
+		int status = atomic_exchange_explicit(&e->abort_status, -1, memory_order_acquire);
+		if (status >= 0)
+			start_abort(e, status, now);
 		if (req == REQ_DEPART && !e->departing)
 			start_departure(e, now);
 		uint64_t next = ft_det_tick(&e->det, now);
@@ -665,6 +686,7 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 	}
 	e->listen_fd = cfg->listen_fd;
 	e->wake_fd = e->epfd = -1;
+	atomic_init(&e->abort_status, -1);
 	e->n = n;
 	e->self = cfg->det.self;
 	e->hooks = *hooks;
@@ -727,6 +749,20 @@ int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns)
 	int rc = e->timed_out ? -ETIMEDOUT : 0;
 	engine_free(e);
 	return rc;
+}
+
+void ft_engine_abort(struct ft_engine *e, int status, uint64_t timeout_ns)
+{
+	uint64_t one = 1, until = ft_clock_now() + timeout_ns;
+	struct timespec pause = { 0, 1000000 };
+
+	atomic_store_explicit(&e->abort_status, status & 0xffff, memory_order_release);
+	ssize_t w = write(e->wake_fd, &one, sizeof one);
+	(void)w;
+	while (!atomic_load_explicit(&e->abort_sent, memory_order_acquire) && ft_clock_now() < until)
+		nanosleep(&pause, NULL);
+	/* A moment for the frames to leave the socket buffers. */
+	nanosleep(&pause, NULL);
 }
 
 void ft_engine_kill(struct ft_engine *e)

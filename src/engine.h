@@ -51,6 +51,11 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
  * or -ETIMEDOUT if it gave up waiting. */
 int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns);
 
+/* Tell every rank that this one ends the job with exit status status (0
+ * to 65535), and wait (at most timeout_ns) until that is on its way. The
+ * engine keeps running; the caller then ends the process. Any thread. */
+void ft_engine_abort(struct ft_engine *e, int status, uint64_t timeout_ns);
+
 /* Stop at once, without telling anyone (for a process that is leaving
  * because it was excluded, or that is about to abort). */
 void ft_engine_kill(struct ft_engine *e);

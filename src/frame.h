@@ -56,6 +56,8 @@ enum ft_msg_type {
 enum ft_event {
 	FT_EV_FAILED = 1,   /* the rank failed */
 	FT_EV_DEPARTED = 2, /* the rank entered MPI_Finalize and will leave */
+	FT_EV_ABORT = 3,    /* the rank ends the job (MPI_Abort, a fatal error);
+			       how carries the exit status */
 };
 
 #define FT_SYNC_REPLY 1u /* SYNC flag: answer with your view if it differs */
