@@ -24,7 +24,7 @@ GENERATED = {
     "local", "send", "recv", "iprobe", "ip2p", "msg", "coll", "coll_noi", "icoll", "req",
     "create", "dup", "idup", "create_group", "create_inter", "free",
 }
-CLASSES = GENERATED | {"pass", "hand"}
+CLASSES = GENERATED | {"pass", "hand", "ulfm"}
 # Classes whose calls name a communicator the policy must look up.
 WITH_COMM = GENERATED - {"msg", "req"}
 # Blocking classes that run as their nonblocking twin, watched by ftp_block.
@@ -253,7 +253,7 @@ def main(argv):
             raise TableError("%s: mpi.h declares %d function(s) that no row classifies: %s"
                              % (table, len(missing), " ".join(missing)))
         present = [f for f in sorted(funcs.values(), key=lambda f: f.name)
-                   if f.name in declared]
+                   if f.name in declared or f.cls == "ulfm"]
         wrapped = [f for f in present if f.cls != "pass"]
         bodies = [wrapper(f, declared) for f in wrapped if f.cls in GENERATED]
     except TableError as e:

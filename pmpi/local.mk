@@ -20,7 +20,8 @@ libftshim_la_SOURCES = \
 	pmpi/p2p.c \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \
-	pmpi/rundir.c
+	pmpi/rundir.c \
+	pmpi/ulfm.c pmpi/ulfm.h
 nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h
 libftshim_la_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 libftshim_la_LIBADD = src/libftcore.la $(MPI_LIBS)
@@ -42,3 +43,7 @@ pmpi/wrappers.c: $(srcdir)/pmpi/ftshim-api.tsv $(srcdir)/pmpi/gen-wrappers.py pm
 
 pmpi/fn_table.h pmpi/wrapped.txt: pmpi/wrappers.c
 	@test -f $@ || { rm -f pmpi/wrappers.c; $(MAKE) $(AM_MAKEFLAGS) pmpi/wrappers.c; }
+
+# The ULFM extension header, for programs written for Open MPI 5's ULFM.
+ftshimincludedir = $(includedir)/ftshim
+ftshiminclude_HEADERS = include/mpi-ext.h

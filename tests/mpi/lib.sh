@@ -28,7 +28,7 @@ build() {
 	local prog=$1 src="$MPITEST_SRCDIR/progs/$1.c" bin="$MPITEST_BINDIR/$1"
 	mkdir -p "$MPITEST_BINDIR"
 	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$MPITEST_SRCDIR/progs/testutil.h" -nt "$bin" ]; then
-		"$MPITEST_MPICC" -std=gnu11 -O1 -g -Wall -Werror -Wno-stringop-overread -o "$bin.tmp.$$" "$src" -ldl -lm ||
+		"$MPITEST_MPICC" -I"$MPITEST_SRCDIR/../../include" -std=gnu11 -O1 -g -Wall -Werror -Wno-stringop-overread -o "$bin.tmp.$$" "$src" -ldl -lm ||
 			fail "cannot build $prog"
 		mv -f "$bin.tmp.$$" "$bin"
 	fi
