@@ -75,12 +75,16 @@ static int known_grow(struct ft_known *k)
 /* 1 if (rank, event) is new, 0 if known, -ENOMEM. */
 static int known_add(struct ft_known *k, uint32_t rank, uint16_t event)
 {
-	if (2 * (k->count + 1) > k->cap && known_grow(k) != 0)
-		return -ENOMEM;
 	uint32_t i = known_slot(k, rank);
 	uint8_t bit = (uint8_t)(1u << event);
+
 	if (k->events[i] & bit)
 		return 0;
+	if (k->ranks[i] == FT_RANK_NONE && 2 * (k->count + 1) > k->cap) {
+		if (known_grow(k) != 0)
+			return -ENOMEM;
+		i = known_slot(k, rank);
+	}
 	if (k->ranks[i] == FT_RANK_NONE) {
 		k->ranks[i] = rank;
 		k->count++;
@@ -214,11 +218,11 @@ static uint32_t live_neighbour(const struct ft_detector *d, int dir)
 /* Flood news: send it to every broadcast target this process knows alive. */
 static void flood(struct ft_detector *d, const struct ft_entry *news, uint32_t n)
 {
+	if (n == 0)
+		return; /* most messages bring nothing new: skip the targets */
 	uint32_t max = ft_ring_max_targets(d->cfg.nprocs);
 	uint32_t nt = ft_ring_bcast_targets(d->ring, d->cfg.self, d->cfg.bcast, d->targets, max);
 
-	if (n == 0)
-		return;
 	for (uint32_t i = 0; i < nt; i++)
 		if (!ft_det_knows_failed(d, d->targets[i]))
 			send_list(d, d->targets[i], FT_MSG_NOTICE, 0, news, n);

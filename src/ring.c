@@ -60,6 +60,9 @@ static uint32_t kth_position(const struct ft_ring *r, uint32_t k)
 
 static uint32_t rank_of_index(const struct ft_ring *r, uint32_t k)
 {
+	/* While nobody has left the ring, index and position coincide. */
+	if (r->nin == r->n)
+		return r->rank_at[k];
 	return r->rank_at[kth_position(r, k)];
 }
 
@@ -192,7 +195,7 @@ uint32_t ft_ring_bcast_targets(const struct ft_ring *r, uint32_t rank, enum ft_b
 	if (!ft_ring_contains(r, rank))
 		return 0;
 	uint64_t n = r->nin;
-	uint64_t i = prefix_count(r, r->pos_of[rank]);
+	uint64_t i = r->nin == r->n ? r->pos_of[rank] : prefix_count(r, r->pos_of[rank]);
 
 	/* 64-bit index arithmetic: i + 2^k must not wrap for n near 2^32. */
 	for (uint64_t step = 1; step < n && count < max; step <<= 1) {
