@@ -8,8 +8,8 @@
  * buffers must not be reused before the communicator is freed (README,
  * "Never hang").
  *
- * Polling shares the CPU: after a few thousand polls it yields at every
- * poll, since ranks often outnumber cores. */
+ * Polling shares the CPU: after some polls it yields at every poll
+ * (ftp_poll_pause), soon when ranks outnumber the cores of their host. */
 #include "ftshim_config.h"
 
 #include <sched.h>
@@ -17,9 +17,6 @@
 
 #include "pmpi/call.h"
 #include "src/log.h"
-
-/* Polls before the loop starts yielding the CPU at each poll. */
-#define SPIN_POLLS 4096
 
 /* The world rank of rank r of the group a point-to-point call addresses:
  * the remote group of an intercommunicator, else the local one. */
@@ -138,8 +135,7 @@ int ftp_poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t *po
 		if (err != MPI_SUCCESS)
 			return err;
 	}
-	if (++*polls > SPIN_POLLS)
-		sched_yield();
+	ftp_poll_pause(polls);
 	return MPI_SUCCESS;
 }
 

@@ -22,6 +22,7 @@
 #define FTSHIM_PMPI_CALL_H
 
 #include <mpi.h>
+#include <sched.h>
 
 #include "pmpi/comm_lookup.h"
 #include "pmpi/errors.h"
@@ -103,6 +104,13 @@ int ftp_block_wait(struct ftp_call *c, MPI_Status *status);
  * MPI_REQUEST_NULL, except an inactive persistent request. */
 int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 		MPI_Status *status);
+
+/* The end of each poll of a waiting call: spin a while, then yield. */
+static inline void ftp_poll_pause(uint64_t *polls)
+{
+	if (++*polls > ftp.spin_polls)
+		sched_yield();
+}
 
 /* One step of a polling loop: before the first call polls == 0 and seen
  * == 0. Returns an error if what c watches failed since the last step

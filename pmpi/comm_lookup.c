@@ -52,7 +52,10 @@ static uint32_t slot_of(uint64_t key, uint32_t mask)
 	return (uint32_t)key & mask;
 }
 
-struct ftp_comm *ftp_comm_lookup(MPI_Comm handle)
+_Atomic uint64_t ftp_comm_erasures;
+_Thread_local struct ftp_comm_cache ftp_comm_cache;
+
+struct ftp_comm *ftp_comm_lookup_table(MPI_Comm handle)
 {
 	uint64_t key = key_of(handle);
 	struct lookup_table *t = atomic_load_explicit(&lookup_table, memory_order_acquire);
@@ -127,7 +130,7 @@ int ftp_comm_insert(struct ftp_comm *c)
 	if (key <= SLOT_TOMB)
 		return -EINVAL;
 	pthread_mutex_lock(&lookup_lock);
-	if (ftp_comm_lookup(c->handle)) {
+	if (ftp_comm_lookup_table(c->handle)) {
 		rc = -EEXIST;
 		goto out_unlock;
 	}
@@ -155,6 +158,8 @@ void ftp_comm_erase(struct ftp_comm *c)
 		if (k == key && atomic_load_explicit(&t->slots[i].comm, memory_order_relaxed) == c) {
 			atomic_store_explicit(&t->slots[i].key, SLOT_TOMB, memory_order_release);
 			t->live--;
+			/* release: a thread that sees the new count drops its cache. */
+			atomic_fetch_add_explicit(&ftp_comm_erasures, 1, memory_order_release);
 			break;
 		}
 	}
@@ -165,6 +170,7 @@ void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c))
 {
 	pthread_mutex_lock(&lookup_lock);
 	struct lookup_table *t = atomic_exchange(&lookup_table, NULL);
+	atomic_fetch_add_explicit(&ftp_comm_erasures, 1, memory_order_release);
 	for (uint32_t i = 0; t && i <= t->mask; i++) {
 		uint64_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
 		if (k != SLOT_EMPTY && k != SLOT_TOMB)

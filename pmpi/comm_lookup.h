@@ -13,6 +13,8 @@
 #define FTSHIM_PMPI_COMM_LOOKUP_H
 
 #include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 #include "src/comm_table.h"
 
@@ -32,7 +34,36 @@ struct ftp_comm {
 	_Atomic uint32_t acked;
 };
 
-struct ftp_comm *ftp_comm_lookup(MPI_Comm handle);
+struct ftp_comm *ftp_comm_lookup_table(MPI_Comm handle);
+
+/* Bumped (release) by every erase: a thread's cached entry is still valid
+ * while this has not moved since it was cached. */
+extern _Atomic uint64_t ftp_comm_erasures;
+
+/* The last lookup of this thread, so that a program that keeps using one
+ * communicator does not hash its handle at every call. */
+struct ftp_comm_cache {
+	MPI_Comm handle;
+	struct ftp_comm *entry;
+	uint64_t erasures;
+};
+extern _Thread_local struct ftp_comm_cache ftp_comm_cache;
+
+static inline struct ftp_comm *ftp_comm_lookup(MPI_Comm handle)
+{
+	struct ftp_comm_cache *k = &ftp_comm_cache;
+	uint64_t erasures = atomic_load_explicit(&ftp_comm_erasures, memory_order_acquire);
+
+	if (k->entry && k->handle == handle && k->erasures == erasures)
+		return k->entry;
+	struct ftp_comm *e = ftp_comm_lookup_table(handle);
+	if (e) {
+		k->handle = handle;
+		k->entry = e;
+		k->erasures = erasures;
+	}
+	return e;
+}
 /* -EEXIST if the handle is already there, -ENOMEM. */
 int ftp_comm_insert(struct ftp_comm *c);
 void ftp_comm_erase(struct ftp_comm *c);

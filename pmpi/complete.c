@@ -23,7 +23,6 @@
 
 #include "pmpi/requests.h"
 
-#define SPIN_POLLS 4096
 #define STACK_REQUESTS 16
 
 /* What a completion call knows of one of its requests. */
@@ -312,8 +311,7 @@ FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses
 		rc = PMPI_Testall(count, requests, &flag, statuses);
 		if (rc != MPI_SUCCESS || flag)
 			break;
-		if (++polls > SPIN_POLLS)
-			sched_yield();
+		ftp_poll_pause(&polls);
 	}
 	many_fini(&m, requests);
 	return ftp_post_plain(&c, rc);
@@ -371,8 +369,7 @@ FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Sta
 		rc = PMPI_Testany(count, requests, index, &flag, status);
 		if (rc != MPI_SUCCESS || flag)
 			break;
-		if (++polls > SPIN_POLLS)
-			sched_yield();
+		ftp_poll_pause(&polls);
 	}
 	many_fini(&m, requests);
 	return ftp_post_plain(&c, rc);
@@ -443,8 +440,7 @@ FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, i
 		rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
 		if (rc != MPI_SUCCESS || *outcount != 0)
 			break;
-		if (++polls > SPIN_POLLS)
-			sched_yield();
+		ftp_poll_pause(&polls);
 	}
 	many_fini(&m, requests);
 	return ftp_post_plain(&c, rc);

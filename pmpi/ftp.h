@@ -57,6 +57,10 @@ struct ftp_state {
 	uint8_t secret[FT_SECRET_LEN]; /* the job's */
 	char job_id[13];               /* 12 hex digits, the same on every rank */
 	struct ft_inject_spec inject;  /* FTSHIM_INJECT, parsed before PMPI_Init */
+	/* Polls a waiting call spins before it yields the CPU at every poll:
+	 * few when this host runs more ranks than it gives us cores (a rank
+	 * that spins then only delays the one it waits for). Set at MPI_Init. */
+	uint32_t spin_polls;
 };
 
 extern struct ftp_state ftp;

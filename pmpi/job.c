@@ -47,6 +47,21 @@ static void fill_nonce(uint8_t *nonce, size_t len)
 		nonce[i] = (uint8_t)ft_splitmix64_next(&state);
 }
 
+/* Many polls before yielding when each rank of this host has a core of
+ * its own, few when they share. (The host's cores, not this process's
+ * affinity: a launcher that binds each rank to one core has not
+ * oversubscribed it.) */
+static void set_spin_polls(void)
+{
+	int local = 0, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+	for (int r = 0; r < ftp.world_size; r++)
+		local += ftp.peers[r].ep.host_id == ftp.peers[ftp.world_rank].ep.host_id;
+	ftp.spin_polls = ncpu > 0 && local > ncpu ? 16 : 4096;
+	ft_debug("%d ranks on this host, %d cores: waiting calls yield after %u polls", local, ncpu,
+		 ftp.spin_polls);
+}
+
 int ftp_job_start(bool usable)
 {
 	struct ftp_peer mine;
@@ -77,6 +92,7 @@ int ftp_job_start(bool usable)
 	memcpy(ftp.secret, ftp.peers[0].nonce, sizeof ftp.secret);
 	for (int i = 0; i < 6; i++)
 		snprintf(ftp.job_id + 2 * i, 3, "%02x", ftp.secret[8 + i]);
+	set_spin_polls();
 	if (!usable)
 		return -1;
 	ftp_detect_start(listen_fd);
