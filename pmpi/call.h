@@ -285,5 +285,8 @@ int ftp_post_idup(struct ftp_call *c, int rc, MPI_Comm *newcomm, MPI_Request *re
 int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm);
 int ftp_post_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newintercomm);
 int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm);
+/* Register *newcomm, made by MPI_Comm_create_group(c's communicator,
+ * group, tag) (MPIX_Comm_shrink makes one so). */
+void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm);
 
 #endif

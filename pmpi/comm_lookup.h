@@ -32,6 +32,9 @@ struct ftp_comm {
 	 * the first `acked` entries of ftp.procs.order. Written by the
 	 * application thread that acknowledges; read by any. */
 	_Atomic uint32_t acked;
+	/* The number of the next agreement (or shrink) on it: every member
+	 * calls them in the same order. Application threads. */
+	_Atomic uint32_t agree_seq;
 };
 
 struct ftp_comm *ftp_comm_lookup_table(MPI_Comm handle);

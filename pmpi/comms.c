@@ -109,6 +109,8 @@ static void comm_track(MPI_Comm handle, uint64_t id, const struct members *m)
 	}
 	if (ftp_comm_insert(e) != 0)
 		goto out_unregister;
+	ftp_revoke_on_create(e->core);
+	ftp_agree_on_create(e->core->id);
 	ft_debug("communicator %016llx: %u local + %u remote members", (unsigned long long)id,
 		 m->nlocal, m->nremote);
 	return;
@@ -276,6 +278,11 @@ int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	register_dup(c, rc, newcomm);
 	return ftp_post_plain(c, rc);
+}
+
+void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	register_create_group(c, MPI_SUCCESS, group, tag, newcomm);
 }
 
 int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm)

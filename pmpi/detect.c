@@ -53,6 +53,7 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 		return;
 	/* release: a wrapper that sees the new value sees the table entry. */
 	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
+	ftp_agree_on_failure();
 	const char *how = e->how < FT_HOW_COUNT ? ft_fail_how_names[e->how] : "unknown";
 	if (e->detector == (uint32_t)ftp.world_rank)
 		ft_info("rank %u failed: %s, seen by this rank", e->rank, how);
@@ -70,6 +71,23 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 	pthread_mutex_unlock(&callbacks_lock);
 	for (int i = 0; i < n; i++)
 		now_registered[i].fn((int)e->rank, now_registered[i].arg);
+}
+
+static void on_app(void *ctx, const struct ft_msg *m)
+{
+	(void)ctx;
+	switch (m->app.kind) {
+	case FTP_APP_REVOKE:
+		ftp_revoke_on_msg(m);
+		break;
+	case FTP_APP_AGREE_CONTRIB:
+	case FTP_APP_AGREE_DECIDE:
+	case FTP_APP_AGREE_ASK:
+		ftp_agree_on_msg(m);
+		break;
+	default:
+		ft_debug("control message of unknown kind %u from rank %u dropped", m->app.kind, m->from);
+	}
 }
 
 /* Fail-stop: the others have declared this process failed and carry on
@@ -125,7 +143,8 @@ int ftp_detect_start(int listen_fd)
 	for (int i = 0; i < FT_SECRET_LEN; i++)
 		seed = ft_mix64(seed ^ cfg.secret[i]);
 	cfg.det.seed = seed;
-	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded };
+	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded,
+					 .app = on_app };
 	ft_overlay_format(&eps[ftp.world_rank], where, sizeof where);
 	rc = ft_engine_start(&engine, &cfg, &hooks);
 	free(eps);
@@ -155,6 +174,12 @@ void ftp_detect_abort(int status)
 	/* Not PMPI_Abort: under Hydra with -disable-auto-cleanup it can wait
 	 * for ever in the launcher; the others are on their way out already. */
 	_exit(status & 0xff ? status & 0xff : 1);
+}
+
+void ftp_detect_post(uint32_t to, const struct ft_msg *m)
+{
+	if (engine)
+		ft_engine_post(engine, to, m);
 }
 
 void ftp_detect_kill(void)

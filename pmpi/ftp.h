@@ -93,6 +93,26 @@ void ftp_detect_finish(void);
  * detection is off; the caller then calls PMPI_Abort. */
 void ftp_detect_abort(int status);
 void ftp_detect_kill(void);
+/* Send a control-plane message to world rank to (this rank itself too),
+ * from any thread. */
+void ftp_detect_post(uint32_t to, const struct ft_msg *m);
+
+/* The MPI side's control-plane messages (FT_MSG_APP kinds). */
+enum ftp_app_kind {
+	FTP_APP_REVOKE = 1,        /* key: the revoked communicator */
+	FTP_APP_AGREE_CONTRIB = 2, /* a member's contribution to an agreement */
+	FTP_APP_AGREE_DECIDE = 3,  /* the decision */
+	FTP_APP_AGREE_ASK = 4,     /* a new coordinator asks for decisions */
+};
+
+/* Revoke (pmpi/revoke.c) and agreement (pmpi/agree.c): their messages and
+ * failures, on the detector thread; a new communicator checked against
+ * the revokes already seen. */
+void ftp_revoke_on_msg(const struct ft_msg *m);
+void ftp_revoke_on_create(struct ft_comm *core);
+void ftp_agree_on_msg(const struct ft_msg *m);
+void ftp_agree_on_failure(void);
+void ftp_agree_on_create(uint64_t id);
 
 /* The run directory (pmpi/rundir.c): where ranks record where they run
  * and every injection is recorded. */

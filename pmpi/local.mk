@@ -6,6 +6,7 @@ ftshimlibdir = $(libdir)/ftshim/$(MPI_FLAVOUR)
 ftshimlib_LTLIBRARIES = libftshim.la
 
 libftshim_la_SOURCES = \
+	pmpi/agree.c \
 	pmpi/block.c \
 	pmpi/call.h \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
@@ -20,6 +21,7 @@ libftshim_la_SOURCES = \
 	pmpi/p2p.c \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \
+	pmpi/revoke.c \
 	pmpi/rundir.c \
 	pmpi/ulfm.c pmpi/ulfm.h
 nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h

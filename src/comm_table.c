@@ -274,6 +274,22 @@ struct ft_comm *ft_comm_registry_find(struct ft_comm_registry *reg, uint64_t id)
 	return found;
 }
 
+bool ft_comm_registry_with(struct ft_comm_registry *reg, uint64_t id,
+			   void (*fn)(struct ft_comm *c, void *arg), void *arg)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&reg->lock);
+	for (struct ft_comm *c = reg->buckets[bucket_of(reg, id)]; c && !found; c = c->next) {
+		if (c->id == id) {
+			found = true;
+			fn(c, arg);
+		}
+	}
+	pthread_mutex_unlock(&reg->lock);
+	return found;
+}
+
 uint32_t ft_comm_registry_count(struct ft_comm_registry *reg)
 {
 	pthread_mutex_lock(&reg->lock);

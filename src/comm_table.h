@@ -124,4 +124,10 @@ void ft_comm_registry_remove(struct ft_comm_registry *reg, struct ft_comm *c);
 struct ft_comm *ft_comm_registry_find(struct ft_comm_registry *reg, uint64_t id);
 uint32_t ft_comm_registry_count(struct ft_comm_registry *reg);
 
+/* Run fn(entry, arg) on the entry with this id, under the registry's lock
+ * (so that no thread frees it meanwhile); fn must not call back into the
+ * registry. Returns whether the entry was there. */
+bool ft_comm_registry_with(struct ft_comm_registry *reg, uint64_t id,
+			   void (*fn)(struct ft_comm *c, void *arg), void *arg);
+
 #endif

@@ -55,6 +55,14 @@
 
 enum request { REQ_NONE, REQ_DEPART, REQ_KILL };
 
+/* A frame posted by another thread: to whom, and its bytes. */
+struct posted {
+	struct posted *next;
+	uint32_t to;
+	size_t len;
+	uint8_t frame[];
+};
+
 struct conn {
 	int fd;
 	uint32_t rank;       /* the peer, FT_RANK_NONE until its first frame */
@@ -92,6 +100,10 @@ struct ft_engine {
 	_Atomic int abort_status; /* from the application thread: -1, or the status
 				     to flood (ft_engine_abort) */
 	_Atomic bool abort_sent;  /* set by the detector thread once it is out */
+	/* Frames other threads ask it to send (ft_engine_post): appended by
+	 * any thread under post_lock, taken by the detector thread. */
+	pthread_mutex_t post_lock;
+	struct posted *posted, **posted_tail;
 	bool departing;
 	uint64_t leave_by;
 	bool timed_out;
@@ -195,14 +207,11 @@ static bool conn_flush(struct ft_engine *e, struct conn *c)
 }
 
 /* Queue a message on c and try to send it at once. */
-static void conn_send(struct ft_engine *e, struct conn *c, const struct ft_msg *m, uint64_t now)
+/* Queue an encoded frame on c and try to send it at once. */
+static void conn_queue(struct ft_engine *e, struct conn *c, const uint8_t *frame, size_t len,
+		       bool heartbeat)
 {
-	size_t len = ft_frame_encode(m, e->self, e->secret, e->frame, FT_FRAME_MAX_LEN);
-
-	if (len == 0)
-		return;
-	if ((m->type == FT_MSG_HEARTBEAT && c->out_len > HB_QUEUE_LIMIT) ||
-	    c->out_len + len > SEND_QUEUE_LIMIT) {
+	if ((heartbeat && c->out_len > HB_QUEUE_LIMIT) || c->out_len + len > SEND_QUEUE_LIMIT) {
 		stat_add(&e->stats.send_overflow, 1);
 		return;
 	}
@@ -218,12 +227,20 @@ static void conn_send(struct ft_engine *e, struct conn *c, const struct ft_msg *
 		c->out = out;
 		c->out_cap = cap;
 	}
-	memcpy(c->out + c->out_len, e->frame, len);
+	memcpy(c->out + c->out_len, frame, len);
 	c->out_len += len;
 	stat_add(&e->stats.frames_out, 1);
 	if (!c->connecting && !c->broken && !conn_flush(e, c))
 		c->broken = true;
+}
+
+static void conn_send(struct ft_engine *e, struct conn *c, const struct ft_msg *m, uint64_t now)
+{
+	size_t len = ft_frame_encode(m, e->self, e->secret, e->frame, FT_FRAME_MAX_LEN);
+
 	(void)now;
+	if (len)
+		conn_queue(e, c, e->frame, len, m->type == FT_MSG_HEARTBEAT);
 }
 
 /* The port of rank refused: tell the detector from sweep(). */
@@ -302,27 +319,32 @@ static void conn_broken(struct ft_engine *e, struct conn *c, uint64_t now)
 
 /* --- the detector's callbacks ------------------------------------------- */
 
+/* The connection to send to rank on, opened if need be (not for an
+ * EXCLUDED, which goes on a connection the failed rank already has: the
+ * one its heartbeats came in on). NULL if none. */
+static struct conn *conn_to(struct ft_engine *e, uint32_t to, bool excluded, uint64_t now)
+{
+	struct conn *c;
+
+	if (to >= e->n || to == e->self)
+		return NULL;
+	if (!excluded && ft_det_knows_failed(&e->det, to))
+		return NULL;
+	c = e->send_conn[to];
+	if (!c && excluded)
+		for (c = e->conns; c && c->rank != to; c = c->next)
+			;
+	else if (!c)
+		c = open_outbound(e, to, false, now);
+	return c;
+}
+
 static void engine_send(void *ctx, uint32_t to, const struct ft_msg *m)
 {
 	struct ft_engine *e = ctx;
 	uint64_t now = ft_clock_now();
-	struct conn *c;
+	struct conn *c = conn_to(e, to, m->type == FT_MSG_EXCLUDED, now);
 
-	if (to >= e->n || to == e->self)
-		return;
-	if (m->type != FT_MSG_EXCLUDED && ft_det_knows_failed(&e->det, to))
-		return;
-	c = e->send_conn[to];
-	if (!c) {
-		/* An EXCLUDED for a failed rank goes on any connection it has
-		 * (the one its heartbeats came in on), never a new one. */
-		if (m->type == FT_MSG_EXCLUDED) {
-			for (c = e->conns; c && c->rank != to; c = c->next)
-				;
-		} else {
-			c = open_outbound(e, to, false, now);
-		}
-	}
 	if (c)
 		conn_send(e, c, m, now);
 }
@@ -408,7 +430,12 @@ static bool conn_read(struct ft_engine *e, struct conn *c, uint64_t now)
 				if (!e->send_conn[c->rank] && !ft_det_knows_failed(&e->det, c->rank))
 					e->send_conn[c->rank] = c;
 			}
-			ft_det_receive(&e->det, &m, now);
+			if (m.type == FT_MSG_APP) {
+				if (!ft_det_knows_failed(&e->det, m.from) && e->hooks.app)
+					e->hooks.app(e->hooks.ctx, &m);
+			} else {
+				ft_det_receive(&e->det, &m, now);
+			}
 			if (e->det.excluded)
 				return true;
 		}
@@ -583,6 +610,53 @@ static void ask_for_low_latency(void)
 		ft_debug("detector thread keeps its time slice (sched_setattr: %s)", strerror(errno));
 }
 
+/* Send what other threads posted; a frame to this rank itself goes to
+ * the hook directly. */
+static void drain_posted(struct ft_engine *e, uint64_t now)
+{
+	pthread_mutex_lock(&e->post_lock);
+	struct posted *p = e->posted;
+	e->posted = NULL;
+	e->posted_tail = &e->posted;
+	pthread_mutex_unlock(&e->post_lock);
+	while (p) {
+		struct posted *next = p->next;
+		if (p->to == e->self) {
+			struct ft_msg m;
+			size_t used;
+			if (ft_frame_parse(p->frame, p->len, e->secret, e->n, &m, e->scratch, &used) ==
+				    FT_FRAME_OK && e->hooks.app)
+				e->hooks.app(e->hooks.ctx, &m);
+		} else {
+			struct conn *c = conn_to(e, p->to, false, now);
+			if (c)
+				conn_queue(e, c, p->frame, p->len, false);
+		}
+		free(p);
+		p = next;
+	}
+}
+
+int ft_engine_post(struct ft_engine *e, uint32_t to, const struct ft_msg *m)
+{
+	size_t len = ft_frame_length(m);
+	struct posted *p = len ? malloc(sizeof *p + len) : NULL;
+	uint64_t one = 1;
+
+	if (!p)
+		return -ENOMEM;
+	p->next = NULL;
+	p->to = to;
+	p->len = ft_frame_encode(m, e->self, e->secret, p->frame, len);
+	pthread_mutex_lock(&e->post_lock);
+	*e->posted_tail = p;
+	e->posted_tail = &p->next;
+	pthread_mutex_unlock(&e->post_lock);
+	ssize_t w = write(e->wake_fd, &one, sizeof one);
+	(void)w;
+	return 0;
+}
+
 static void *engine_main(void *arg)
 {
 	struct ft_engine *e = arg;
@@ -600,6 +674,7 @@ static void *engine_main(void *arg)
 			start_abort(e, status, now);
 		if (req == REQ_DEPART && !e->departing)
 			start_departure(e, now);
+		drain_posted(e, now);
 		uint64_t next = ft_det_tick(&e->det, now);
 		sweep(e, now);
 		next = ft_det_tick(&e->det, now);
@@ -653,6 +728,12 @@ static void engine_free(struct ft_engine *e)
 {
 	while (e->conns)
 		conn_close(e, e->conns);
+	while (e->posted) {
+		struct posted *next = e->posted->next;
+		free(e->posted);
+		e->posted = next;
+	}
+	pthread_mutex_destroy(&e->post_lock);
 	if (e->det.ring)
 		ft_det_destroy(&e->det);
 	if (e->listen_fd >= 0)
@@ -686,6 +767,8 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 	}
 	e->listen_fd = cfg->listen_fd;
 	e->wake_fd = e->epfd = -1;
+	pthread_mutex_init(&e->post_lock, NULL);
+	e->posted_tail = &e->posted;
 	atomic_init(&e->abort_status, -1);
 	e->n = n;
 	e->self = cfg->det.self;

@@ -32,6 +32,9 @@ struct ft_engine_hooks {
 	/* The others declared this process failed (detector thread). After it
 	 * returns the engine stops talking. */
 	void (*excluded)(void *ctx, uint32_t by, uint32_t how);
+	/* A message of the MPI side (FT_MSG_APP) from a rank not known
+	 * failed, or posted to this rank itself (detector thread). */
+	void (*app)(void *ctx, const struct ft_msg *m);
 };
 
 /* Counters kept by the detector thread, readable from any thread. */
@@ -50,6 +53,10 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
  * timeout_ns passes, then stop the thread and free everything. Returns 0,
  * or -ETIMEDOUT if it gave up waiting. */
 int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns);
+
+/* Send m to rank to (this rank itself: handed to hooks.app), from any
+ * thread: the detector thread sends it soon after. 0 or -ENOMEM. */
+int ft_engine_post(struct ft_engine *e, uint32_t to, const struct ft_msg *m);
 
 /* Tell every rank that this one ends the job with exit status status (0
  * to 65535), and wait (at most timeout_ns) until that is on its way. The

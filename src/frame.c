@@ -94,6 +94,10 @@ size_t ft_frame_length(const struct ft_msg *m)
 		return FT_FRAME_HEADER_LEN + HEARTBEAT_LEN;
 	case FT_MSG_EXCLUDED:
 		return FT_FRAME_HEADER_LEN + EXCLUDED_LEN;
+	case FT_MSG_APP:
+		if (m->app.len > FT_APP_MAX_DATA || (m->app.len && !m->app.data))
+			return 0;
+		return FT_FRAME_HEADER_LEN + FT_APP_FIXED_LEN + m->app.len;
 	case FT_MSG_NOTICE:
 	case FT_MSG_SYNC:
 		if (m->list.count > FT_FRAME_MAX_ENTRIES)
@@ -146,6 +150,16 @@ size_t ft_frame_encode(const struct ft_msg *m, uint32_t from, const uint8_t secr
 	case FT_MSG_EXCLUDED:
 		put32(p, m->excluded.how);
 		put32(p + 4, m->excluded.detector);
+		break;
+	case FT_MSG_APP:
+		put64(p, m->app.key);
+		put32(p + 8, m->app.seq);
+		put16(p + 12, m->app.kind);
+		put16(p + 14, 0);
+		put32(p + 16, m->app.value);
+		put32(p + 20, m->app.len);
+		if (m->app.len)
+			memcpy(p + FT_APP_FIXED_LEN, m->app.data, m->app.len);
 		break;
 	case FT_MSG_NOTICE:
 		put32(p, m->list.count);
@@ -262,6 +276,17 @@ static enum ft_frame_error get_payload(struct ft_msg *m, const uint8_t *p, uint3
 			return FT_FRAME_BAD_PAYLOAD;
 		m->excluded.how = get32(p);
 		m->excluded.detector = get32(p + 4);
+		return FT_FRAME_OK;
+	case FT_MSG_APP:
+		if (plen < FT_APP_FIXED_LEN || get16(p + 14) != 0 ||
+		    get32(p + 20) != plen - FT_APP_FIXED_LEN)
+			return FT_FRAME_BAD_PAYLOAD;
+		m->app.key = get64(p);
+		m->app.seq = get32(p + 8);
+		m->app.kind = get16(p + 12);
+		m->app.value = get32(p + 16);
+		m->app.len = get32(p + 20);
+		m->app.data = p + FT_APP_FIXED_LEN;
 		return FT_FRAME_OK;
 	case FT_MSG_NOTICE:
 	case FT_MSG_SYNC:

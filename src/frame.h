@@ -19,6 +19,9 @@
  *   NOTICE     u32 count, then count entries (flooded news)
  *   SYNC       u32 flags, u32 count, then count entries (a whole view)
  *   EXCLUDED   u32 how, u32 detector (8 bytes): "you were declared failed"
+ *   APP        u64 key, u32 seq, u16 kind, u16 reserved 0, u32 value,
+ *              u32 len, then len bytes: a message of the MPI side (revoke,
+ *              agreement), which the engine hands to it unread
  * An entry is u32 rank, u16 event (enum ft_event), u16 how (enum
  * ft_fail_how), u32 detector (the rank that first saw it): 12 bytes.
  *
@@ -43,12 +46,15 @@
  * split over several frames. */
 #define FT_FRAME_MAX_ENTRIES ((FT_FRAME_MAX_PAYLOAD - 8) / FT_ENTRY_LEN)
 #define FT_FRAME_MAX_LEN (FT_FRAME_HEADER_LEN + FT_FRAME_MAX_PAYLOAD)
+#define FT_APP_FIXED_LEN 24
+#define FT_APP_MAX_DATA (FT_FRAME_MAX_PAYLOAD - FT_APP_FIXED_LEN)
 
 enum ft_msg_type {
 	FT_MSG_HEARTBEAT = 1,
 	FT_MSG_NOTICE = 2,
 	FT_MSG_SYNC = 3,
 	FT_MSG_EXCLUDED = 4,
+	FT_MSG_APP = 5,
 	FT_MSG_TYPE_END
 };
 
@@ -87,6 +93,14 @@ struct ft_msg {
 		struct {
 			uint32_t how, detector;
 		} excluded;
+		struct {
+			uint64_t key;   /* a communicator's job-wide id */
+			uint32_t seq;   /* an operation's number on it */
+			uint16_t kind;  /* the MPI side's message kind */
+			uint32_t value;
+			uint32_t len;   /* bytes at data, at most FT_APP_MAX_DATA */
+			const uint8_t *data;
+		} app;
 	};
 };
 

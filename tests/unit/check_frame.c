@@ -586,7 +586,7 @@ START_TEST(test_reject_header)
 		f[4] = versions[i];
 		ck_assert_int_eq(parse_exact(f, 60, NPROCS), FT_FRAME_BAD_VERSION);
 	}
-	const uint8_t types[] = { 0, 5, 6, 255 };
+	const uint8_t types[] = { 0, 6, 7, 255 };
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
 		valid_heartbeat(f);
 		f[5] = types[i];
@@ -963,7 +963,7 @@ START_TEST(test_encode_refuses)
 		m.list.entries = NULL;
 		ck_assert_uint_eq(ft_frame_encode(&m, 0, g_secret, buf, cap), 0);
 	}
-	const int bad_types[] = { 0, FT_MSG_TYPE_END, 6, 255, -1 };
+	const int bad_types[] = { 0, FT_MSG_TYPE_END, 7, 255, -1 };
 	for (size_t i = 0; i < ARRAY_SIZE(bad_types); i++) {
 		struct ft_msg m = { .type = (enum ft_msg_type)bad_types[i] };
 		ck_assert_uint_eq(ft_frame_length(&m), 0);

@@ -1,0 +1,573 @@
+/* agree.c: MPIX_Comm_agree and MPIX_Comm_shrink: a uniform,
+ * fault-tolerant agreement among the live members of a communicator,
+ * carried by the control plane (never MPI, so that a dead member cannot
+ * block it), and the shrink built on it.
+ *
+ * An agreement is numbered per communicator (every member calls them in
+ * the same order). Each member sends its contribution (its flag, the
+ * members it knows failed, those it has acknowledged) to the coordinator:
+ * the member of lowest index it does not know failed. The coordinator
+ * waits for every member it does not know failed, then decides the
+ * bitwise AND of the flags received, the union of the failures reported
+ * (and of those it knows), and whether every one of those was acknowledged
+ * by every contributor; it sends the decision to every live member.
+ *
+ * If the coordinator dies, the members send their contributions to the
+ * next one. A new coordinator (any but index 0) first asks every member
+ * for a decision it may hold: a decision that reached anyone alive is
+ * adopted and sent on, so every survivor returns the same result even
+ * when the coordinator dies half-way through sending it. Decisions are
+ * kept after the call returns, to answer such questions.
+ *
+ * The protocol runs on the detector thread (the control plane's messages
+ * and the failures it learns); the application thread only starts an
+ * agreement and waits for its decision. */
+#include "ftshim_config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pmpi/call.h"
+#include "pmpi/ulfm.h"
+#include "src/log.h"
+
+/* Decisions kept per communicator for late questions. */
+#define KEEP_DECIDED 64
+
+struct agreement {
+	uint64_t id;          /* the communicator's job-wide id */
+	uint32_t seq;         /* the agreement's number on it */
+	uint32_t n;           /* members (both groups) */
+	/* as a participant */
+	bool joined;          /* this process called it */
+	uint32_t my_value;
+	uint8_t *my_bits;     /* 2 * bytes(n): failed, then acknowledged */
+	uint32_t sent_to;     /* the member index the contribution went to */
+	bool decided;
+	uint32_t value;
+	int rc;
+	uint8_t *decided_failed; /* bytes(n) */
+	/* as the coordinator */
+	uint8_t *got;         /* bytes(n): contributions received */
+	uint32_t and_value;
+	uint8_t *failed;      /* bytes(n): union of failures reported */
+	uint8_t *acked;       /* bytes(n): intersection of acknowledgements */
+	bool asked;           /* asked everyone for a decision (took over) */
+	struct agreement *next;
+};
+
+/* Every agreement this process knows: the application thread(s) and the
+ * detector thread, under lock; cond wakes a waiting caller. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t decided_cond = PTHREAD_COND_INITIALIZER;
+static struct agreement *all;
+
+static size_t nbytes(uint32_t n)
+{
+	return (n + 7) / 8;
+}
+
+static bool bit(const uint8_t *b, uint32_t i)
+{
+	return b[i / 8] & (1u << (i % 8));
+}
+
+static void set_bit(uint8_t *b, uint32_t i)
+{
+	b[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/* The members' state and our index, for a communicator we hold, by id. */
+struct view {
+	uint32_t n, self;
+	int32_t *members; /* a copy */
+};
+
+static void copy_view(struct ft_comm *core, void *arg)
+{
+	struct view *v = arg;
+
+	v->n = core->local_size + core->remote_size;
+	v->members = malloc((v->n + 1) * sizeof *v->members);
+	if (!v->members)
+		return;
+	memcpy(v->members, core->members, v->n * sizeof *v->members);
+	v->self = UINT32_MAX;
+	for (uint32_t i = 0; i < v->n; i++)
+		if (v->members[i] == ftp.world_rank)
+			v->self = i;
+}
+
+static bool get_view(uint64_t id, struct view *v)
+{
+	memset(v, 0, sizeof *v);
+	if (!ft_comm_registry_with(&ftp.comms, id, copy_view, v) || !v->members)
+		return false;
+	if (v->self == UINT32_MAX) {
+		free(v->members);
+		return false;
+	}
+	return true;
+}
+
+static bool member_failed(const struct view *v, uint32_t i)
+{
+	return ft_proc_is_failed(&ftp.procs, (uint32_t)v->members[i]);
+}
+
+/* The coordinator: the lowest index this process does not know failed. */
+static uint32_t coordinator(const struct view *v)
+{
+	for (uint32_t i = 0; i < v->n; i++)
+		if (!member_failed(v, i))
+			return i;
+	return UINT32_MAX;
+}
+
+static struct agreement *find(uint64_t id, uint32_t seq)
+{
+	for (struct agreement *a = all; a; a = a->next)
+		if (a->id == id && a->seq == seq)
+			return a;
+	return NULL;
+}
+
+static void destroy(struct agreement *a)
+{
+	free(a->my_bits);
+	free(a->decided_failed);
+	free(a->got);
+	free(a->failed);
+	free(a->acked);
+	free(a);
+}
+
+/* Under lock. */
+static struct agreement *get(uint64_t id, uint32_t seq, uint32_t n)
+{
+	struct agreement *a = find(id, seq);
+
+	if (a)
+		return a;
+	a = calloc(1, sizeof *a);
+	if (!a)
+		return NULL;
+	size_t b = nbytes(n);
+	a->my_bits = calloc(2, b + 1);
+	a->decided_failed = calloc(1, b + 1);
+	a->got = calloc(1, b + 1);
+	a->failed = calloc(1, b + 1);
+	a->acked = malloc(b + 1);
+	if (!a->my_bits || !a->decided_failed || !a->got || !a->failed || !a->acked) {
+		destroy(a);
+		return NULL;
+	}
+	memset(a->acked, 0xff, b + 1);
+	a->id = id;
+	a->seq = seq;
+	a->n = n;
+	a->and_value = UINT32_MAX;
+	a->sent_to = UINT32_MAX;
+	a->next = all;
+	all = a;
+	/* Forget old decisions of this communicator. */
+	for (struct agreement **p = &all; *p;) {
+		struct agreement *o = *p;
+		if (o->id == id && o->decided && o->seq + KEEP_DECIDED < seq) {
+			*p = o->next;
+			destroy(o);
+		} else {
+			p = &o->next;
+		}
+	}
+	return a;
+}
+
+static void post(const struct view *v, uint32_t to, uint16_t kind, const struct agreement *a,
+		 uint32_t value, const uint8_t *data, uint32_t len)
+{
+	struct ft_msg m = { .type = FT_MSG_APP };
+
+	m.app.key = a->id;
+	m.app.seq = a->seq;
+	m.app.kind = kind;
+	m.app.value = value;
+	m.app.len = len;
+	m.app.data = data;
+	ftp_detect_post((uint32_t)v->members[to], &m);
+}
+
+/* CONTRIB data: u32 n, then the failed and acknowledged bitmaps. DECIDE
+ * data: u32 n, u32 rc, then the failed bitmap. */
+static void send_contribution(struct agreement *a, const struct view *v)
+{
+	size_t b = nbytes(a->n);
+	uint8_t *d = malloc(4 + 2 * b);
+	uint32_t to = coordinator(v);
+
+	if (!d || to == UINT32_MAX) {
+		free(d);
+		return;
+	}
+	memcpy(d, &a->n, 4);
+	memcpy(d + 4, a->my_bits, 2 * b);
+	a->sent_to = to;
+	post(v, to, FTP_APP_AGREE_CONTRIB, a, a->my_value, d, (uint32_t)(4 + 2 * b));
+	free(d);
+}
+
+static void send_decision(struct agreement *a, const struct view *v, uint32_t to)
+{
+	size_t b = nbytes(a->n);
+	uint8_t *d = malloc(8 + b);
+	uint32_t rc = (uint32_t)a->rc;
+
+	if (!d)
+		return;
+	memcpy(d, &a->n, 4);
+	memcpy(d + 4, &rc, 4);
+	memcpy(d + 8, a->decided_failed, b);
+	post(v, to, FTP_APP_AGREE_DECIDE, a, a->value, d, (uint32_t)(8 + b));
+	free(d);
+}
+
+static void broadcast_decision(struct agreement *a, const struct view *v)
+{
+	for (uint32_t i = 0; i < v->n; i++)
+		if (i != v->self && !member_failed(v, i))
+			send_decision(a, v, i);
+}
+
+static void set_decided(struct agreement *a, uint32_t value, int rc, const uint8_t *failed)
+{
+	a->decided = true;
+	a->value = value;
+	a->rc = rc;
+	memcpy(a->decided_failed, failed, nbytes(a->n));
+	pthread_cond_broadcast(&decided_cond);
+}
+
+/* As the coordinator: decide once every live member has contributed. A
+ * coordinator other than index 0 first asks everyone for a decision.
+ * Under lock. */
+static void try_decide(struct agreement *a, const struct view *v)
+{
+	if (a->decided || coordinator(v) != v->self || !a->joined)
+		return;
+	if (v->self != 0 && !a->asked) {
+		a->asked = true;
+		for (uint32_t i = 0; i < v->n; i++)
+			if (i != v->self && !member_failed(v, i))
+				post(v, i, FTP_APP_AGREE_ASK, a, 0, NULL, 0);
+	}
+	for (uint32_t i = 0; i < v->n; i++)
+		if (!bit(a->got, i) && !member_failed(v, i))
+			return;
+	size_t b = nbytes(a->n);
+	uint8_t *failed = calloc(1, b + 1);
+	if (!failed)
+		return;
+	int rc = MPI_SUCCESS;
+	for (uint32_t i = 0; i < a->n; i++) {
+		if (bit(a->failed, i) || member_failed(v, i))
+			set_bit(failed, i);
+		if (bit(failed, i) && !bit(a->acked, i))
+			rc = FTP_ERR_PROC_FAILED;
+	}
+	set_decided(a, a->and_value, rc, failed);
+	free(failed);
+	broadcast_decision(a, v);
+}
+
+static void on_contribution(struct agreement *a, const struct view *v, uint32_t from,
+			    const struct ft_msg *m)
+{
+	size_t b = nbytes(a->n);
+
+	if (m->app.len != 4 + 2 * b)
+		return;
+	if (a->decided) {
+		send_decision(a, v, from); /* late, or asking again */
+		return;
+	}
+	if (!bit(a->got, from)) {
+		set_bit(a->got, from);
+		a->and_value &= m->app.value;
+		for (size_t i = 0; i < b; i++) {
+			a->failed[i] |= m->app.data[4 + i];
+			a->acked[i] &= m->app.data[4 + b + i];
+		}
+	}
+	try_decide(a, v);
+}
+
+static void on_decision(struct agreement *a, const struct view *v, const struct ft_msg *m)
+{
+	size_t b = nbytes(a->n);
+	uint32_t rc;
+
+	if (m->app.len != 8 + b || a->decided)
+		return;
+	memcpy(&rc, m->app.data + 4, 4);
+	set_decided(a, m->app.value, (int)rc, m->app.data + 8);
+	/* A coordinator that took over adopts a decision someone held, and
+	 * makes sure every live member gets it. */
+	if (coordinator(v) == v->self)
+		broadcast_decision(a, v);
+}
+
+/* Messages about a communicator this process has not made yet (MPI does
+ * not order creation across processes): kept, and replayed when it is
+ * made. Under held_lock; at most MAX_HELD, the oldest dropped first. */
+#define MAX_HELD 4096
+
+struct held {
+	struct held *next;
+	struct ft_msg m;
+	uint8_t data[];
+};
+
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct held *held, **held_tail = &held;
+static uint32_t nheld;
+
+static void hold(const struct ft_msg *m)
+{
+	struct held *h = malloc(sizeof *h + m->app.len);
+
+	if (!h)
+		return;
+	h->next = NULL;
+	h->m = *m;
+	memcpy(h->data, m->app.data, m->app.len);
+	h->m.app.data = h->data;
+	pthread_mutex_lock(&held_lock);
+	*held_tail = h;
+	held_tail = &h->next;
+	if (++nheld > MAX_HELD) {
+		struct held *old = held;
+		held = old->next;
+		if (!held)
+			held_tail = &held;
+		nheld--;
+		free(old);
+	}
+	pthread_mutex_unlock(&held_lock);
+}
+
+void ftp_agree_on_create(uint64_t id)
+{
+	struct held *mine = NULL, **tail = &mine;
+
+	pthread_mutex_lock(&held_lock);
+	for (struct held **p = &held; *p;) {
+		struct held *h = *p;
+		if (h->m.app.key == id) {
+			*p = h->next;
+			h->next = NULL;
+			*tail = h;
+			tail = &h->next;
+			nheld--;
+		} else {
+			p = &h->next;
+		}
+	}
+	held_tail = &held;
+	while (*held_tail)
+		held_tail = &(*held_tail)->next;
+	pthread_mutex_unlock(&held_lock);
+	while (mine) {
+		struct held *next = mine->next;
+		ftp_agree_on_msg(&mine->m);
+		free(mine);
+		mine = next;
+	}
+}
+
+void ftp_agree_on_msg(const struct ft_msg *m)
+{
+	struct view v;
+	uint32_t n;
+
+	if (!get_view(m->app.key, &v)) {
+		hold(m);
+		/* The communicator may have appeared meanwhile, its replay
+		 * done before this message was held: look again. */
+		if (get_view(m->app.key, &v)) {
+			free(v.members);
+			ftp_agree_on_create(m->app.key);
+		}
+		return;
+	}
+	memcpy(&n, m->app.len >= 4 ? m->app.data : (const uint8_t *)&v.n, 4);
+	uint32_t from = UINT32_MAX;
+	for (uint32_t i = 0; i < v.n; i++)
+		if ((uint32_t)v.members[i] == m->from)
+			from = i;
+	if (from == UINT32_MAX || (m->app.len >= 4 && n != v.n)) {
+		free(v.members);
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	struct agreement *a = get(m->app.key, m->app.seq, v.n);
+	if (a) {
+		switch (m->app.kind) {
+		case FTP_APP_AGREE_CONTRIB:
+			on_contribution(a, &v, from, m);
+			break;
+		case FTP_APP_AGREE_DECIDE:
+			on_decision(a, &v, m);
+			break;
+		case FTP_APP_AGREE_ASK:
+			if (a->decided)
+				send_decision(a, &v, from);
+			else if (a->joined)
+				send_contribution(a, &v);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	free(v.members);
+}
+
+/* A process failed: contributions sent to a dead coordinator go to the
+ * next one, and a coordinator may now have all it waits for. */
+void ftp_agree_on_failure(void)
+{
+	pthread_mutex_lock(&lock);
+	for (struct agreement *a = all; a; a = a->next) {
+		struct view v;
+		if (a->decided || !get_view(a->id, &v))
+			continue;
+		if (a->joined && a->sent_to != UINT32_MAX && member_failed(&v, a->sent_to))
+			send_contribution(a, &v);
+		try_decide(a, &v);
+		free(v.members);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* Run agreement number seq of the communicator e with this process's
+ * value; wait for the decision. Returns its rc; *value and (when failed
+ * is not NULL, room for bytes(n)) the failed members are filled in. */
+static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
+{
+	struct view v;
+	uint32_t seq = atomic_fetch_add_explicit(&e->agree_seq, 1, memory_order_relaxed);
+
+	if (!get_view(e->core->id, &v))
+		return MPI_ERR_COMM;
+	size_t b = nbytes(v.n);
+	uint32_t acked_upto = atomic_load_explicit(&e->acked, memory_order_acquire);
+	pthread_mutex_lock(&lock);
+	struct agreement *a = get(e->core->id, seq, v.n);
+	if (!a) {
+		pthread_mutex_unlock(&lock);
+		free(v.members);
+		return MPI_ERR_NO_MEM;
+	}
+	a->joined = true;
+	a->my_value = *value;
+	for (uint32_t i = 0; i < v.n; i++) {
+		if (member_failed(&v, i))
+			set_bit(a->my_bits, i);
+		/* Acknowledged: among the first acked_upto failures learned. */
+		for (uint32_t k = 0; k < acked_upto; k++)
+			if (ftp.procs.order[k] == v.members[i])
+				set_bit(a->my_bits + b, i);
+	}
+	send_contribution(a, &v);
+	while (!a->decided) {
+		/* The detector thread decides; a timed wait also re-checks in
+		 * case a coordinator's death was learned without a message. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&decided_cond, &lock, &ts);
+		if (!a->decided && a->sent_to != UINT32_MAX && member_failed(&v, a->sent_to))
+			send_contribution(a, &v);
+	}
+	*value = a->value;
+	if (failed)
+		memcpy(failed, a->decided_failed, b);
+	int rc = a->rc;
+	pthread_mutex_unlock(&lock);
+	free(v.members);
+	return rc;
+}
+
+FT_EXPORT int MPIX_Comm_agree(MPI_Comm comm, int *flag)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPIX_Comm_agree);
+	int rc = MPI_ERR_COMM;
+
+	ftp_resolve(&c, comm);
+	if (c.comm) {
+		uint32_t value = (uint32_t)*flag;
+		rc = agree_run(c.comm, &value, NULL);
+		*flag = (int)value;
+	}
+	return ftp_post_plain(&c, rc);
+}
+
+/* The tag of the MPI_Comm_create_group that builds a shrunk communicator;
+ * a program using the same tag on the same communicator at the same time
+ * would get mixed up with it. */
+#define SHRINK_TAG 0x5f7e
+
+FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPIX_Comm_shrink);
+	int rc = MPI_ERR_COMM;
+
+	ftp_resolve(&c, comm);
+	if (!c.comm || c.comm->core->remote_size) {
+		/* Intercommunicators are not shrunk (yet). */
+		return ftp_post_plain(&c, rc);
+	}
+	uint32_t n = c.comm->core->local_size;
+	uint8_t *failed = calloc(1, nbytes(n) + 1);
+	int *ranks = malloc((n + 1) * sizeof *ranks);
+	MPI_Group group = MPI_GROUP_NULL, alive = MPI_GROUP_NULL;
+	if (!failed || !ranks) {
+		rc = MPI_ERR_NO_MEM;
+		goto out;
+	}
+	for (;;) {
+		uint32_t value = 1;
+		memset(failed, 0, nbytes(n));
+		agree_run(c.comm, &value, failed);
+		int nalive = 0;
+		bool died_since = false;
+		for (uint32_t i = 0; i < n; i++) {
+			if (bit(failed, i))
+				continue;
+			ranks[nalive++] = (int)i;
+			died_since |= ft_proc_is_failed(&ftp.procs, (uint32_t)c.comm->core->members[i]);
+		}
+		/* Someone died after the decision: agree again, so that nobody
+		 * enters the creation with a dead member. */
+		if (died_since)
+			continue;
+		PMPI_Comm_group(c.real, &group);
+		PMPI_Group_incl(group, nalive, ranks, &alive);
+		rc = PMPI_Comm_create_group(c.real, alive, SHRINK_TAG, newcomm);
+		break;
+	}
+	if (rc == MPI_SUCCESS)
+		ftp_register_group_child(&c, alive, SHRINK_TAG, newcomm);
+out:
+	if (alive != MPI_GROUP_NULL)
+		PMPI_Group_free(&alive);
+	if (group != MPI_GROUP_NULL)
+		PMPI_Group_free(&group);
+	free(failed);
+	free(ranks);
+	return ftp_post_plain(&c, rc);
+}

@@ -1,0 +1,14 @@
+# The ULFM recovery calls, by a program written for them: revoke, agree
+# (uniform, also when its coordinator dies), shrink (also when a member
+# dies on its way in), and 100 rounds of revoke and shrink.
+prog=$(build ulfm)
+for t in revoke agree coordinator shrink shrink-death loop; do
+	run_job shim 5 -- "$prog" "$t"
+	grep -q '^ALL CHECKS PASSED$' "$OUT" || {
+		cat "$OUT" >&2
+		grep -v 'info: rank' "$ERR" | tail -n 15 >&2
+		fail "$t: the checks did not pass (status $RC)"
+	}
+	note "$t: passed"
+done
+expect_no_leftovers ulfm

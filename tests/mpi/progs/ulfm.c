@@ -1,0 +1,225 @@
+/* ulfm.c: revoke, agree and shrink, by a ULFM program (it includes
+ * mpi-ext.h and calls the MPIX functions by name). Usage: ulfm TEST
+ *
+ *   revoke       rank 0 revokes a communicator while the others wait in a
+ *                receive from it: they get MPI_ERR_REVOKED, see it revoked,
+ *                later calls on it fail alike, agree and shrink still work
+ *                on it, and it can be freed
+ *   agree        the bitwise AND of the flags; after a failure,
+ *                MPI_ERR_PROC_FAILED at every survivor until they all
+ *                acknowledge it, then success, with the same value everywhere
+ *   coordinator  the coordinator of the agreement (rank 0) dies instead of
+ *                taking part; the others still agree, uniformly
+ *   shrink       after rank 2 dies, the survivors get a communicator of
+ *                their own, in the old rank order, that works
+ *   shrink-death a rank dies on its way into the shrink; the others still
+ *                get a working communicator without it
+ *   loop         100 rounds of dup, revoke, shrink, free: no hang, no leak
+ * Exit status 1 if a check failed; survivor rank 0 prints ALL CHECKS
+ * PASSED. */
+#include <signal.h>
+#include <time.h>
+
+#include "mpi-ext.h"
+#include "testutil.h"
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void wait_failed(int r)
+{
+	int (*state)(int) = (int (*)(int))(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_rank_state");
+
+	while (state && state(r) != 1)
+		nap_ms(1);
+}
+
+/* Finish: the survivors (comm) agree that all checks passed. */
+static int finish(MPI_Comm comm)
+{
+	int ok = tu_failures == 0, r;
+
+	MPIX_Comm_agree(comm, &ok);
+	MPI_Comm_rank(comm, &r);
+	if (r == 0)
+		printf("%s\n", ok ? "ALL CHECKS PASSED" : "CHECKS FAILED");
+	MPI_Finalize();
+	return tu_failures ? 1 : 0;
+}
+
+static int test_revoke(int rank, int size)
+{
+	MPI_Comm work, sh;
+	int x = 0, flag = 0, rc;
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &work);
+	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+	if (rank == 0) {
+		nap_ms(200);
+		rc = MPIX_Comm_revoke(work);
+		TU_CHECK(rc == MPI_SUCCESS, "revoke: %d", rc);
+	} else {
+		rc = MPI_Recv(&x, 1, MPI_INT, 0, 0, work, MPI_STATUS_IGNORE);
+		TU_CHECK(rc == MPIX_ERR_REVOKED, "the pending receive got %d", rc);
+	}
+	/* Everyone sees it revoked (eventually: it may still be on its way). */
+	for (int i = 0; i < 2000 && !flag; i++) {
+		MPIX_Comm_is_revoked(work, &flag);
+		if (!flag)
+			nap_ms(1);
+	}
+	TU_CHECK(flag, "not revoked here");
+	rc = MPI_Barrier(work);
+	TU_CHECK(rc == MPIX_ERR_REVOKED, "barrier on a revoked communicator: %d", rc);
+	rc = MPI_Send(&x, 1, MPI_INT, (rank + 1) % size, 0, work);
+	TU_CHECK(rc == MPIX_ERR_REVOKED, "send on a revoked communicator: %d", rc);
+	int one = 1;
+	rc = MPIX_Comm_agree(work, &one);
+	TU_CHECK(rc == MPI_SUCCESS && one == 1, "agree on a revoked communicator: %d, %d", rc, one);
+	rc = MPIX_Comm_shrink(work, &sh);
+	TU_CHECK(rc == MPI_SUCCESS, "shrink of a revoked communicator: %d", rc);
+	int shsize = 0;
+	MPI_Comm_size(sh, &shsize);
+	TU_CHECK(shsize == size, "shrunk to %d of %d", shsize, size);
+	rc = MPI_Comm_free(&work);
+	TU_CHECK(rc == MPI_SUCCESS, "free of a revoked communicator: %d", rc);
+	return finish(sh);
+}
+
+static int test_agree(int rank, int size)
+{
+	MPI_Comm work;
+	int flag, rc;
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &work);
+	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+	flag = 1;
+	rc = MPIX_Comm_agree(work, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "all ones: %d %d", rc, flag);
+	flag = rank == size - 1 ? 0 : 1;
+	rc = MPIX_Comm_agree(work, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && flag == 0, "one zero: %d %d", rc, flag);
+	flag = ~(1 << rank);
+	rc = MPIX_Comm_agree(work, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && (flag & ((1 << size) - 1)) == 0, "bitwise: %x", flag);
+	/* Rank 2 dies; not acknowledged: everyone gets the error. */
+	MPI_Barrier(work);
+	if (rank == 2)
+		raise(SIGKILL);
+	wait_failed(2);
+	flag = 1;
+	rc = MPIX_Comm_agree(work, &flag);
+	TU_CHECK(rc == MPIX_ERR_PROC_FAILED, "after a failure, not acknowledged: %d", rc);
+	MPIX_Comm_failure_ack(work);
+	flag = 1;
+	rc = MPIX_Comm_agree(work, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "after acknowledging: %d %d", rc, flag);
+	MPI_Comm sh;
+	MPIX_Comm_shrink(work, &sh);
+	return finish(sh);
+}
+
+static int test_coordinator(int rank)
+{
+	MPI_Comm work, sh;
+	int flag = rank + 10, rc;
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &work);
+	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+	MPI_Barrier(work);
+	if (rank == 0) {
+		nap_ms(100);
+		raise(SIGKILL);
+	}
+	rc = MPIX_Comm_agree(work, &flag);
+	TU_CHECK(rc == MPIX_ERR_PROC_FAILED, "the coordinator died: %d", rc);
+	/* Uniform: the survivors compare what they got. */
+	int mine = flag, lo, hi;
+	MPIX_Comm_shrink(work, &sh);
+	MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, sh);
+	MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, sh);
+	TU_CHECK(lo == hi, "survivors disagree: %d vs %d", lo, hi);
+	return finish(sh);
+}
+
+static int test_shrink(int rank, int size, int during)
+{
+	MPI_Comm work, sh;
+	int rc;
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &work);
+	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+	MPI_Barrier(work);
+	if (rank == 2) {
+		if (during)
+			nap_ms(50); /* the others are entering the shrink */
+		raise(SIGKILL);
+	}
+	if (!during)
+		wait_failed(2);
+	rc = MPIX_Comm_shrink(work, &sh);
+	TU_CHECK(rc == MPI_SUCCESS, "shrink: %d", rc);
+	int shrank, shsize, sum = 0, expect = 0;
+	MPI_Comm_rank(sh, &shrank);
+	MPI_Comm_size(sh, &shsize);
+	TU_CHECK(shsize == size - 1, "shrunk to %d, not %d", shsize, size - 1);
+	TU_CHECK(shrank == (rank < 2 ? rank : rank - 1), "rank %d became %d", rank, shrank);
+	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sh);
+	for (int r = 0; r < size; r++)
+		expect += r == 2 ? 0 : r;
+	TU_CHECK(sum == expect, "allreduce on the new communicator: %d, not %d", sum, expect);
+	return finish(sh);
+}
+
+static int test_loop(void)
+{
+	MPI_Comm c = MPI_COMM_WORLD;
+
+	for (int i = 0; i < 100; i++) {
+		MPI_Comm d, sh;
+		int rc = MPI_Comm_dup(c, &d);
+		TU_CHECK(rc == MPI_SUCCESS, "dup %d: %d", i, rc);
+		MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+		MPIX_Comm_revoke(d);
+		rc = MPIX_Comm_shrink(d, &sh);
+		TU_CHECK(rc == MPI_SUCCESS, "shrink %d: %d", i, rc);
+		MPI_Comm_free(&d);
+		if (c != MPI_COMM_WORLD)
+			MPI_Comm_free(&c);
+		c = sh;
+	}
+	return finish(c);
+}
+
+int main(int argc, char **argv)
+{
+	int rank, size;
+	const char *test = argc > 1 ? argv[1] : "agree";
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (!MPIX_Comm_agree || !MPIX_Comm_shrink || !MPIX_Comm_revoke) {
+		fprintf(stderr, "ulfm needs ftshim preloaded\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	if (!strcmp(test, "revoke"))
+		return test_revoke(rank, size);
+	if (!strcmp(test, "agree"))
+		return test_agree(rank, size);
+	if (!strcmp(test, "coordinator"))
+		return test_coordinator(rank);
+	if (!strcmp(test, "shrink"))
+		return test_shrink(rank, size, 0);
+	if (!strcmp(test, "shrink-death"))
+		return test_shrink(rank, size, 1);
+	if (!strcmp(test, "loop"))
+		return test_loop();
+	fprintf(stderr, "unknown test %s\n", test);
+	MPI_Abort(MPI_COMM_WORLD, 2);
+	return 2;
+}
