@@ -43,10 +43,12 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 	if (e->event == FT_EV_ABORT) {
 		if (e->rank == (uint32_t)ftp.world_rank)
 			return;
-		/* MPI_Abort ends every process, whatever the launcher does. */
+		/* MPI_Abort ends every process, whatever the launcher does; this
+		 * one passes the news on first. */
 		ft_error("rank %u ended the job (MPI_Abort, or a fatal error; status %u): this rank exits too",
 			 e->rank, e->how);
-		_exit(e->how & 0xff ? e->how & 0xff : 1);
+		ft_engine_exit_soon(engine, e->how & 0xff ? e->how & 0xff : 1);
+		return;
 	}
 	if (!ft_proc_mark_failed(&ftp.procs, e->rank, (enum ft_fail_how)e->how, (int32_t)e->detector,
 				 (int32_t)told_by, ft_clock_now()))

@@ -100,6 +100,7 @@ struct ft_engine {
 	_Atomic int abort_status; /* from the application thread: -1, or the status
 				     to flood (ft_engine_abort) */
 	_Atomic bool abort_sent;  /* set by the detector thread once it is out */
+	int exit_status;          /* -1, or ft_engine_exit_soon's (detector thread) */
 	/* Frames other threads ask it to send (ft_engine_post): appended by
 	 * any thread under post_lock, taken by the detector thread. */
 	pthread_mutex_t post_lock;
@@ -677,6 +678,15 @@ static void *engine_main(void *arg)
 		drain_posted(e, now);
 		uint64_t next = ft_det_tick(&e->det, now);
 		sweep(e, now);
+		if (e->exit_status >= 0) {
+			/* What was queued (the abort passed on) leaves first. */
+			struct timespec pause = { 0, 2000000 };
+			for (struct conn *c = e->conns; c; c = c->next)
+				if (!c->connecting && c->out_len)
+					conn_flush(e, c);
+			nanosleep(&pause, NULL);
+			_exit(e->exit_status);
+		}
 		next = ft_det_tick(&e->det, now);
 		if (e->det.excluded)
 			break;
@@ -770,6 +780,7 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 	pthread_mutex_init(&e->post_lock, NULL);
 	e->posted_tail = &e->posted;
 	atomic_init(&e->abort_status, -1);
+	e->exit_status = -1;
 	e->n = n;
 	e->self = cfg->det.self;
 	e->hooks = *hooks;
@@ -832,6 +843,12 @@ int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns)
 	int rc = e->timed_out ? -ETIMEDOUT : 0;
 	engine_free(e);
 	return rc;
+}
+
+void ft_engine_exit_soon(struct ft_engine *e, int status)
+{
+	if (e->exit_status < 0)
+		e->exit_status = status;
 }
 
 void ft_engine_abort(struct ft_engine *e, int status, uint64_t timeout_ns)

@@ -58,6 +58,11 @@ int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns);
  * thread: the detector thread sends it soon after. 0 or -ENOMEM. */
 int ft_engine_post(struct ft_engine *e, uint32_t to, const struct ft_msg *m);
 
+/* From a hook (detector thread): end the process with status once the
+ * news this iteration sends is out (so that an abort passes on before
+ * this rank goes). */
+void ft_engine_exit_soon(struct ft_engine *e, int status);
+
 /* Tell every rank that this one ends the job with exit status status (0
  * to 65535), and wait (at most timeout_ns) until that is on its way. The
  * engine keeps running; the caller then ends the process. Any thread. */

@@ -100,11 +100,15 @@ int main(int argc, char **argv)
 	TU_CHECK(nfailed >= expect_count, "knows %d failures, expected %d", nfailed, expect_count);
 	sleep_ms(linger_ms);
 	if (survivors == MPI_COMM_NULL) {
-		printf("rank %d knows failed:", rank);
-		for (int i = 0; i < nfailed; i++)
-			printf("%s%d", i ? "," : " ", failed[i]);
-		printf("\n");
+		/* One write per line: the launcher must not mix lines. */
+		char line[1024];
+		size_t used = (size_t)snprintf(line, sizeof line, "rank %d knows failed:", rank);
+		for (int i = 0; i < nfailed && used + 16 < sizeof line; i++)
+			used += (size_t)snprintf(line + used, sizeof line - used, "%s%d", i ? "," : " ", failed[i]);
+		line[used++] = '\n';
 		fflush(stdout);
+		ssize_t w = write(1, line, used);
+		(void)w;
 		MPI_Finalize();
 		return tu_failures ? 1 : 0;
 	}
