@@ -53,6 +53,12 @@ int ftshim_on_failure(ftshim_failure_fn fn, void *arg);
  * nothing when no such clause is armed; does nothing without the shim. */
 void ftshim_inject_point(const char *name, long value);
 
+/* The attribute key behind mpi-ext.h's MPIX_FT (use that name): made on
+ * the first call after MPI_Init and set on MPI_COMM_WORLD to 1 while
+ * ftshim is active (0 with FTSHIM_DISABLE=1); MPI_KEYVAL_INVALID before
+ * MPI_Init. */
+int ftshim_ft_keyval(void);
+
 #ifdef __cplusplus
 }
 #endif

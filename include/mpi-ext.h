@@ -59,6 +59,19 @@ FTSHIM_WEAK int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
 FTSHIM_WEAK int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 FTSHIM_WEAK int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 
+/* MPIX_FT: the attribute key of MPI_COMM_WORLD whose value (an int) is
+ * true when the ULFM calls are in force, as under Open MPI 5:
+ *   int *ft, flag;
+ *   MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &ft, &flag);
+ * Without the shim, or before MPI_Init, it is MPI_KEYVAL_INVALID. */
+FTSHIM_WEAK int ftshim_ft_keyval(void);
+#ifndef MPIX_FT
+#define MPIX_FT (ftshim_ft_keyval ? ftshim_ft_keyval() : MPI_KEYVAL_INVALID)
+#endif
+#ifndef MPI_FT
+#define MPI_FT MPIX_FT
+#endif
+
 #ifdef __cplusplus
 }
 #endif

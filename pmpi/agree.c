@@ -21,7 +21,8 @@
  *
  * The protocol runs on the detector thread (the control plane's messages
  * and the failures it learns); the application thread only starts an
- * agreement and waits for its decision. */
+ * agreement and waits for its decision, or, for MPIX_Comm_iagree and
+ * MPIX_Comm_ishrink, hands it to a request that pmpi/ops.c completes. */
 #include "ftshim_config.h"
 
 #include <pthread.h>
@@ -30,7 +31,9 @@
 #include <time.h>
 
 #include "pmpi/call.h"
+#include "pmpi/requests.h"
 #include "pmpi/ulfm.h"
+#include "src/clock.h"
 #include "src/log.h"
 
 /* Decisions kept per communicator for late questions. */
@@ -42,6 +45,8 @@ struct agreement {
 	uint32_t n;           /* members (both groups) */
 	/* as a participant */
 	bool joined;          /* this process called it */
+	bool wanted;          /* its caller has not taken the decision yet */
+	uint64_t checked_ns;  /* when agree_take last looked at the coordinator */
 	uint32_t my_value;
 	uint8_t *my_bits;     /* 2 * bytes(n): failed, then acknowledged */
 	uint32_t sent_to;     /* the member index the contribution went to */
@@ -175,7 +180,7 @@ static struct agreement *get(uint64_t id, uint32_t seq, uint32_t n)
 	/* Forget old decisions of this communicator. */
 	for (struct agreement **p = &all; *p;) {
 		struct agreement *o = *p;
-		if (o->id == id && o->decided && o->seq + KEEP_DECIDED < seq) {
+		if (o->id == id && o->decided && !o->wanted && o->seq + KEEP_DECIDED < seq) {
 			*p = o->next;
 			destroy(o);
 		} else {
@@ -449,39 +454,82 @@ void ftp_agree_on_failure(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* Run agreement number seq of the communicator e with this process's
- * value; wait for the decision. Returns its rc; *value and (when failed
- * is not NULL, room for bytes(n)) the failed members are filled in. */
-static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
+/* Start the next agreement of the communicator e with this process's
+ * value: contribute, and return it (kept until agree_take has taken its
+ * decision), or NULL if e is not known or memory ran out. */
+static struct agreement *agree_start(struct ftp_comm *e, uint32_t value)
 {
 	struct view v;
 	uint32_t seq = atomic_fetch_add_explicit(&e->agree_seq, 1, memory_order_relaxed);
 
 	if (!get_view(e->core->id, &v))
-		return MPI_ERR_COMM;
+		return NULL;
 	size_t b = nbytes(v.n);
 	uint32_t acked_upto = atomic_load_explicit(&e->acked, memory_order_acquire);
 	pthread_mutex_lock(&lock);
 	struct agreement *a = get(e->core->id, seq, v.n);
-	if (!a) {
-		pthread_mutex_unlock(&lock);
-		free(v.members);
-		return MPI_ERR_NO_MEM;
+	if (a) {
+		a->joined = true;
+		a->wanted = true;
+		a->my_value = value;
+		for (uint32_t i = 0; i < v.n; i++) {
+			if (member_failed(&v, i))
+				set_bit(a->my_bits, i);
+			/* Acknowledged: among the first acked_upto failures learned. */
+			for (uint32_t k = 0; k < acked_upto; k++)
+				if (ftp.procs.order[k] == v.members[i])
+					set_bit(a->my_bits + b, i);
+		}
+		send_contribution(a, &v);
+		a->checked_ns = ft_clock_now();
 	}
-	a->joined = true;
-	a->my_value = *value;
-	for (uint32_t i = 0; i < v.n; i++) {
-		if (member_failed(&v, i))
-			set_bit(a->my_bits, i);
-		/* Acknowledged: among the first acked_upto failures learned. */
-		for (uint32_t k = 0; k < acked_upto; k++)
-			if (ftp.procs.order[k] == v.members[i])
-				set_bit(a->my_bits + b, i);
+	pthread_mutex_unlock(&lock);
+	free(v.members);
+	return a;
+}
+
+/* Under lock: if a is decided, take the decision (*value, *rc and, when
+ * failed is not NULL, the failed members into room for bytes(n)) and let
+ * the agreement be forgotten in time; true then. While it is not, and at
+ * most every 50 ms, re-send the contribution if its coordinator is known
+ * dead (in case that death was learned without a message). */
+static bool agree_take(struct agreement *a, uint32_t *value, uint8_t *failed, int *rc)
+{
+	if (!a->decided) {
+		uint64_t now = ft_clock_now();
+		if (now - a->checked_ns < 50 * 1000 * 1000)
+			return false;
+		a->checked_ns = now;
+		struct view v;
+		if (a->sent_to != UINT32_MAX && get_view(a->id, &v)) {
+			if (member_failed(&v, a->sent_to))
+				send_contribution(a, &v);
+			free(v.members);
+		}
+		return false;
 	}
-	send_contribution(a, &v);
-	while (!a->decided) {
-		/* The detector thread decides; a timed wait also re-checks in
-		 * case a coordinator's death was learned without a message. */
+	*value = a->value;
+	*rc = a->rc;
+	if (failed)
+		memcpy(failed, a->decided_failed, nbytes(a->n));
+	a->wanted = false;
+	return true;
+}
+
+/* Run the next agreement of e with *value and wait for the decision.
+ * Returns its rc; *value and (when failed is not NULL) the failed members
+ * are filled in. */
+static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
+{
+	struct agreement *a = agree_start(e, *value);
+	int rc = MPI_SUCCESS;
+
+	if (!a)
+		return MPI_ERR_COMM;
+	pthread_mutex_lock(&lock);
+	while (!agree_take(a, value, failed, &rc)) {
+		/* The detector thread decides; the timed wait lets agree_take
+		 * re-check the coordinator now and then. */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 50 * 1000 * 1000;
@@ -490,15 +538,8 @@ static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 			ts.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&decided_cond, &lock, &ts);
-		if (!a->decided && a->sent_to != UINT32_MAX && member_failed(&v, a->sent_to))
-			send_contribution(a, &v);
 	}
-	*value = a->value;
-	if (failed)
-		memcpy(failed, a->decided_failed, b);
-	int rc = a->rc;
 	pthread_mutex_unlock(&lock);
-	free(v.members);
 	return rc;
 }
 
@@ -521,9 +562,68 @@ FT_EXPORT int MPIX_Comm_agree(MPI_Comm comm, int *flag)
  * would get mixed up with it. */
 #define SHRINK_TAG 0x5f7e
 
+/* What a shrink of an n-member communicator needs after its agreement. */
+struct shrink {
+	struct ftp_call call; /* the shrink's call, resolved */
+	uint32_t n;
+	uint8_t *failed;      /* bytes(n): the agreed failures */
+	int *ranks;           /* room for n */
+	MPI_Comm *newcomm;
+};
+
+static bool shrink_init(struct shrink *s, const struct ftp_call *c, MPI_Comm *newcomm)
+{
+	s->call = *c;
+	s->n = c->comm->core->local_size;
+	s->failed = calloc(1, nbytes(s->n) + 1);
+	s->ranks = malloc((s->n + 1) * sizeof *s->ranks);
+	s->newcomm = newcomm;
+	if (s->failed && s->ranks)
+		return true;
+	free(s->failed);
+	free(s->ranks);
+	s->failed = NULL;
+	s->ranks = NULL;
+	return false;
+}
+
+static void shrink_fini(struct shrink *s)
+{
+	free(s->failed);
+	free(s->ranks);
+}
+
+/* After the agreement on s->failed: build the communicator of the others
+ * and return the MPI's result, or return -1 if one of them has died since
+ * (agree again then, so that nobody enters the creation with a member it
+ * knows dead). */
+static int shrink_build(struct shrink *s)
+{
+	struct ftp_comm *e = s->call.comm;
+	MPI_Group group = MPI_GROUP_NULL, alive = MPI_GROUP_NULL;
+	int nalive = 0;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (bit(s->failed, i))
+			continue;
+		if (ft_proc_is_failed(&ftp.procs, (uint32_t)e->core->members[i]))
+			return -1;
+		s->ranks[nalive++] = (int)i;
+	}
+	PMPI_Comm_group(s->call.real, &group);
+	PMPI_Group_incl(group, nalive, s->ranks, &alive);
+	int rc = PMPI_Comm_create_group(s->call.real, alive, SHRINK_TAG, s->newcomm);
+	if (rc == MPI_SUCCESS)
+		ftp_register_group_child(&s->call, alive, SHRINK_TAG, s->newcomm);
+	PMPI_Group_free(&alive);
+	PMPI_Group_free(&group);
+	return rc;
+}
+
 FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPIX_Comm_shrink);
+	struct shrink s;
 	int rc = MPI_ERR_COMM;
 
 	ftp_resolve(&c, comm);
@@ -531,43 +631,119 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 		/* Intercommunicators are not shrunk (yet). */
 		return ftp_post_plain(&c, rc);
 	}
-	uint32_t n = c.comm->core->local_size;
-	uint8_t *failed = calloc(1, nbytes(n) + 1);
-	int *ranks = malloc((n + 1) * sizeof *ranks);
-	MPI_Group group = MPI_GROUP_NULL, alive = MPI_GROUP_NULL;
-	if (!failed || !ranks) {
-		rc = MPI_ERR_NO_MEM;
-		goto out;
-	}
-	for (;;) {
+	if (!shrink_init(&s, &c, newcomm))
+		return ftp_post_plain(&c, MPI_ERR_NO_MEM);
+	do {
 		uint32_t value = 1;
-		memset(failed, 0, nbytes(n));
-		agree_run(c.comm, &value, failed);
-		int nalive = 0;
-		bool died_since = false;
-		for (uint32_t i = 0; i < n; i++) {
-			if (bit(failed, i))
-				continue;
-			ranks[nalive++] = (int)i;
-			died_since |= ft_proc_is_failed(&ftp.procs, (uint32_t)c.comm->core->members[i]);
+		memset(s.failed, 0, nbytes(s.n));
+		/* Its code says whether failures were acknowledged, which
+		 * does not matter here. */
+		if (agree_run(c.comm, &value, s.failed) == MPI_ERR_COMM) {
+			rc = MPI_ERR_COMM;
+			break;
 		}
-		/* Someone died after the decision: agree again, so that nobody
-		 * enters the creation with a dead member. */
-		if (died_since)
-			continue;
-		PMPI_Comm_group(c.real, &group);
-		PMPI_Group_incl(group, nalive, ranks, &alive);
-		rc = PMPI_Comm_create_group(c.real, alive, SHRINK_TAG, newcomm);
-		break;
+	} while ((rc = shrink_build(&s)) == -1);
+	shrink_fini(&s);
+	return ftp_post_plain(&c, rc);
+}
+
+/* --- the nonblocking forms (requests completed by pmpi/ops.c) ------------- */
+
+struct agree_op {
+	struct ftp_op op;
+	struct agreement *a;
+	int *flag;          /* iagree: where the value goes */
+	bool shrinking;     /* ishrink: s is set */
+	struct shrink s;
+};
+
+static void agree_op_destroy(struct ftp_op *op)
+{
+	struct agree_op *o = (struct agree_op *)op;
+
+	if (o->shrinking)
+		shrink_fini(&o->s);
+	free(o);
+}
+
+static bool iagree_progress(struct ftp_op *op)
+{
+	struct agree_op *o = (struct agree_op *)op;
+	uint32_t value = 0;
+
+	pthread_mutex_lock(&lock);
+	bool done = agree_take(o->a, &value, NULL, &op->rc);
+	pthread_mutex_unlock(&lock);
+	if (done && !op->orphaned)
+		*o->flag = (int)value;
+	return done;
+}
+
+FT_EXPORT int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPIX_Comm_iagree);
+	struct agree_op *o = NULL;
+	int rc = MPI_ERR_COMM;
+
+	ftp_resolve(&c, comm);
+	if (c.comm && !(o = calloc(1, sizeof *o)))
+		rc = MPI_ERR_NO_MEM;
+	if (o && (o->a = agree_start(c.comm, (uint32_t)*flag))) {
+		o->flag = flag;
+		o->op.progress = iagree_progress;
+		o->op.destroy = agree_op_destroy;
+		rc = ftp_op_start(&c, &o->op, request);
+	} else {
+		free(o);
 	}
-	if (rc == MPI_SUCCESS)
-		ftp_register_group_child(&c, alive, SHRINK_TAG, newcomm);
-out:
-	if (alive != MPI_GROUP_NULL)
-		PMPI_Group_free(&alive);
-	if (group != MPI_GROUP_NULL)
-		PMPI_Group_free(&group);
-	free(failed);
-	free(ranks);
+	return ftp_post_plain(&c, rc);
+}
+
+/* The agreement runs on the detector thread; the creation, which needs
+ * every survivor, runs in whichever completion call or waiting loop of
+ * this process comes next once it is decided. */
+static bool ishrink_progress(struct ftp_op *op)
+{
+	struct agree_op *o = (struct agree_op *)op;
+	uint32_t value;
+	int rc;
+
+	pthread_mutex_lock(&lock);
+	bool decided = agree_take(o->a, &value, o->s.failed, &rc);
+	pthread_mutex_unlock(&lock);
+	if (!decided)
+		return false;
+	op->rc = shrink_build(&o->s);
+	if (op->rc != -1)
+		return true;
+	memset(o->s.failed, 0, nbytes(o->s.n));
+	o->a = agree_start(o->s.call.comm, 1);
+	if (o->a)
+		return false;
+	op->rc = MPI_ERR_COMM;
+	return true;
+}
+
+FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPIX_Comm_ishrink);
+	struct agree_op *o = NULL;
+	int rc = MPI_ERR_COMM;
+
+	ftp_resolve(&c, comm);
+	if (c.comm && !c.comm->core->remote_size) {
+		o = calloc(1, sizeof *o);
+		rc = MPI_ERR_NO_MEM;
+	}
+	if (o && (o->shrinking = shrink_init(&o->s, &c, newcomm)) &&
+	    (o->a = agree_start(c.comm, 1))) {
+		o->op.progress = ishrink_progress;
+		o->op.destroy = agree_op_destroy;
+		rc = ftp_op_start(&c, &o->op, request);
+	} else if (o) {
+		if (o->a == NULL && o->shrinking)
+			rc = MPI_ERR_COMM;
+		agree_op_destroy(&o->op);
+	}
 	return ftp_post_plain(&c, rc);
 }

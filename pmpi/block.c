@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "pmpi/call.h"
+#include "pmpi/requests.h"
 #include "src/log.h"
 
 /* The world rank of rank r of the group a point-to-point call addresses:
@@ -129,6 +130,7 @@ int ftp_poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t *po
 {
 	uint64_t events = ftp_events();
 
+	ftp_ops_progress(); /* an ishrink of this process may hold others up */
 	if (events != *seen) {
 		*seen = events;
 		int err = ftp_check(c, pending);

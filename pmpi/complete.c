@@ -15,7 +15,12 @@
  *    failed), or the first error when statuses are ignored.
  *
  * Requests the table does not know (made on communicators ftshim does not
- * track, or by calls it does not wrap) go straight to the MPI. */
+ * track, or by calls it does not wrap) go straight to the MPI.
+ *
+ * ftshim's own nonblocking calls (MPIX_Comm_iagree, MPIX_Comm_ishrink)
+ * make generalized requests that ftshim completes (pmpi/ops.c): every
+ * call here first lets them progress, never gives up on them, and
+ * reports their result, once the MPI has completed them, as their error. */
 #include "ftshim_config.h"
 
 #include <sched.h>
@@ -49,12 +54,31 @@ static void forget_if_done(const struct tracked *t, MPI_Request now)
 
 /* --- one request ---------------------------------------------------------- */
 
+/* One of ftshim's own requests: progress until the MPI sees it complete. */
+static int wait_op(MPI_Request *request, const struct tracked *t, MPI_Status *status)
+{
+	uint64_t polls = 0;
+	int flag = 0, rc;
+
+	for (;;) {
+		ftp_ops_progress();
+		rc = PMPI_Test(request, &flag, status);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		if (flag)
+			return ftp_op_finish(t->r.op);
+		ftp_poll_pause(&polls);
+	}
+}
+
 static int wait_tracked(struct ftp_call *c, MPI_Request *request, const struct tracked *t,
 			MPI_Status *status)
 {
 	uint64_t seen = 0, polls = 0;
 	int flag = 0, rc;
 
+	if (t->r.op)
+		return wait_op(request, t, status);
 	for (;;) {
 		int err = ftp_poll_step(c, true, &seen, &polls);
 		if (err == FTP_ERR_PROC_FAILED_PENDING)
@@ -87,7 +111,7 @@ FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 static int test_failed(struct ftp_call *c, MPI_Request *request, struct tracked *t, int *flag,
 		       MPI_Status *status)
 {
-	if (ftp_events() == 0 || !(t->known = ftp_req_find(t->handle, &t->r)))
+	if (ftp_events() == 0 || !(t->known = ftp_req_find(t->handle, &t->r)) || t->r.op)
 		return MPI_SUCCESS;
 	call_for(c, &t->r);
 	int err = ftp_check(c, true);
@@ -102,14 +126,18 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Test);
 	struct tracked t = { .handle = *request };
-	int rc = PMPI_Test(request, flag, status);
+	int rc;
 
+	ftp_ops_progress();
+	rc = PMPI_Test(request, flag, status);
 	if (!ftp_active() || !ftp_req_any() || rc != MPI_SUCCESS)
 		return ftp_post_plain(&c, rc);
 	if (!*flag)
 		rc = test_failed(&c, request, &t, flag, status);
-	if (*flag && *request == MPI_REQUEST_NULL)
-		ftp_req_remove(t.handle);
+	if (*flag && *request == MPI_REQUEST_NULL && ftp_req_take(t.handle, &t.r) && t.r.op) {
+		call_for(&c, &t.r);
+		rc = ftp_op_finish(t.r.op);
+	}
 	return ftp_post_plain(&c, rc);
 }
 
@@ -117,11 +145,13 @@ FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Request_get_status);
 	struct ftp_req r;
-	int rc = PMPI_Request_get_status(request, flag, status);
+	int rc;
 
+	ftp_ops_progress();
+	rc = PMPI_Request_get_status(request, flag, status);
 	/* It must not free the request, so a failure is only reported. */
 	if (rc == MPI_SUCCESS && !*flag && ftp_active() && ftp_events() != 0 &&
-	    ftp_req_find(request, &r)) {
+	    ftp_req_find(request, &r) && !r.op) {
 		call_for(&c, &r);
 		rc = ftp_check(&c, true);
 	}
@@ -132,10 +162,11 @@ FT_EXPORT int MPI_Request_free(MPI_Request *request)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Request_free);
 	MPI_Request handle = *request;
+	struct ftp_req r;
 	int rc = PMPI_Request_free(request);
 
-	if (rc == MPI_SUCCESS && ftp_active())
-		ftp_req_remove(handle);
+	if (rc == MPI_SUCCESS && ftp_active() && ftp_req_take(handle, &r) && r.op)
+		ftp_op_orphan(r.op);
 	return ftp_post_plain(&c, rc);
 }
 
@@ -236,7 +267,7 @@ static int many_check(struct many *m, const MPI_Request requests[], struct ftp_c
 	for (int i = 0; i < m->count; i++) {
 		struct ftp_call ci = *c;
 		m->errs[i] = MPI_SUCCESS;
-		if (!m->t[i].known || requests[i] == MPI_REQUEST_NULL)
+		if (!m->t[i].known || m->t[i].r.op || requests[i] == MPI_REQUEST_NULL)
 			continue;
 		call_for(&ci, &m->t[i].r);
 		m->errs[i] = ftp_check(&ci, true);
@@ -259,6 +290,64 @@ static int many_give_up(struct many *m, int i, MPI_Request requests[], struct ft
 	return ftp_give_up(&ci, &requests[i], m->t[i].r.persistent, m->errs[i], status);
 }
 
+/* Request i has just been completed by the MPI: if it is one of ftshim's
+ * own, its result (c then describes it), else MPI_SUCCESS. */
+static int op_result(struct many *m, int i, struct ftp_call *c)
+{
+	struct ftp_op *op = m->t[i].known ? m->t[i].r.op : NULL;
+
+	if (!op)
+		return MPI_SUCCESS;
+	m->t[i].r.op = NULL;
+	int err = ftp_op_finish(op);
+	if (err != MPI_SUCCESS)
+		call_for(c, &m->t[i].r);
+	return err;
+}
+
+/* After an -all call completed every request: the results of ftshim's
+ * own among them, in the statuses as for errors, and the call's code. */
+static int all_ops_results(struct many *m, const MPI_Request requests[], struct ftp_call *c,
+			   MPI_Status statuses[], int rc)
+{
+	int first = MPI_SUCCESS, err[m->count];
+
+	for (int i = 0; i < m->count; i++) {
+		err[i] = MPI_SUCCESS;
+		if (m->t[i].known && m->t[i].r.op && requests[i] == MPI_REQUEST_NULL)
+			err[i] = op_result(m, i, c);
+		if (first == MPI_SUCCESS)
+			first = err[i];
+	}
+	if (first == MPI_SUCCESS)
+		return rc;
+	if (statuses == MPI_STATUSES_IGNORE)
+		return first;
+	for (int i = 0; i < m->count; i++)
+		statuses[i].MPI_ERROR = err[i];
+	return MPI_ERR_IN_STATUS;
+}
+
+/* After a -some call completed outcount requests: likewise. */
+static int some_ops_results(struct many *m, int outcount, const int indices[],
+			    struct ftp_call *c, MPI_Status statuses[], int rc)
+{
+	int first = MPI_SUCCESS, err[outcount > 0 ? outcount : 1];
+
+	for (int k = 0; k < outcount; k++) {
+		err[k] = op_result(m, indices[k], c);
+		if (first == MPI_SUCCESS)
+			first = err[k];
+	}
+	if (first == MPI_SUCCESS)
+		return rc;
+	if (statuses == MPI_STATUSES_IGNORE)
+		return first;
+	for (int k = 0; k < outcount; k++)
+		statuses[k].MPI_ERROR = err[k];
+	return MPI_ERR_IN_STATUS;
+}
+
 /* Finish an -all call that ran into failures: every request gets its
  * fate in its status. */
 static int all_with_errors(struct many *m, MPI_Request requests[], struct ftp_call *c,
@@ -278,6 +367,8 @@ static int all_with_errors(struct many *m, MPI_Request requests[], struct ftp_ca
 			err = PMPI_Test(&requests[i], &flag, &st);
 			if (err == MPI_SUCCESS && !flag)
 				err = MPI_ERR_PENDING;
+			else if (err == MPI_SUCCESS)
+				err = op_result(m, i, c);
 		}
 		if (statuses != MPI_STATUSES_IGNORE) {
 			if (!inactive)
@@ -308,7 +399,10 @@ FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses
 				break;
 			}
 		}
+		ftp_ops_progress();
 		rc = PMPI_Testall(count, requests, &flag, statuses);
+		if (rc == MPI_SUCCESS && flag)
+			rc = all_ops_results(&m, requests, &c, statuses, rc);
 		if (rc != MPI_SUCCESS || flag)
 			break;
 		ftp_poll_pause(&polls);
@@ -325,8 +419,11 @@ FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Stat
 
 	if (!many_init(&m, count, requests))
 		return ftp_post_plain(&c, PMPI_Testall(count, requests, flag, statuses));
+	ftp_ops_progress();
 	rc = PMPI_Testall(count, requests, flag, statuses);
-	if (rc == MPI_SUCCESS && !*flag && ftp_events() != 0 && many_check(&m, requests, &c)) {
+	if (rc == MPI_SUCCESS && *flag)
+		rc = all_ops_results(&m, requests, &c, statuses, rc);
+	else if (rc == MPI_SUCCESS && ftp_events() != 0 && many_check(&m, requests, &c)) {
 		rc = all_with_errors(&m, requests, &c, statuses);
 		*flag = 1;
 	}
@@ -366,7 +463,10 @@ FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Sta
 				break;
 			}
 		}
+		ftp_ops_progress();
 		rc = PMPI_Testany(count, requests, index, &flag, status);
+		if (rc == MPI_SUCCESS && flag && *index != MPI_UNDEFINED)
+			rc = op_result(&m, *index, &c);
 		if (rc != MPI_SUCCESS || flag)
 			break;
 		ftp_poll_pause(&polls);
@@ -384,8 +484,11 @@ FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *fl
 
 	if (!many_init(&m, count, requests))
 		return ftp_post_plain(&c, PMPI_Testany(count, requests, index, flag, status));
+	ftp_ops_progress();
 	rc = PMPI_Testany(count, requests, index, flag, status);
-	if (rc == MPI_SUCCESS && !*flag && ftp_events() != 0 && many_check(&m, requests, &c)) {
+	if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED)
+		rc = op_result(&m, *index, &c);
+	else if (rc == MPI_SUCCESS && !*flag && ftp_events() != 0 && many_check(&m, requests, &c)) {
 		rc = any_with_error(&m, requests, &c, index, status);
 		*flag = rc != FTP_ERR_PROC_FAILED_PENDING;
 	}
@@ -437,7 +540,10 @@ FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, i
 				break;
 			}
 		}
+		ftp_ops_progress();
 		rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+		if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+			rc = some_ops_results(&m, *outcount, indices, &c, statuses, rc);
 		if (rc != MPI_SUCCESS || *outcount != 0)
 			break;
 		ftp_poll_pause(&polls);
@@ -455,8 +561,11 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 
 	if (!many_init(&m, incount, requests))
 		return ftp_post_plain(&c, PMPI_Testsome(incount, requests, outcount, indices, statuses));
+	ftp_ops_progress();
 	rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-	if (rc == MPI_SUCCESS && *outcount == 0 && ftp_events() != 0 && many_check(&m, requests, &c))
+	if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0)
+		rc = some_ops_results(&m, *outcount, indices, &c, statuses, rc);
+	else if (rc == MPI_SUCCESS && *outcount == 0 && ftp_events() != 0 && many_check(&m, requests, &c))
 		rc = some_with_errors(&m, requests, &c, outcount, indices, statuses);
 	many_fini(&m, requests);
 	return ftp_post_plain(&c, rc);

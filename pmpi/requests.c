@@ -83,13 +83,11 @@ static bool grow(void)
 	return true;
 }
 
-void ftp_req_add(const struct ftp_call *c, MPI_Request request, bool persistent)
+static void add_entry(const struct ftp_call *c, MPI_Request request, bool persistent,
+		      struct ftp_op *op)
 {
-	uint64_t key;
+	uint64_t key = key_of(request);
 
-	if (request == MPI_REQUEST_NULL || !c->comm || c->direct)
-		return;
-	key = key_of(request);
 	pthread_mutex_lock(&table_lock);
 	int64_t at = find_slot(key);
 	if (at < 0) {
@@ -106,9 +104,20 @@ void ftp_req_add(const struct ftp_call *c, MPI_Request request, bool persistent)
 	/* A handle the MPI reuses replaces what it meant before. */
 	slots[at].key = key;
 	slots[at].req = (struct ftp_req){ .comm = c->comm, .watch = c->watch, .fn = c->fn,
-					  .persistent = persistent };
+					  .persistent = persistent, .op = op };
 out_unlock:
 	pthread_mutex_unlock(&table_lock);
+}
+
+void ftp_req_add(const struct ftp_call *c, MPI_Request request, bool persistent)
+{
+	if (request != MPI_REQUEST_NULL && c->comm && !c->direct)
+		add_entry(c, request, persistent, NULL);
+}
+
+void ftp_req_add_op(const struct ftp_call *c, MPI_Request request, struct ftp_op *op)
+{
+	add_entry(c, request, false, op);
 }
 
 bool ftp_req_find(MPI_Request request, struct ftp_req *out)
@@ -127,17 +136,23 @@ bool ftp_req_find(MPI_Request request, struct ftp_req *out)
 	return found;
 }
 
-void ftp_req_remove(MPI_Request request)
+bool ftp_req_take(MPI_Request request, struct ftp_req *out)
 {
+	bool found = false;
+
 	if (request == MPI_REQUEST_NULL || !ftp_req_any())
-		return;
+		return false;
 	pthread_mutex_lock(&table_lock);
 	int64_t at = find_slot(key_of(request));
 	if (at >= 0) {
+		if (out)
+			*out = slots[at].req;
 		slots[at].key = TOMB;
 		atomic_fetch_sub_explicit(&count, 1, memory_order_relaxed);
+		found = true;
 	}
 	pthread_mutex_unlock(&table_lock);
+	return found;
 }
 
 bool ftp_req_any(void)

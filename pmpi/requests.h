@@ -15,11 +15,14 @@
 
 #include "pmpi/call.h"
 
+struct ftp_op;
+
 struct ftp_req {
 	struct ftp_comm *comm;   /* the request's communicator */
 	struct ftp_watch watch;  /* what it waits on */
 	enum ftp_fn fn;          /* the call that made it, for messages */
 	bool persistent;         /* stays after completion until MPI_Request_free */
+	struct ftp_op *op;       /* ftshim completes it (pmpi/ops.c): never given up on */
 };
 
 /* Remember request (made by the call c). Does nothing for MPI_REQUEST_NULL
@@ -29,10 +32,58 @@ void ftp_req_add(const struct ftp_call *c, MPI_Request request, bool persistent)
 /* Copy the entry of request to out; false if it is not tracked. */
 bool ftp_req_find(MPI_Request request, struct ftp_req *out);
 
-void ftp_req_remove(MPI_Request request);
+/* Forget request; its entry is copied to out (when not NULL) if it was
+ * known. */
+bool ftp_req_take(MPI_Request request, struct ftp_req *out);
+
+static inline void ftp_req_remove(MPI_Request request)
+{
+	ftp_req_take(request, NULL);
+}
+
+/* Remember request as one of ftshim's own operations (pmpi/ops.c). */
+void ftp_req_add_op(const struct ftp_call *c, MPI_Request request, struct ftp_op *op);
 
 /* Any entry at all? (One relaxed load: lets completion calls skip the
  * table when the application has made no tracked request.) */
 bool ftp_req_any(void);
+
+/* --- operations ftshim completes itself (pmpi/ops.c) ----------------------- */
+
+/* One nonblocking ULFM call in progress. The caller of ftp_op_start fills
+ * in progress and destroy; the rest belongs to ops.c. */
+struct ftp_op {
+	/* On an application thread: advance; true once done, with rc set. */
+	bool (*progress)(struct ftp_op *op);
+	void (*destroy)(struct ftp_op *op);
+	int rc;                  /* the call's result, once done */
+	struct ftp_comm *comm;
+	MPI_Request request;     /* the generalized request the application holds */
+	bool done, orphaned;     /* under ops.c's lock */
+	struct ftp_op *next;
+};
+
+/* Start op as a generalized request for the call c (set *request). On
+ * failure op is destroyed and the MPI's error returned. */
+int ftp_op_start(struct ftp_call *c, struct ftp_op *op, MPI_Request *request);
+
+/* How many ops are not done yet (a hint, read without a lock). */
+extern _Atomic uint32_t ftp_ops_pending;
+
+void ftp_ops_progress_slow(void);
+
+/* Called by every completion call and waiting loop: completes the ops that
+ * are done. One relaxed load when there are none. */
+static inline void ftp_ops_progress(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&ftp_ops_pending, memory_order_relaxed) != 0, 0))
+		ftp_ops_progress_slow();
+}
+
+/* After the MPI completed op's request: its result; op is freed. */
+int ftp_op_finish(struct ftp_op *op);
+
+/* The application freed op's request: free op once done. */
+void ftp_op_orphan(struct ftp_op *op);
 
 #endif

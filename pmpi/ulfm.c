@@ -10,10 +10,35 @@
  * its first k failures moves the mark just past the k-th. */
 #include "ftshim_config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "pmpi/call.h"
 #include "pmpi/ulfm.h"
+
+/* MPIX_FT (mpi-ext.h): an attribute key made on first use, set on
+ * MPI_COMM_WORLD to whether ftshim is on. Any application thread, under
+ * ft_key_lock. */
+static pthread_mutex_t ft_key_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ft_keyval = MPI_KEYVAL_INVALID;
+static int ft_on;
+
+FT_EXPORT int ftshim_ft_keyval(void)
+{
+	int init = 0, fin = 0;
+
+	pthread_mutex_lock(&ft_key_lock);
+	if (ft_keyval == MPI_KEYVAL_INVALID && PMPI_Initialized(&init) == MPI_SUCCESS && init &&
+	    PMPI_Finalized(&fin) == MPI_SUCCESS && !fin &&
+	    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &ft_keyval,
+				    NULL) == MPI_SUCCESS) {
+		ft_on = ftp_active();
+		PMPI_Comm_set_attr(MPI_COMM_WORLD, ft_keyval, &ft_on);
+	}
+	int key = ft_keyval;
+	pthread_mutex_unlock(&ft_key_lock);
+	return key;
+}
 
 static bool member(const struct ft_comm *core, int32_t world)
 {

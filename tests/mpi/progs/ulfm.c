@@ -15,6 +15,13 @@
  *   shrink-death a rank dies on its way into the shrink; the others still
  *                get a working communicator without it
  *   loop         100 rounds of dup, revoke, shrink, free: no hang, no leak
+ *   nonblocking  MPIX_FT says fault tolerance is on; iagree completed by
+ *                MPI_Test, by MPI_Waitall beside point-to-point requests,
+ *                by MPI_Wait with MPIX_ERR_PROC_FAILED after a failure, by
+ *                MPI_Waitany once acknowledged; an iagree request freed
+ *                unfinished; ishrink completed by MPI_Wait
+ *   ishrink-death a rank dies while the others are in MPIX_Comm_ishrink,
+ *                which they complete with MPI_Test: a working communicator
  * Exit status 1 if a check failed; survivor rank 0 prints ALL CHECKS
  * PASSED. */
 #include <signal.h>
@@ -195,6 +202,108 @@ static int test_loop(void)
 	return finish(c);
 }
 
+static int test_nonblocking(int rank, int size)
+{
+	MPI_Comm work, sh;
+	MPI_Request req, reqs[3];
+	int *ft = NULL, found = 0, flag, done = 0, rc, idx = -1;
+
+	rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &ft, &found);
+	TU_CHECK(rc == MPI_SUCCESS && found && ft && *ft == 1, "MPIX_FT: rc %d found %d value %d", rc,
+		 found, ft ? *ft : -1);
+	MPI_Comm_dup(MPI_COMM_WORLD, &work);
+	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+
+	/* By MPI_Test. */
+	flag = rank == 1 ? 0x6 : 0x7;
+	rc = MPIX_Comm_iagree(work, &flag, &req);
+	TU_CHECK(rc == MPI_SUCCESS, "iagree: %d", rc);
+	for (long i = 0; !done && i < 20000000; i++)
+		rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+	TU_CHECK(done && rc == MPI_SUCCESS && flag == 0x6, "iagree by MPI_Test: done %d rc %d flag %x",
+		 done, rc, flag);
+	TU_CHECK(req == MPI_REQUEST_NULL, "the request is not freed");
+
+	/* By MPI_Waitall, beside a ring exchange. */
+	int left = (rank + size - 1) % size, right = (rank + 1) % size, in = -1, out = rank;
+	flag = 1;
+	MPI_Irecv(&in, 1, MPI_INT, left, 7, work, &reqs[0]);
+	MPIX_Comm_iagree(work, &flag, &reqs[1]);
+	MPI_Isend(&out, 1, MPI_INT, right, 7, work, &reqs[2]);
+	MPI_Status st[3];
+	rc = MPI_Waitall(3, reqs, st);
+	TU_CHECK(rc == MPI_SUCCESS && in == left && flag == 1, "Waitall: rc %d in %d flag %d", rc, in,
+		 flag);
+
+	/* After a failure nobody acknowledged: MPI_Wait reports it. */
+	MPI_Barrier(work);
+	if (rank == 2)
+		raise(SIGKILL);
+	wait_failed(2);
+	flag = 1;
+	MPIX_Comm_iagree(work, &flag, &req);
+	rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+	TU_CHECK(rc == MPIX_ERR_PROC_FAILED && flag == 1, "iagree after a failure: rc %d flag %d", rc,
+		 flag);
+	MPIX_Comm_failure_ack(work);
+	flag = rank + 1;
+	reqs[0] = MPI_REQUEST_NULL;
+	MPIX_Comm_iagree(work, &flag, &reqs[1]);
+	rc = MPI_Waitany(2, reqs, &idx, MPI_STATUS_IGNORE);
+	TU_CHECK(rc == MPI_SUCCESS && idx == 1, "iagree by Waitany: rc %d index %d", rc, idx);
+
+	/* Freed before it finished: the agreement still happens. */
+	flag = 1;
+	MPIX_Comm_iagree(work, &flag, &req);
+	rc = MPI_Request_free(&req);
+	TU_CHECK(rc == MPI_SUCCESS, "freeing an iagree request: %d", rc);
+	flag = 1;
+	rc = MPIX_Comm_agree(work, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "agree after a freed iagree: %d %d", rc, flag);
+
+	/* ishrink. */
+	rc = MPIX_Comm_ishrink(work, &sh, &req);
+	TU_CHECK(rc == MPI_SUCCESS, "ishrink: %d", rc);
+	rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+	TU_CHECK(rc == MPI_SUCCESS, "ishrink by MPI_Wait: %d", rc);
+	int shsize = 0, shrank = -1;
+	MPI_Comm_size(sh, &shsize);
+	MPI_Comm_rank(sh, &shrank);
+	TU_CHECK(shsize == size - 1 && shrank == (rank < 2 ? rank : rank - 1),
+		 "ishrink made size %d rank %d", shsize, shrank);
+	return finish(sh);
+}
+
+static int test_ishrink_death(int rank, int size)
+{
+	MPI_Comm work, sh = MPI_COMM_NULL;
+	MPI_Request req;
+	int done = 0, rc;
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &work);
+	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+	MPI_Barrier(work);
+	if (rank == 2) {
+		nap_ms(50);
+		raise(SIGKILL);
+	}
+	rc = MPIX_Comm_ishrink(work, &sh, &req);
+	TU_CHECK(rc == MPI_SUCCESS, "ishrink: %d", rc);
+	while (!done && rc == MPI_SUCCESS) {
+		rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+		nap_ms(1);
+	}
+	TU_CHECK(rc == MPI_SUCCESS && done, "ishrink by MPI_Test: %d", rc);
+	int shsize = 0, sum = 0, expect = 0;
+	MPI_Comm_size(sh, &shsize);
+	TU_CHECK(shsize == size - 1, "shrunk to %d, not %d", shsize, size - 1);
+	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sh);
+	for (int r = 0; r < size; r++)
+		expect += r == 2 ? 0 : r;
+	TU_CHECK(sum == expect, "allreduce on the new communicator: %d, not %d", sum, expect);
+	return finish(sh);
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size;
@@ -219,6 +328,10 @@ int main(int argc, char **argv)
 		return test_shrink(rank, size, 1);
 	if (!strcmp(test, "loop"))
 		return test_loop();
+	if (!strcmp(test, "nonblocking"))
+		return test_nonblocking(rank, size);
+	if (!strcmp(test, "ishrink-death"))
+		return test_ishrink_death(rank, size);
 	fprintf(stderr, "unknown test %s\n", test);
 	MPI_Abort(MPI_COMM_WORLD, 2);
 	return 2;

@@ -1,0 +1,115 @@
+/* ops.c: requests that ftshim completes itself, for its own nonblocking
+ * calls (MPIX_Comm_iagree, MPIX_Comm_ishrink). The application gets an
+ * MPI generalized request, so every completion call of the MPI accepts
+ * it; ftshim completes it (PMPI_Grequest_complete) on an application
+ * thread, whenever one is inside a completion call or a waiting loop of
+ * ftshim's (ftp_ops_progress), once the operation's own progress function
+ * says it is done. The work itself (an agreement) runs on the detector
+ * thread meanwhile; only the last step (MPI's communicator creation, for
+ * ishrink) needs the application's thread.
+ *
+ * Sharing: application threads only. The pending list is guarded by
+ * list_lock, taken with trylock by progress so that a thread already
+ * progressing (possibly blocked in a creation) is not waited for and
+ * progress never recurses; ftp_ops_pending is read without the lock as a
+ * hint (one relaxed load in every waiting loop). An op is owned by its
+ * request table entry until ftp_op_finish, or freed by progress when the
+ * application freed the request first (ftp_op_orphan). */
+#include "ftshim_config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "pmpi/requests.h"
+
+_Atomic uint32_t ftp_ops_pending;
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ftp_op *pending;
+
+/* The status of a completed op: no message, never cancelled. Its error is
+ * reported by ftshim's completion calls, through the communicator's error
+ * handler (the MPI's own would not know the ULFM classes on Open MPI). */
+static int query_status(void *extra_state, MPI_Status *status)
+{
+	(void)extra_state;
+	status->MPI_SOURCE = MPI_ANY_SOURCE;
+	status->MPI_TAG = MPI_ANY_TAG;
+	PMPI_Status_set_elements(status, MPI_BYTE, 0);
+	PMPI_Status_set_cancelled(status, 0);
+	return MPI_SUCCESS;
+}
+
+/* The op outlives the MPI request (ftp_op_finish reads its result after
+ * the MPI has freed the request), so nothing is freed here. */
+static int free_nothing(void *extra_state)
+{
+	(void)extra_state;
+	return MPI_SUCCESS;
+}
+
+/* Agreements cannot be cancelled: the request completes as it would. */
+static int cancel_nothing(void *extra_state, int complete)
+{
+	(void)extra_state;
+	(void)complete;
+	return MPI_SUCCESS;
+}
+
+int ftp_op_start(struct ftp_call *c, struct ftp_op *op, MPI_Request *request)
+{
+	int rc = PMPI_Grequest_start(query_status, free_nothing, cancel_nothing, op, &op->request);
+
+	if (rc != MPI_SUCCESS) {
+		op->destroy(op);
+		return rc;
+	}
+	op->comm = c->comm;
+	*request = op->request;
+	pthread_mutex_lock(&list_lock);
+	op->next = pending;
+	pending = op;
+	atomic_fetch_add_explicit(&ftp_ops_pending, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&list_lock);
+	ftp_req_add_op(c, *request, op);
+	ftp_ops_progress(); /* done already, if only this process is left */
+	return MPI_SUCCESS;
+}
+
+void ftp_ops_progress_slow(void)
+{
+	if (pthread_mutex_trylock(&list_lock) != 0)
+		return;
+	for (struct ftp_op **p = &pending; *p;) {
+		struct ftp_op *op = *p;
+		if (!op->progress(op)) {
+			p = &op->next;
+			continue;
+		}
+		*p = op->next;
+		atomic_fetch_sub_explicit(&ftp_ops_pending, 1, memory_order_relaxed);
+		op->done = true;
+		PMPI_Grequest_complete(op->request);
+		if (op->orphaned)
+			op->destroy(op);
+	}
+	pthread_mutex_unlock(&list_lock);
+}
+
+int ftp_op_finish(struct ftp_op *op)
+{
+	int rc = op->rc;
+
+	op->destroy(op);
+	return rc;
+}
+
+void ftp_op_orphan(struct ftp_op *op)
+{
+	pthread_mutex_lock(&list_lock);
+	bool done = op->done;
+	op->orphaned = true;
+	pthread_mutex_unlock(&list_lock);
+	if (done)
+		op->destroy(op);
+}
