@@ -612,7 +612,13 @@ static int shrink_build(struct shrink *s)
 	}
 	PMPI_Comm_group(s->call.real, &group);
 	PMPI_Group_incl(group, nalive, s->ranks, &alive);
+	/* The members as world ranks, for the hang watch (in place: ranks
+	 * is not needed after Group_incl). */
+	for (int i = 0; i < nalive; i++)
+		s->ranks[i] = e->core->members[s->ranks[i]];
+	ftp_hang_watch_begin(s->call.fn, s->ranks, (uint32_t)nalive);
 	int rc = PMPI_Comm_create_group(s->call.real, alive, SHRINK_TAG, s->newcomm);
+	ftp_hang_watch_end();
 	if (rc == MPI_SUCCESS)
 		ftp_register_group_child(&s->call, alive, SHRINK_TAG, s->newcomm);
 	PMPI_Group_free(&alive);

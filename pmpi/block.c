@@ -164,8 +164,12 @@ int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
 		return rc;
 	/* MPI has no nonblocking split or create: a barrier that can fail
 	 * first narrows the window in which a death could hang them to the
-	 * call itself. */
-	return ftp_block(c, PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
+	 * call itself, which the hang watch covers. */
+	rc = ftp_block(c, PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
+	if (rc == MPI_SUCCESS)
+		ftp_hang_watch_begin(c->fn, c->comm->core->members,
+				     c->comm->core->local_size + c->comm->core->remote_size);
+	return rc;
 }
 
 int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
@@ -173,7 +177,7 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
 	int size = 0, rc = MPI_SUCCESS;
 
 	ftp_resolve(c, comm);
-	if (c->direct || ftp_events() == 0)
+	if (c->direct)
 		return MPI_SUCCESS;
 	if (ft_comm_is_revoked(c->comm->core))
 		return FTP_ERR_REVOKED;
@@ -184,10 +188,15 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
 		return MPI_SUCCESS;
 	for (int i = 0; i < size; i++)
 		ranks[i] = i;
-	if (PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, ranks + size) == MPI_SUCCESS)
+	if (PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, ranks + size) == MPI_SUCCESS) {
 		for (int i = 0; i < size && rc == MPI_SUCCESS; i++)
 			if (ranks[size + i] >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)ranks[size + i]))
 				rc = FTP_ERR_PROC_FAILED;
+		/* Collective over the group only, with nothing to fence on: a
+		 * member may still be on its way, or die inside. */
+		if (rc == MPI_SUCCESS)
+			ftp_hang_watch_begin(c->fn, ranks + size, (uint32_t)size);
+	}
 	free(ranks);
 	return rc;
 }

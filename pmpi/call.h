@@ -237,6 +237,16 @@ int ftp_pre_create(struct ftp_call *c, MPI_Comm comm);
  * member of the parent outside the group does not matter. */
 int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group);
 
+/* While an application thread is inside a call of the MPI that a member's
+ * death could block for ever (communicator creation), watch the members
+ * (world ranks): if one fails and the call does not return within a grace
+ * period, the process exits with one line instead of hanging
+ * (pmpi/hangwatch.c). end is harmless without a begin. */
+void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n);
+void ftp_hang_watch_end(void);
+/* The detector learned that rank failed (detector thread). */
+void ftp_hang_watch_on_failure(uint32_t rank);
+
 /* Classes without a communicator. */
 static inline int ftp_pre_nocomm(struct ftp_call *c)
 {

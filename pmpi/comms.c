@@ -270,6 +270,7 @@ void ftp_comms_fini(void)
 
 int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
+	ftp_hang_watch_end();
 	register_create(c, rc, newcomm);
 	return ftp_post_plain(c, rc);
 }
@@ -287,6 +288,7 @@ void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_
 
 int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+	ftp_hang_watch_end();
 	register_create_group(c, rc, group, tag, newcomm);
 	return ftp_post_plain(c, rc);
 }

@@ -56,6 +56,7 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 	/* release: a wrapper that sees the new value sees the table entry. */
 	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
 	ftp_agree_on_failure();
+	ftp_hang_watch_on_failure(e->rank);
 	const char *how = e->how < FT_HOW_COUNT ? ft_fail_how_names[e->how] : "unknown";
 	if (e->detector == (uint32_t)ftp.world_rank)
 		ft_info("rank %u failed: %s, seen by this rank", e->rank, how);

@@ -6,7 +6,7 @@ ftshimlibdir = $(libdir)/ftshim/$(MPI_FLAVOUR)
 ftshimlib_LTLIBRARIES = libftshim.la
 
 libftshim_la_SOURCES = \
-	pmpi/agree.c pmpi/ops.c \
+	pmpi/agree.c pmpi/ops.c pmpi/hangwatch.c \
 	pmpi/block.c \
 	pmpi/call.h \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \

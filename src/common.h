@@ -17,6 +17,7 @@
 /* Exit statuses of a rank that ftshim stops. */
 #define FT_EXIT_CONFIG 78   /* a bad FTSHIM_* variable (EX_CONFIG) */
 #define FT_EXIT_EXCLUDED 75 /* declared failed by the others, so it leaves (fail-stop) */
+#define FT_EXIT_STUCK 76    /* stuck in an MPI call a failure blocks for ever (pmpi/hangwatch.c) */
 
 #define FT_NSEC_PER_USEC 1000ull
 #define FT_NSEC_PER_MSEC 1000000ull

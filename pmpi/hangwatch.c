@@ -1,0 +1,136 @@
+/* hangwatch.c: the last resort for the one wait ftshim cannot interrupt.
+ * MPI has no nonblocking form of communicator creation other than dup
+ * (split, create, create_group, and the creation inside MPIX_Comm_shrink);
+ * ftshim fences before them, but a member that dies while the others are
+ * inside the MPI's own creation leaves them waiting there for ever, where
+ * no wrapper runs. So while an application thread is inside such a call,
+ * its members are watched: if one of them fails and the call has still
+ * not returned after a grace period, this process says so in one line and
+ * exits (fail-stop, status FT_EXIT_STUCK), instead of hanging until the
+ * allocation ends. The others learn of its exit as of any crash.
+ *
+ * Sharing: the application thread sets and clears the watch; the detector
+ * thread (ftp_hang_watch_on_failure) reads it and starts the timer thread,
+ * which reads it again when the grace period ends; all under lock. One
+ * watch at a time: a second thread creating concurrently is not watched. */
+#include "ftshim_config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pmpi/call.h"
+#include "src/log.h"
+
+static const char *const fn_names[] = FTP_FN_NAMES;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	bool active;
+	bool armed;        /* a timer runs for this watch */
+	uint64_t seq;      /* which watch (so a late timer leaves a newer one be) */
+	enum ftp_fn fn;
+	int32_t *members;  /* world ranks */
+	uint32_t n;
+	int32_t failed;    /* the member whose failure armed the timer */
+	pthread_t owner;   /* the application thread inside the call */
+} watch;
+
+/* The grace period: a creation that was not held up by the death returns
+ * in far less; at least a second, and at least two heartbeat timeouts. */
+static uint64_t grace_ns(void)
+{
+	uint64_t g = 2 * ftp.cfg.hb_timeout;
+
+	return g < FT_NSEC_PER_SEC ? FT_NSEC_PER_SEC : g;
+}
+
+static void *timer_main(void *arg)
+{
+	uint64_t seq = (uint64_t)(uintptr_t)arg, g = grace_ns();
+	struct timespec ts = { (time_t)(g / FT_NSEC_PER_SEC), (long)(g % FT_NSEC_PER_SEC) };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+	pthread_mutex_lock(&lock);
+	bool stuck = watch.active && watch.seq == seq;
+	if (!stuck) {
+		if (watch.seq == seq)
+			watch.armed = false;
+		pthread_mutex_unlock(&lock);
+		return NULL;
+	}
+	ft_error("stuck in the MPI library's %s for %.1f s after rank %d, a member, failed: MPI cannot "
+		 "be interrupted there, so this rank leaves (fail-stop, exit status %d) rather than hang; "
+		 "see BUGS in MPIX_Comm_shrink(3)",
+		 watch.fn < FTP_FN_COUNT ? fn_names[watch.fn] : "communicator creation",
+		 (double)g / 1e9, watch.failed, FT_EXIT_STUCK);
+	ft_log_close();
+	_exit(FT_EXIT_STUCK);
+}
+
+/* Under lock: start the timer for the current watch, once. */
+static void arm(int32_t failed)
+{
+	pthread_t t;
+	pthread_attr_t attr;
+
+	if (watch.armed)
+		return;
+	watch.armed = true;
+	watch.failed = failed;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, timer_main, (void *)(uintptr_t)watch.seq) != 0)
+		watch.armed = false;
+	pthread_attr_destroy(&attr);
+}
+
+void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n)
+{
+	pthread_mutex_lock(&lock);
+	if (watch.active) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	int32_t *copy = realloc(watch.members, (n ? n : 1) * sizeof *copy);
+	if (copy) {
+		memcpy(copy, members, n * sizeof *copy);
+		watch.members = copy;
+		watch.n = n;
+		watch.fn = fn;
+		watch.seq++;
+		watch.active = true;
+		watch.owner = pthread_self();
+		watch.armed = false;
+		/* A member may have died since the fence, before this watch. */
+		for (uint32_t i = 0; i < n; i++)
+			if (members[i] >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)members[i])) {
+				arm(members[i]);
+				break;
+			}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void ftp_hang_watch_end(void)
+{
+	pthread_mutex_lock(&lock);
+	if (watch.active && pthread_equal(watch.owner, pthread_self()))
+		watch.active = false;
+	pthread_mutex_unlock(&lock);
+}
+
+void ftp_hang_watch_on_failure(uint32_t rank)
+{
+	pthread_mutex_lock(&lock);
+	if (watch.active)
+		for (uint32_t i = 0; i < watch.n; i++)
+			if (watch.members[i] == (int32_t)rank) {
+				arm((int32_t)rank);
+				break;
+			}
+	pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,41 @@
+/* stuck.c: a member dies while the others are inside the MPI's own
+ * communicator creation, which no wrapper can interrupt. Usage:
+ * stuck create_group|split. Rank size-1 is the victim: for split it
+ * passes the shim's fence (its MPI_Barrier matches the fence's barrier)
+ * and then dies instead of splitting; for create_group it never enters.
+ * The others must not hang: after the hang watch's grace period each
+ * prints its line and exits with status 76. Prints "returned" if a
+ * creation returned after all (it must not). */
+#include <signal.h>
+#include <time.h>
+
+#include "testutil.h"
+
+int main(int argc, char **argv)
+{
+	int rank, size;
+	const char *what = argc > 1 ? argv[1] : "split";
+	MPI_Comm c = MPI_COMM_NULL;
+	MPI_Group g;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == size - 1) {
+		struct timespec ts = { 0, 300 * 1000 * 1000 };
+		if (!strcmp(what, "split"))
+			MPI_Barrier(MPI_COMM_WORLD); /* the others' fence */
+		nanosleep(&ts, NULL);
+		raise(SIGKILL);
+	}
+	if (!strcmp(what, "split")) {
+		MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &c);
+	} else {
+		MPI_Comm_group(MPI_COMM_WORLD, &g);
+		MPI_Comm_create_group(MPI_COMM_WORLD, g, 9, &c);
+	}
+	printf("returned\n");
+	MPI_Finalize();
+	return 0;
+}
