@@ -198,6 +198,8 @@ def wrapper(fn, declared):
         lines.append("\tint rc = ftp_pre_%s(&c);" % fn.cls)
     lines.append("\tif (rc == MPI_SUCCESS)")
     call = "P%s(%s)" % (fn.name, ", ".join(args))
+    if fn.cls == "free":
+        call = "ftp_comm_free_real(&c)"
     twin = twin_name(fn.name) if fn.cls in TWINNED else None
     if twin and twin in declared:
         # The blocking call runs as its twin: same arguments, less the

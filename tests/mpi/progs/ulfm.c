@@ -22,6 +22,9 @@
  *                unfinished; ishrink completed by MPI_Wait
  *   ishrink-death a rank dies while the others are in MPIX_Comm_ishrink,
  *                which they complete with MPI_Test: a working communicator
+ *   stale        a message sent on a communicator that is then revoked and
+ *                freed unreceived never reaches a receive on a later
+ *                communicator (which the MPI may give the same context id)
  * Exit status 1 if a check failed; survivor rank 0 prints ALL CHECKS
  * PASSED. */
 #include <signal.h>
@@ -304,6 +307,56 @@ static int test_ishrink_death(int rank, int size)
 	return finish(sh);
 }
 
+static int test_stale(int rank)
+{
+	MPI_Comm a, b;
+	int stale = 111, fresh = 222, got = 0, rc;
+
+	/* As a program recovers: a made by shrink, revoked with a message
+	 * unreceived on it, shrunk to b, freed; then b shrunk to c. */
+	MPIX_Comm_shrink(MPI_COMM_WORLD, &a);
+	MPI_Comm_set_errhandler(a, MPI_ERRORS_RETURN);
+	/* Small enough to go eagerly: it waits at rank 1, never received. */
+	if (rank == 0)
+		MPI_Send(&stale, 1, MPI_INT, 1, 7, a);
+	MPI_Barrier(MPI_COMM_WORLD);
+	/* No operation left pending on a (an abandoned request would keep
+	 * the MPI from recycling its context id). */
+	if (rank == 0)
+		MPIX_Comm_revoke(a);
+	for (int revoked = 0; !revoked; nap_ms(1))
+		MPIX_Comm_is_revoked(a, &revoked);
+	rc = MPIX_Comm_shrink(a, &b);
+	TU_CHECK(rc == MPI_SUCCESS, "shrink: %d", rc);
+	rc = MPI_Comm_free(&a);
+	TU_CHECK(rc == MPI_SUCCESS && a == MPI_COMM_NULL, "free of the revoked communicator: %d", rc);
+	/* Several made by MPIX_Comm_shrink (MPI_Comm_create_group),
+	 * MPI_Comm_split and MPI_Comm_dup, all kept until the end: whatever
+	 * ftshim makes for itself, one of them gets a's context id if the
+	 * MPI recycles it (MPICH does). */
+	MPI_Comm c[6];
+	for (int i = 0; i < 6; i++) {
+		if (i % 3 == 0)
+			MPIX_Comm_shrink(b, &c[i]);
+		else if (i % 3 == 1)
+			MPI_Comm_split(b, 0, rank, &c[i]);
+		else
+			MPI_Comm_dup(b, &c[i]);
+	}
+	for (int i = 0; i < 6; i++) {
+		if (rank == 0)
+			MPI_Send(&fresh, 1, MPI_INT, 1, 7, c[i]);
+		if (rank == 1) {
+			MPI_Recv(&got, 1, MPI_INT, 0, 7, c[i], MPI_STATUS_IGNORE);
+			TU_CHECK(got == fresh, "communicator %d received %d, not %d", i, got, fresh);
+		}
+	}
+	for (int i = 0; i < 6; i++)
+		MPI_Comm_free(&c[i]);
+	MPI_Comm_free(&b);
+	return finish(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size;
@@ -332,6 +385,8 @@ int main(int argc, char **argv)
 		return test_nonblocking(rank, size);
 	if (!strcmp(test, "ishrink-death"))
 		return test_ishrink_death(rank, size);
+	if (!strcmp(test, "stale"))
+		return test_stale(rank);
 	fprintf(stderr, "unknown test %s\n", test);
 	MPI_Abort(MPI_COMM_WORLD, 2);
 	return 2;
