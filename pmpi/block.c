@@ -12,7 +12,6 @@
  * (ftp_poll_pause), soon when ranks outnumber the cores of their host. */
 #include "ftshim_config.h"
 
-#include <inttypes.h>
 #include <sched.h>
 #include <stdlib.h>
 
@@ -56,27 +55,13 @@ static bool failed_member(struct ftp_comm *e, uint64_t events)
 	return any;
 }
 
-/* MPI_Comm_free. A communicator that was revoked or lost a member may
- * still have messages in flight to this process, sent for receives that
- * were abandoned. Once freed, the MPI gives its context id to a later
- * communicator (MPICH takes the lowest free one), where those messages
- * would match new receives and hand stale data to the application. So
- * such a communicator's MPI object is kept, never freed: one small leak
- * per recovery, and its attributes' delete callbacks are not called. */
-int ftp_comm_free_real(struct ftp_call *c)
+/* Was the communicator revoked, or has a member failed? Then messages for
+ * abandoned operations may still be on their way to it (pmpi/retire.c). */
+bool ftp_comm_tainted(struct ftp_comm *e)
 {
-	struct ftp_comm *e = c->comm;
 	uint64_t events = ftp_events();
 
-	if (e && events != 0 && e->handle != MPI_COMM_WORLD && e->handle != MPI_COMM_SELF &&
-	    (ft_comm_is_revoked(e->core) || failed_member(e, events))) {
-		ft_debug("MPI_Comm_free: communicator %#" PRIx64 " %s; its MPI object is kept so that "
-			 "messages still in flight on it never match a later communicator's",
-			 e->core->id, ft_comm_is_revoked(e->core) ? "was revoked" : "lost a member");
-		c->real = MPI_COMM_NULL;
-		return MPI_SUCCESS;
-	}
-	return PMPI_Comm_free(&c->real);
+	return events != 0 && (ft_comm_is_revoked(e->core) || failed_member(e, events));
 }
 
 /* A failure of a member that this communicator has not acknowledged. */

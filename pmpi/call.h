@@ -227,9 +227,11 @@ static inline int ftp_pre_comm(struct ftp_call *c, MPI_Comm comm)
 #define ftp_pre_idup ftp_pre_coll
 #define ftp_pre_create_inter ftp_pre_comm
 #define ftp_pre_free ftp_pre_comm
-/* MPI_Comm_free's call of the MPI (pmpi/block.c): not for a communicator
- * that may still have stale messages in flight. */
+/* MPI_Comm_free's call of the MPI (pmpi/retire.c): a communicator that
+ * may still have stale messages in flight is retired, not freed at once. */
 int ftp_comm_free_real(struct ftp_call *c);
+/* Revoked, or a member failed (pmpi/block.c). */
+bool ftp_comm_tainted(struct ftp_comm *e);
 
 /* A creation collective over the parent with no nonblocking twin (split,
  * create, ...): fence first, so that a member that has already failed

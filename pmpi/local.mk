@@ -21,6 +21,7 @@ libftshim_la_SOURCES = \
 	pmpi/p2p.c \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \
+	pmpi/retire.c \
 	pmpi/revoke.c \
 	pmpi/rundir.c \
 	pmpi/ulfm.c pmpi/ulfm.h
