@@ -102,6 +102,10 @@ static int fail(struct parser *p, const char *fmt, ...)
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
 	snprintf(p->err, p->errlen, "FTSHIM_INJECT: clause %u \"%s\": %s", p->clause_no, p->clause, why);
+	/* The text comes from the environment: keep the error one line. */
+	for (size_t i = 0; i < p->errlen && p->err[i]; i++)
+		if (iscntrl((unsigned char)p->err[i]) && p->err[i] != '\t')
+			p->err[i] = '?';
 	return -EINVAL;
 }
 

@@ -8,6 +8,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_config \
 	tests/unit/check_detector \
 	tests/unit/check_frame \
+	tests/unit/check_inject \
 	tests/unit/check_log \
 	tests/unit/check_proc_table \
 	tests/unit/check_ring
@@ -31,6 +32,9 @@ tests_unit_check_detector_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_frame_SOURCES = tests/unit/check_frame.c
 tests_unit_check_frame_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_frame_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_inject_SOURCES = tests/unit/check_inject.c
+tests_unit_check_inject_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_inject_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_ring_SOURCES = tests/unit/check_ring.c
 tests_unit_check_ring_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_ring_LDADD = $(FT_UNIT_LDADD)
