@@ -543,6 +543,42 @@ static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 	return rc;
 }
 
+/* The report's word for an agreement's or shrink's result. */
+static const char *result_word(int rc)
+{
+	switch (rc) {
+	case MPI_SUCCESS:
+		return "MPI_SUCCESS";
+	case FTP_ERR_PROC_FAILED:
+		return "MPI_ERR_PROC_FAILED";
+	case FTP_ERR_REVOKED:
+		return "MPI_ERR_REVOKED";
+	default:
+		return "error";
+	}
+}
+
+static void record_agree(const char *kind, const struct ftp_comm *e, uint32_t value, int rc, uint64_t start)
+{
+	uint64_t now = ftp_wall_now();
+
+	ft_events_add(now, kind, ",\"comm\":\"%016llx\",\"flag\":%u,\"result\":\"%s\",\"duration_ms\":%.3f",
+		      (unsigned long long)e->core->id, value, result_word(rc), (double)(now - start) / 1e6);
+}
+
+static void record_shrink(const char *kind, const struct ftp_comm *e, MPI_Comm newcomm, int rc, uint64_t start)
+{
+	uint64_t now = ftp_wall_now();
+	struct ftp_comm *made = rc == MPI_SUCCESS ? ftp_comm_lookup(newcomm) : NULL;
+	int size = 0;
+
+	if (rc == MPI_SUCCESS)
+		PMPI_Comm_size(newcomm, &size);
+	ft_events_add(now, kind, ",\"comm\":\"%016llx\",\"new_comm\":\"%016llx\",\"size\":%d,\"result\":\"%s\",\"duration_ms\":%.3f",
+		      (unsigned long long)e->core->id, made ? (unsigned long long)made->core->id : 0ull, size,
+		      result_word(rc), (double)(now - start) / 1e6);
+}
+
 FT_EXPORT int MPIX_Comm_agree(MPI_Comm comm, int *flag)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPIX_Comm_agree);
@@ -551,8 +587,10 @@ FT_EXPORT int MPIX_Comm_agree(MPI_Comm comm, int *flag)
 	ftp_resolve(&c, comm);
 	if (c.comm) {
 		uint32_t value = (uint32_t)*flag;
+		uint64_t start = ftp_wall_now();
 		rc = agree_run(c.comm, &value, NULL);
 		*flag = (int)value;
+		record_agree("agree", c.comm, value, rc, start);
 	}
 	return ftp_post_plain(&c, rc);
 }
@@ -639,6 +677,7 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 	}
 	if (!shrink_init(&s, &c, newcomm))
 		return ftp_post_plain(&c, MPI_ERR_NO_MEM);
+	uint64_t start = ftp_wall_now();
 	do {
 		uint32_t value = 1;
 		memset(s.failed, 0, nbytes(s.n));
@@ -649,6 +688,7 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 			break;
 		}
 	} while ((rc = shrink_build(&s)) == -1);
+	record_shrink("shrink", c.comm, *newcomm, rc, start);
 	shrink_fini(&s);
 	return ftp_post_plain(&c, rc);
 }
@@ -661,6 +701,7 @@ struct agree_op {
 	int *flag;          /* iagree: where the value goes */
 	bool shrinking;     /* ishrink: s is set */
 	struct shrink s;
+	uint64_t start;     /* wall clock, for the report */
 };
 
 static void agree_op_destroy(struct ftp_op *op)
@@ -682,6 +723,8 @@ static bool iagree_progress(struct ftp_op *op)
 	pthread_mutex_unlock(&lock);
 	if (done && !op->orphaned)
 		*o->flag = (int)value;
+	if (done)
+		record_agree("iagree", op->comm, value, op->rc, o->start);
 	return done;
 }
 
@@ -696,6 +739,7 @@ FT_EXPORT int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 		rc = MPI_ERR_NO_MEM;
 	if (o && (o->a = agree_start(c.comm, (uint32_t)*flag))) {
 		o->flag = flag;
+		o->start = ftp_wall_now();
 		o->op.progress = iagree_progress;
 		o->op.destroy = agree_op_destroy;
 		rc = ftp_op_start(&c, &o->op, request);
@@ -720,8 +764,10 @@ static bool ishrink_progress(struct ftp_op *op)
 	if (!decided)
 		return false;
 	op->rc = shrink_build(&o->s);
-	if (op->rc != -1)
+	if (op->rc != -1) {
+		record_shrink("ishrink", o->s.call.comm, *o->s.newcomm, op->rc, o->start);
 		return true;
+	}
 	memset(o->s.failed, 0, nbytes(o->s.n));
 	o->a = agree_start(o->s.call.comm, 1);
 	if (o->a)
@@ -743,6 +789,7 @@ FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *r
 	}
 	if (o && (o->shrinking = shrink_init(&o->s, &c, newcomm)) &&
 	    (o->a = agree_start(c.comm, 1))) {
+		o->start = ftp_wall_now();
 		o->op.progress = ishrink_progress;
 		o->op.destroy = agree_op_destroy;
 		rc = ftp_op_start(&c, &o->op, request);

@@ -18,6 +18,7 @@
 #include "src/engine.h"
 #include "src/hash.h"
 #include "src/log.h"
+#include "src/report.h"
 
 #define MAX_CALLBACKS 16
 
@@ -32,6 +33,66 @@ static int ncallbacks;
 
 /* Written by the application thread in MPI_Init / MPI_Finalize only. */
 static struct ft_engine *engine;
+
+/* When each rank failed, by the wall clock, as its detector estimated (0:
+ * not known to have failed). Written by the detector thread as it learns
+ * a failure; read by the application thread in MPI_Finalize, after the
+ * detector thread has ended. */
+static uint64_t *failed_at;
+
+const char *ftp_detection_word(uint32_t how)
+{
+	switch (how) {
+	case FT_HOW_CONN_LOST:
+		return "crash";
+	case FT_HOW_HB_TIMEOUT:
+		return "heartbeat timeout";
+	default:
+		return "unknown";
+	}
+}
+
+uint64_t ftp_failed_at(uint32_t rank)
+{
+	return failed_at && rank < (uint32_t)ftp.world_size ? failed_at[rank] : 0;
+}
+
+/* One line per failure learned, and its event for the report. */
+static void report_failure(const struct ft_entry *e, uint32_t told_by)
+{
+	const char *how = e->how < FT_HOW_COUNT ? ft_fail_how_names[e->how] : "unknown";
+	const struct ftp_peer *p = &ftp.peers[e->rank];
+	uint64_t now = ftp_wall_now();
+	char seen[64], delay[32], since[96] = "";
+
+	if (failed_at)
+		failed_at[e->rank] = e->at_ns;
+	if (e->detector == (uint32_t)ftp.world_rank)
+		snprintf(seen, sizeof seen, "seen by this rank");
+	else if (told_by == e->detector)
+		snprintf(seen, sizeof seen, "seen by rank %u", e->detector);
+	else
+		snprintf(seen, sizeof seen, "seen by rank %u, told by rank %u", e->detector, told_by);
+	/* The detector's estimate of the failure: for a heartbeat timeout,
+	 * when the rank was last heard. Across hosts, as good as the clocks. */
+	/* (A crash this rank saw: it saw it as it happened.) */
+	bool saw_crash = e->detector == (uint32_t)ftp.world_rank && e->how == FT_HOW_CONN_LOST;
+	if (e->at_ns && e->at_ns <= now && !saw_crash) {
+		ft_format_duration((double)(now - e->at_ns) / 1e9, delay, sizeof delay);
+		snprintf(since, sizeof since, "; known here %s after it %s", delay,
+			 e->how == FT_HOW_HB_TIMEOUT ? "was last heard" : "failed");
+	}
+	ft_info("rank %u failed: %s, %s; it ran on %s, pid %d%s", e->rank, how, seen, p->host, (int)p->pid,
+		since);
+	double failed_s = e->at_ns > ftp.job_start_unix_ns ? (double)(e->at_ns - ftp.job_start_unix_ns) / 1e9 : 0.0;
+	if (e->detector == (uint32_t)ftp.world_rank)
+		ft_events_add(now, "detection", ",\"failed\":%u,\"how\":\"%s\",\"detected_by\":%u,\"failed_s\":%.6f",
+			      e->rank, ftp_detection_word(e->how), e->detector, failed_s);
+	else
+		ft_events_add(now, "notification",
+			      ",\"failed\":%u,\"how\":\"%s\",\"detected_by\":%u,\"told_by\":%u,\"failed_s\":%.6f",
+			      e->rank, ftp_detection_word(e->how), e->detector, told_by, failed_s);
+}
 
 static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 {
@@ -57,14 +118,7 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
 	ftp_agree_on_failure();
 	ftp_hang_watch_on_failure(e->rank);
-	const char *how = e->how < FT_HOW_COUNT ? ft_fail_how_names[e->how] : "unknown";
-	if (e->detector == (uint32_t)ftp.world_rank)
-		ft_info("rank %u failed: %s, seen by this rank", e->rank, how);
-	else if (told_by == e->detector)
-		ft_info("rank %u failed: %s, seen by rank %u", e->rank, how, e->detector);
-	else
-		ft_info("rank %u failed: %s, seen by rank %u, told by rank %u", e->rank, how,
-			e->detector, told_by);
+	report_failure(e, told_by);
 	/* Call a copy, outside the lock, so that a callback may register
 	 * another. */
 	pthread_mutex_lock(&callbacks_lock);
@@ -121,6 +175,7 @@ int ftp_detect_start(int listen_fd)
 			return -1;
 		}
 	}
+	failed_at = calloc(ftp.world_size > 0 ? (size_t)ftp.world_size : 1, sizeof *failed_at);
 	struct ft_endpoint *eps = malloc((size_t)ftp.world_size * sizeof *eps);
 	if (!eps) {
 		close(listen_fd);
@@ -146,6 +201,7 @@ int ftp_detect_start(int listen_fd)
 	for (int i = 0; i < FT_SECRET_LEN; i++)
 		seed = ft_mix64(seed ^ cfg.secret[i]);
 	cfg.det.seed = seed;
+	cfg.det.wall_offset_ns = ftp.wall_offset_ns;
 	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded,
 					 .app = on_app };
 	ft_overlay_format(&eps[ftp.world_rank], where, sizeof where);

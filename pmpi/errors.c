@@ -4,10 +4,12 @@
  * strings; Open MPI 4.1 has neither). */
 #include "ftshim_config.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pmpi/call.h"
+#include "src/callsite.h"
 #include "src/log.h"
 
 static const char *error_text(int code)
@@ -43,11 +45,45 @@ static void describe_cause(struct ftp_call *c, char *out, size_t len)
 		used += (size_t)snprintf(out + used, len - used, " %d", ftp.procs.order[i]);
 }
 
+/* The short name of one of ftshim's codes, for lines and the report. */
+static const char *code_name(int code)
+{
+	switch (code) {
+	case FTP_ERR_PROC_FAILED:
+		return "MPI_ERR_PROC_FAILED";
+	case FTP_ERR_PROC_FAILED_PENDING:
+		return "MPI_ERR_PROC_FAILED_PENDING";
+	case FTP_ERR_REVOKED:
+		return "MPI_ERR_REVOKED";
+	default:
+		return "an error";
+	}
+}
+
+/* Where the application made the call: the first frame outside this
+ * library and the MPI's own (a callback of the MPI's, such as a
+ * generalized request's, would otherwise be named). */
+static void ftp_call_site(char *out, size_t len)
+{
+	static const char *const mpi_libs[] = { "libmpi", "libopen-pal", "libopen-rte", "libucs", "libucp",
+						NULL };
+
+	ft_callsite((const void *)ftp_call_site, mpi_libs, out, len);
+}
+
+/* Errors returned to the application are logged up to this many per
+ * rank (a program that polls a failed request would repeat them); every
+ * one is in the report. Application threads; a count, so relaxed. */
+#define LOGGED_ERRORS_MAX 20
+static _Atomic unsigned logged_errors;
+
 int ftp_raise(struct ftp_call *c, int code)
 {
 	static const char *const names[] = FTP_FN_NAMES;
 	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
 	MPI_Comm comm = c->real;
+	const char *fn = c->fn < FTP_FN_COUNT ? names[c->fn] : "an MPI call";
+	char site[256], cause[256], e_site[512];
 
 	if (comm == MPI_COMM_NULL)
 		comm = MPI_COMM_WORLD;
@@ -58,15 +94,23 @@ int ftp_raise(struct ftp_call *c, int code)
 #endif
 	if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
 		PMPI_Errhandler_free(&eh);
+	ftp_call_site(site, sizeof site);
+	describe_cause(c, cause, sizeof cause);
+	ft_events_add(ftp_wall_now(), "error", ",\"call\":\"%s\",\"error\":\"%s\",\"site\":\"%s\"", fn,
+		      code_name(code), ft_json_escape(site, e_site, sizeof e_site));
 	if (fatal) {
-		char cause[256];
-		describe_cause(c, cause, sizeof cause);
-		ft_error("%s failed: %s; %s. The communicator's error handler is MPI_ERRORS_ARE_FATAL, so "
+		ft_error("%s failed in %s: %s; %s. The communicator's error handler is MPI_ERRORS_ARE_FATAL, so "
 			 "the job ends; set MPI_ERRORS_RETURN (or a handler) and use the ULFM API to survive",
-			 c->fn < FTP_FN_COUNT ? names[c->fn] : "an MPI call", error_text(code), cause);
+			 fn, site, error_text(code), cause);
 		ftp_detect_abort(code);
 		PMPI_Abort(comm, code);
 	}
+	unsigned n = atomic_fetch_add_explicit(&logged_errors, 1, memory_order_relaxed);
+	if (n < LOGGED_ERRORS_MAX)
+		ft_info("%s returned %s to %s: %s", fn, code_name(code), site, cause);
+	else if (n == LOGGED_ERRORS_MAX)
+		ft_info("%s returned %s to %s: %s (further errors are in the job report only)", fn,
+			code_name(code), site, cause);
 	PMPI_Comm_call_errhandler(comm, code);
 	return code;
 }

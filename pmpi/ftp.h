@@ -16,8 +16,10 @@
 
 #include "pmpi/fn_table.h"
 
+#include "src/clock.h"
 #include "src/comm_table.h"
 #include "src/config.h"
+#include "src/events.h"
 #include "src/frame.h"
 #include "src/inject.h"
 #include "src/overlay.h"
@@ -37,6 +39,7 @@ struct ftp_peer {
 	int32_t pid;
 	uint32_t reserved;
 	uint64_t start_ticks;         /* with pid, names the process (/proc/PID/stat) */
+	uint64_t init_unix_ns;        /* its MPI_Init, by its wall clock */
 	char host[64];                /* its host name */
 	uint8_t nonce[FT_SECRET_LEN]; /* rank 0's is the job's secret */
 };
@@ -49,6 +52,8 @@ struct ftp_state {
 	_Atomic uint64_t events;
 	int world_rank, world_size;
 	uint64_t init_ns;          /* ft_clock_now() on entry to MPI_Init */
+	int64_t wall_offset_ns;    /* ft_clock_wall_offset() then: clock + this = wall clock */
+	uint64_t job_start_unix_ns; /* the earliest rank's MPI_Init, by the wall clock */
 	MPI_Group world_group;     /* to translate groups to world ranks */
 	struct ft_config cfg;
 	struct ft_proc_table procs;
@@ -64,6 +69,12 @@ struct ftp_state {
 };
 
 extern struct ftp_state ftp;
+
+/* Now by the wall clock (ns since the epoch), for the job report. */
+static inline uint64_t ftp_wall_now(void)
+{
+	return ft_clock_now() + (uint64_t)ftp.wall_offset_ns;
+}
 
 static inline bool ftp_active(void)
 {
@@ -117,6 +128,15 @@ void ftp_agree_on_create(uint64_t id);
 /* The run directory (pmpi/rundir.c): where ranks record where they run
  * and every injection is recorded. */
 void ftp_rundir_start(void);
+/* At MPI_Finalize: write this rank's events (before it departs); then,
+ * from the lowest surviving rank once every rank departed or failed, the
+ * job report and its summary line. */
+void ftp_rundir_write_events(void);
+void ftp_rundir_report(void);
+/* The detector's estimate of when rank failed (wall clock ns; 0 if not
+ * known), and a word for how it was detected. */
+uint64_t ftp_failed_at(uint32_t rank);
+const char *ftp_detection_word(uint32_t how);
 /* Append one line to the job's injection record. */
 void ftp_rundir_record_injection(const char *line);
 

@@ -40,6 +40,7 @@ static bool init_config(void)
 	char path[128];
 
 	ftp.init_ns = ft_clock_now();
+	ftp.wall_offset_ns = ft_clock_wall_offset();
 	if (ft_config_load(&ftp.cfg, environ, err, sizeof err) != 0)
 		stop_on_config_error(err);
 	if (ftp.cfg.disable)
@@ -133,7 +134,9 @@ FT_EXPORT int MPI_Finalize(void)
 	/* Stay on through PMPI_Finalize: it runs the delete callbacks of
 	 * MPI_COMM_SELF's attributes, which may call MPI. */
 	ftp_comms_release_mpi();
+	ftp_rundir_write_events();
 	ftp_detect_finish();
+	ftp_rundir_report();
 	int rc = MPI_SUCCESS;
 	uint32_t nfailed = atomic_load(&ftp.procs.nfailed);
 	/* Once a rank has failed, the MPI's own MPI_Finalize can wait for it

@@ -76,6 +76,7 @@ int ftp_job_start(bool usable)
 	}
 	mine.pid = (int32_t)getpid();
 	mine.start_ticks = process_start_ticks();
+	mine.init_unix_ns = ftp.init_ns + (uint64_t)ftp.wall_offset_ns;
 	if (gethostname(mine.host, sizeof mine.host) != 0)
 		snprintf(mine.host, sizeof mine.host, "unknown");
 	mine.host[sizeof mine.host - 1] = '\0';
@@ -90,6 +91,11 @@ int ftp_job_start(bool usable)
 	}
 	PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
 	memcpy(ftp.secret, ftp.peers[0].nonce, sizeof ftp.secret);
+	ftp.job_start_unix_ns = mine.init_unix_ns;
+	for (int r = 0; r < ftp.world_size; r++)
+		if (ftp.peers[r].init_unix_ns < ftp.job_start_unix_ns)
+			ftp.job_start_unix_ns = ftp.peers[r].init_unix_ns;
+	ft_events_start((uint32_t)ftp.world_rank, ftp.job_start_unix_ns);
 	for (int i = 0; i < 6; i++)
 		snprintf(ftp.job_id + 2 * i, 3, "%02x", ftp.secret[8 + i]);
 	set_spin_polls();

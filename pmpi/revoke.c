@@ -81,10 +81,13 @@ static void forward(const struct ft_comm *core)
 /* Revoke core here: the flag, the events counter, the news. */
 static void revoke_here(struct ft_comm *core, void *arg)
 {
-	(void)arg;
+	const uint32_t *by = arg; /* the rank it came from; NULL: this one */
+
 	if (ft_comm_revoke(core)) {
 		atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
 		ft_debug("communicator %016llx revoked", (unsigned long long)core->id);
+		ft_events_add(ftp_wall_now(), "revoke", ",\"comm\":\"%016llx\",\"by\":%u",
+			      (unsigned long long)core->id, by ? *by : (uint32_t)ftp.world_rank);
 		forward(core);
 	}
 }
@@ -93,7 +96,8 @@ void ftp_revoke_on_msg(const struct ft_msg *m)
 {
 	if (!seen_add(m->app.key))
 		return;
-	ft_comm_registry_with(&ftp.comms, m->app.key, revoke_here, NULL);
+	uint32_t from = m->from;
+	ft_comm_registry_with(&ftp.comms, m->app.key, revoke_here, &from);
 }
 
 void ftp_revoke_on_create(struct ft_comm *core)

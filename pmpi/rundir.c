@@ -20,6 +20,7 @@
 
 #include "pmpi/call.h"
 #include "src/log.h"
+#include "src/report.h"
 
 /* Written in MPI_Init, read-only afterwards (any thread). */
 static char jobdir[PATH_MAX];
@@ -41,28 +42,6 @@ static void default_rundir(char *out, size_t len)
 		snprintf(out, len, "%s/ftshim", xdg);
 	else
 		snprintf(out, len, "/tmp/ftshim-%ld", (long)getuid());
-}
-
-/* Write path atomically (a temporary file, then rename). */
-static int write_file(const char *path, const char *text)
-{
-	char tmp[PATH_MAX + 16];
-	int fd, rc = 0;
-
-	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	size_t len = strlen(text);
-	if (write(fd, text, len) != (ssize_t)len)
-		rc = -EIO;
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc != 0)
-		unlink(tmp);
-	return rc;
 }
 
 static const char *launcher_name(void)
@@ -96,7 +75,7 @@ static int write_job_files(void)
 		used += (size_t)w;
 	}
 	snprintf(path, sizeof path, "%s/ranks", jobdir);
-	rc = write_file(path, ranks);
+	rc = ft_write_file_atomically(path, ranks, strlen(ranks));
 	free(ranks);
 	if (rc != 0)
 		return rc;
@@ -104,7 +83,7 @@ static int write_job_files(void)
 	snprintf(job, sizeof job, "job=%s\nsize=%d\nstarted=%lld\nlauncher=%s\nprogram=%s\n", ftp.job_id,
 		 ftp.world_size, (long long)time(NULL), launcher_name(), program);
 	snprintf(path, sizeof path, "%s/job", jobdir);
-	return write_file(path, job);
+	return ft_write_file_atomically(path, job, strlen(job));
 }
 
 void ftp_rundir_start(void)
@@ -131,6 +110,69 @@ void ftp_rundir_start(void)
 		return;
 	}
 	ft_debug("run directory %s", jobdir);
+}
+
+void ftp_rundir_write_events(void)
+{
+	char path[PATH_MAX + 32];
+
+	ft_events_add(ftp_wall_now(), "finalize", NULL);
+	if (!jobdir[0])
+		return;
+	snprintf(path, sizeof path, "%s/events.%d.jsonl", jobdir, ftp.world_rank);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ft_events_write(fd) != 0)
+		ft_warn("cannot write this rank's events to %s: %s; the job report will lack them", path,
+			strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+void ftp_rundir_report(void)
+{
+	int lowest = 0;
+
+	while (lowest < ftp.world_size && ft_proc_is_failed(&ftp.procs, (uint32_t)lowest))
+		lowest++;
+	if (lowest != ftp.world_rank || !jobdir[0])
+		return;
+	struct ft_report_rank *ranks = calloc((size_t)ftp.world_size, sizeof *ranks);
+	if (!ranks)
+		return;
+	for (int r = 0; r < ftp.world_size; r++) {
+		const struct ft_proc *p = &ftp.procs.procs[r];
+		ranks[r].host = ftp.peers[r].host;
+		ranks[r].failed = ft_proc_is_failed(&ftp.procs, (uint32_t)r);
+		if (!ranks[r].failed)
+			continue;
+		ranks[r].detection = ftp_detection_word(p->how);
+		ranks[r].detector = p->detector >= 0 ? (uint32_t)p->detector : 0;
+		ranks[r].failed_unix_ns = ftp_failed_at((uint32_t)r);
+		ranks[r].learned_unix_ns = p->learned_ns + (uint64_t)ftp.wall_offset_ns;
+	}
+	char program[PATH_MAX] = "";
+	ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);
+	program[n > 0 ? n : 0] = '\0';
+	struct ft_report_input in = {
+		.jobdir = jobdir,
+		.job_id = ftp.job_id,
+		.program = program,
+		.nprocs = (uint32_t)ftp.world_size,
+		.self = (uint32_t)ftp.world_rank,
+		.origin_unix_ns = ftp.job_start_unix_ns,
+		.end_unix_ns = ftp_wall_now(),
+		.ranks = ranks,
+	};
+	char summary[1024];
+	int rc = ft_report_write(&in, summary, sizeof summary);
+	free(ranks);
+	if (rc != 0)
+		ft_warn("cannot write the job report in %s: %s", jobdir, strerror(-rc));
+	/* A job that lost nobody stays as quiet as without ftshim. */
+	if (ft_proc_nfailed(&ftp.procs) > 0)
+		ft_summary("%s; report: %s/report.json", summary, jobdir);
+	else
+		ft_debug("%s; report: %s/report.json", summary, jobdir);
 }
 
 void ftp_rundir_record_injection(const char *line)

@@ -9,6 +9,11 @@
 
 uint64_t ft_clock_now(void);
 
+/* The wall clock (CLOCK_REALTIME, ns since the epoch) minus ft_clock_now()
+ * at this moment: add it to a time of ft_clock_now() to compare times
+ * across hosts (as well as their clocks agree). */
+int64_t ft_clock_wall_offset(void);
+
 /* Replace the clock (NULL restores CLOCK_MONOTONIC). For tests. */
 void ft_clock_set_source(uint64_t (*source)(void));
 

@@ -244,6 +244,7 @@ static void update_neighbours(struct ft_detector *d, uint64_t now)
 	if (pred != d->observed) {
 		d->observed = pred;
 		d->deadline_ns = now + d->cfg.timeout_ns;
+		d->heard_ns = now;
 		d->mismatches = 0;
 		/* Tell the new predecessor directly why it must now send to us:
 		 * when the ranks between us died together, neither the flood
@@ -327,14 +328,22 @@ static void learn_list(struct ft_detector *d, const struct ft_msg *m, uint64_t n
 		flood(d, d->fresh, nfresh);
 }
 
-void ft_det_declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t now)
+/* Declare rank failed; failed_ns: when it failed, by the clock, as far as
+ * this process can tell. */
+static void declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t failed_ns, uint64_t now)
 {
-	struct ft_entry e = { .rank = rank, .event = FT_EV_FAILED, .how = how, .detector = d->cfg.self };
+	struct ft_entry e = { .rank = rank, .event = FT_EV_FAILED, .how = how, .detector = d->cfg.self,
+			      .at_ns = failed_ns + (uint64_t)d->cfg.wall_offset_ns };
 
 	if (d->excluded || rank == d->cfg.self)
 		return;
 	if (learn(d, &e, d->cfg.self, now))
 		flood(d, &e, 1);
+}
+
+void ft_det_declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t now)
+{
+	declare(d, rank, how, now, now);
 }
 
 bool ft_det_connection_lost(struct ft_detector *d, uint32_t peer, uint64_t now)
@@ -350,7 +359,7 @@ bool ft_det_connection_lost(struct ft_detector *d, uint32_t peer, uint64_t now)
 void ft_det_abort(struct ft_detector *d, uint16_t status, uint64_t now)
 {
 	struct ft_entry e = { .rank = d->cfg.self, .event = FT_EV_ABORT, .how = status,
-			      .detector = d->cfg.self };
+			      .detector = d->cfg.self, .at_ns = now + (uint64_t)d->cfg.wall_offset_ns };
 
 	if (d->excluded)
 		return;
@@ -360,7 +369,8 @@ void ft_det_abort(struct ft_detector *d, uint16_t status, uint64_t now)
 
 void ft_det_depart(struct ft_detector *d, uint64_t now)
 {
-	struct ft_entry e = { .rank = d->cfg.self, .event = FT_EV_DEPARTED, .detector = d->cfg.self };
+	struct ft_entry e = { .rank = d->cfg.self, .event = FT_EV_DEPARTED, .detector = d->cfg.self,
+			      .at_ns = now + (uint64_t)d->cfg.wall_offset_ns };
 
 	if (d->departing || d->excluded)
 		return;
@@ -413,7 +423,7 @@ uint64_t ft_det_tick(struct ft_detector *d, uint64_t now)
 	 * departed; its silence is not a failure. */
 	if (d->observed != FT_RANK_NONE && now >= d->deadline_ns &&
 	    !ft_det_knows_departed(d, d->observed))
-		ft_det_declare(d, d->observed, FT_HOW_HB_TIMEOUT, now);
+		declare(d, d->observed, FT_HOW_HB_TIMEOUT, d->heard_ns, now); /* silent since */
 
 	uint64_t next = d->emit_to != FT_RANK_NONE ? d->next_emit_ns : UINT64_MAX;
 	if (d->observed != FT_RANK_NONE && !ft_det_knows_departed(d, d->observed) &&
@@ -424,8 +434,10 @@ uint64_t ft_det_tick(struct ft_detector *d, uint64_t now)
 
 static void on_heartbeat(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
 {
-	if (m->from == d->observed)
+	if (m->from == d->observed) {
 		d->deadline_ns = now + d->cfg.timeout_ns;
+		d->heard_ns = now;
+	}
 	if (m->hb.nfailed == d->nfailed && m->hb.ndeparted == d->ndeparted && m->hb.digest == d->digest) {
 		d->mismatches = 0;
 		return;

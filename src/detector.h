@@ -44,6 +44,8 @@ struct ft_det_config {
 	enum ft_bcast_kind bcast; /* the flooding topology */
 	bool shuffle;             /* ring positions drawn from seed */
 	uint64_t seed;            /* job-wide */
+	int64_t wall_offset_ns;   /* the clock's time plus this is the wall clock
+				     (ns since the epoch), for entries' at_ns */
 };
 
 struct ft_det_ops {
@@ -90,6 +92,7 @@ struct ft_detector {
 	uint64_t hb_seq;           /* sequence number of our last heartbeat */
 	uint64_t next_emit_ns;     /* when our next heartbeat is due */
 	uint64_t deadline_ns;      /* observed is failed if silent until then */
+	uint64_t heard_ns;         /* when observed was last heard, or became observed */
 	uint64_t last_tick_ns;     /* when ft_det_tick last ran, 0 before start */
 	uint32_t mismatches;       /* heartbeats in a row whose digest differed */
 	bool started, departing, excluded;

@@ -116,6 +116,7 @@ static void put_entries(uint8_t *p, const struct ft_entry *e, uint32_t count)
 		put16(p + 4, e[i].event);
 		put16(p + 6, e[i].how);
 		put32(p + 8, e[i].detector);
+		put64(p + 12, e[i].at_ns);
 	}
 }
 
@@ -225,6 +226,7 @@ static enum ft_frame_error get_entries(const uint8_t *p, uint32_t count, uint32_
 			.event = get16(p + 4),
 			.how = get16(p + 6),
 			.detector = get32(p + 8),
+			.at_ns = get64(p + 12),
 		};
 
 		if (e.rank >= nprocs || e.detector >= nprocs || e.how > ENTRY_MAX_HOW)
@@ -237,9 +239,9 @@ static enum ft_frame_error get_entries(const uint8_t *p, uint32_t count, uint32_
 }
 
 /* A list payload: fixed part (flags for SYNC, then the count), then
- * exactly count entries. The count is bounded before anything else: a
- * NOTICE of FT_FRAME_MAX_ENTRIES + 1 entries still fits in
- * FT_FRAME_MAX_PAYLOAD, but not in scratch. */
+ * exactly count entries. The count is bounded before anything else, so
+ * that scratch (FT_FRAME_MAX_ENTRIES) is never overrun, whatever the
+ * entry size does to what fits in FT_FRAME_MAX_PAYLOAD. */
 static enum ft_frame_error get_list(struct ft_msg *m, const uint8_t *p, uint32_t plen,
 				    uint32_t nprocs, struct ft_entry *scratch)
 {

@@ -23,7 +23,9 @@
  *              u32 len, then len bytes: a message of the MPI side (revoke,
  *              agreement), which the engine hands to it unread
  * An entry is u32 rank, u16 event (enum ft_event), u16 how (enum
- * ft_fail_how), u32 detector (the rank that first saw it): 12 bytes.
+ * ft_fail_how), u32 detector (the rank that first saw it), u64 at (when
+ * the event happened by the detector's wall clock, ns since the epoch; 0
+ * if unknown): 20 bytes.
  *
  * A frame that is short, oversized, of unknown type or version, from a
  * rank outside the job, without the secret, or whose payload does not
@@ -37,11 +39,11 @@
 #include <stdint.h>
 
 #define FT_FRAME_MAGIC UINT32_C(0x48535446)
-#define FT_FRAME_VERSION 1
+#define FT_FRAME_VERSION 2
 #define FT_SECRET_LEN 16
 #define FT_FRAME_HEADER_LEN 32
 #define FT_FRAME_MAX_PAYLOAD 65536u
-#define FT_ENTRY_LEN 12
+#define FT_ENTRY_LEN 20
 /* The most entries one NOTICE or SYNC frame carries; longer lists are
  * split over several frames. */
 #define FT_FRAME_MAX_ENTRIES ((FT_FRAME_MAX_PAYLOAD - 8) / FT_ENTRY_LEN)
@@ -73,6 +75,8 @@ struct ft_entry {
 	uint16_t event;    /* enum ft_event */
 	uint16_t how;      /* enum ft_fail_how (FT_EV_FAILED only) */
 	uint32_t detector; /* the rank that first saw it */
+	uint64_t at_ns;    /* when, by the detector's wall clock (FT_EV_FAILED: its
+			      estimate of the failure; 0 if unknown) */
 };
 
 /* A message as the detector sees it; the wire form is above. */

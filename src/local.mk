@@ -3,18 +3,24 @@
 
 noinst_LTLIBRARIES += src/libftcore.la
 src_libftcore_la_SOURCES = \
+	src/callsite.c src/callsite.h \
 	src/clock.c src/clock.h \
 	src/comm_table.c src/comm_table.h \
 	src/common.h \
 	src/config.c src/config.h src/config_vars.h \
 	src/detector.c src/detector.h \
 	src/engine.c src/engine.h \
+	src/events.c src/events.h \
 	src/frame.c src/frame.h \
 	src/hash.h \
 	src/inject.c src/inject.h \
 	src/log.c src/log.h \
 	src/overlay.c src/overlay.h \
 	src/proc_table.c src/proc_table.h \
+	src/report.c src/report.h \
 	src/ring.c src/ring.h \
 	src/supervisor.c src/supervisor.h
-src_libftcore_la_LIBADD = -lm
+# libunwind and libdw for src/callsite.c; libtool passes a convenience
+# library's LIBADD on to whatever links it (the shim, tests, tools).
+src_libftcore_la_CFLAGS = $(AM_CFLAGS) $(LIBUNWIND_CFLAGS) $(LIBDW_CFLAGS)
+src_libftcore_la_LIBADD = -lm $(LIBUNWIND_LIBS) $(LIBDW_LIBS)

@@ -157,6 +157,26 @@ size_t ft_log_format(char *buf, size_t buflen, enum ft_log_level level, const ch
 	return len;
 }
 
+void ft_log_plain(const char *fmt, ...)
+{
+	char line[FT_LOG_LINE_MAX];
+	va_list ap;
+	int saved_errno = errno, fd = atomic_load(&log_fd);
+
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
+	line[len++] = '\n';
+	ssize_t w = write(STDERR_FILENO, line, len);
+	if (fd != STDERR_FILENO) {
+		/* The file keeps its one format: prefixed like every line. */
+		ft_log(FT_LOG_INFO, "%.*s", (int)len - 1, line);
+	}
+	(void)w;
+	errno = saved_errno;
+}
+
 void ft_log(enum ft_log_level level, const char *fmt, ...)
 {
 	char line[FT_LOG_LINE_MAX];

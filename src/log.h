@@ -74,6 +74,16 @@ size_t ft_log_format(char *buf, size_t buflen, enum ft_log_level level,
 			ft_log(level, __VA_ARGS__); \
 	} while (0)
 
+/* One line without the prefix (the job's summary) to stderr, for whoever
+ * ran the job; when the log goes to a file, also there, as an info line
+ * with the prefix. */
+void ft_log_plain(const char *fmt, ...) FT_PRINTF(1, 2);
+#define ft_summary(...) \
+	do { \
+		if (ft_log_enabled(FT_LOG_INFO)) \
+			ft_log_plain(__VA_ARGS__); \
+	} while (0)
+
 #define ft_error(...) FT_LOG(FT_LOG_ERROR, __VA_ARGS__)
 #define ft_warn(...) FT_LOG(FT_LOG_WARN, __VA_ARGS__)
 #define ft_info(...) FT_LOG(FT_LOG_INFO, __VA_ARGS__)

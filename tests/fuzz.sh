@@ -62,15 +62,16 @@ le32() {
 	printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
 		$(($1 >> 16 & 255)) $(($1 >> 24 & 255))
 }
-# entry RANK EVENT HOW DETECTOR
+# entry RANK EVENT HOW DETECTOR AT-LOW AT-HIGH: at_ns as two u32 halves
+# (sh arithmetic may be only 32 bits wide); 20 bytes, FT_ENTRY_LEN.
 entry() {
-	printf '%s' "$(le32 "$1")$(le16 "$2")$(le16 "$3")$(le32 "$4")"
+	printf '%s' "$(le32 "$1")$(le16 "$2")$(le16 "$3")$(le32 "$4")$(le32 "$5")$(le32 "$6")"
 }
 # frame TYPE SENDER PAYLOAD-LENGTH PAYLOAD-ESCAPES: the secret is the one
 # of fuzz_frame.c, nprocs there is 64.
 frame() {
 	# shellcheck disable=SC2059 # the format is the frame, escapes and all
-	printf "FTSH\\001$(printf '\\%03o' "$1")\\000\\000$(le32 "$3")$(le32 "$2")ftshim fuzz key!$4"
+	printf "FTSH\\002$(printf '\\%03o' "$1")\\000\\000$(le32 "$3")$(le32 "$2")ftshim fuzz key!$4"
 }
 corpus="$tmp/corpus"
 mkdir "$corpus"
@@ -79,13 +80,13 @@ frame 1 3 28 "$hb" >"$corpus/heartbeat"
 frame 1 63 28 "$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)" >"$corpus/heartbeat-zero"
 frame 4 5 8 "$(le32 2)$(le32 9)" >"$corpus/excluded"
 frame 2 0 4 "$(le32 0)" >"$corpus/notice-0"
-frame 2 1 16 "$(le32 1)$(entry 3 1 2 1)" >"$corpus/notice-1"
-frame 2 1 40 "$(le32 3)$(entry 3 1 2 1)$(entry 4 2 0 1)$(entry 63 1 255 62)" >"$corpus/notice-3"
+frame 2 1 24 "$(le32 1)$(entry 3 1 2 1 0x2b1f2a15 0x179a6cb1)" >"$corpus/notice-1"
+frame 2 1 64 "$(le32 3)$(entry 3 1 2 1 0x2b1f2a15 0x179a6cb1)$(entry 4 2 0 1 0 0)$(entry 63 1 255 62 0xffffffff 0xffffffff)" >"$corpus/notice-3"
 frame 3 63 8 "$(le32 1)$(le32 0)" >"$corpus/sync-0"
-frame 3 2 32 "$(le32 0)$(le32 2)$(entry 10 1 3 2)$(entry 11 2 0 2)" >"$corpus/sync-2"
+frame 3 2 48 "$(le32 0)$(le32 2)$(entry 10 1 3 2 0x2b1f2a15 0x179a6cb1)$(entry 11 2 0 2 0 0)" >"$corpus/sync-2"
 {
 	frame 1 3 28 "$hb"
-	frame 2 1 16 "$(le32 1)$(entry 3 1 2 1)"
+	frame 2 1 24 "$(le32 1)$(entry 3 1 2 1 0x2b1f2a15 0x179a6cb1)"
 	frame 4 5 8 "$(le32 2)$(le32 9)"
 	frame 3 2 8 "$(le32 1)$(le32 0)"
 } >"$corpus/stream"

@@ -3,6 +3,7 @@
 # configured MPI.
 
 FT_UNIT_TESTS = \
+	tests/unit/check_callsite \
 	tests/unit/check_clock \
 	tests/unit/check_comm_table \
 	tests/unit/check_config \
@@ -11,12 +12,17 @@ FT_UNIT_TESTS = \
 	tests/unit/check_inject \
 	tests/unit/check_log \
 	tests/unit/check_proc_table \
+	tests/unit/check_report \
 	tests/unit/check_ring
 
 check_PROGRAMS += $(FT_UNIT_TESTS)
 FT_UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 FT_UNIT_LDADD = src/libftcore.la $(CHECK_LIBS)
 
+# -g: the test checks the file:line of its own calls.
+tests_unit_check_callsite_SOURCES = tests/unit/check_callsite.c
+tests_unit_check_callsite_CFLAGS = $(FT_UNIT_CFLAGS) -g
+tests_unit_check_callsite_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_clock_SOURCES = tests/unit/check_clock.c
 tests_unit_check_clock_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_clock_LDADD = $(FT_UNIT_LDADD)
@@ -35,6 +41,9 @@ tests_unit_check_frame_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_inject_SOURCES = tests/unit/check_inject.c
 tests_unit_check_inject_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_inject_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_report_SOURCES = tests/unit/check_report.c
+tests_unit_check_report_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_report_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_ring_SOURCES = tests/unit/check_ring.c
 tests_unit_check_ring_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_ring_LDADD = $(FT_UNIT_LDADD)
@@ -55,6 +64,10 @@ EXTRA_DIST += tests/symbols.sh
 # ftshim-inject against a fake run directory: its errors, kill, pause, clean.
 TESTS += tests/inject_cmd_errors.sh
 EXTRA_DIST += tests/inject_cmd_errors.sh
+
+# ftshim-timeline on synthetic reports: lanes, marks, zoom, its errors.
+TESTS += tests/timeline.sh
+EXTRA_DIST += tests/timeline.sh
 
 # The MPI integration driver: real jobs with this build's MPI.
 TESTS += tests/mpi/driver

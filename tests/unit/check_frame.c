@@ -1,10 +1,14 @@
 /* check_frame.c: unit tests of src/frame.c, the control-plane wire format.
  * They check that every message type survives encode then parse (lists of
- * 0, 1, 2 and FT_FRAME_MAX_ENTRIES entries, extreme field values); the
- * exact bytes of a heartbeat (its last 4 payload bytes reserved, 0), a
- * NOTICE, a SYNC and an EXCLUDED against frame.h's layout, and frames
- * written by the test's own little-endian writer decoding to their
- * fields; frames back to back in one buffer; that every truncation of a
+ * 0, 1, 2 and FT_FRAME_MAX_ENTRIES entries, extreme field values, every
+ * entry field including the 64-bit at_ns); the exact bytes of a heartbeat
+ * (its last 4 payload bytes reserved, 0), a NOTICE, a SYNC and an EXCLUDED
+ * against frame.h's layout of version 2 (entries of FT_ENTRY_LEN = 20
+ * bytes: rank, event, how, detector, at_ns), and frames written by the
+ * test's own little-endian writer decoding to their fields; that a frame
+ * of version 1 (12-byte entries) is refused; that the largest list that
+ * fits in FT_FRAME_MAX_PAYLOAD is accepted and a frame announcing more is
+ * not; frames back to back in one buffer; that every truncation of a
  * valid frame is FT_FRAME_INCOMPLETE without a read past its end (each
  * prefix sits in a buffer malloc'ed to exactly its length, for ASan); that
  * a short prefix is already refused when it shows a bad magic, version,
@@ -60,6 +64,24 @@ static struct ft_entry *new_scratch(void)
 	return s;
 }
 
+/* An entry's at_ns, varying: a plausible wall clock time (both halves
+ * non-zero and differing from entry to entry), 0 (unknown), UINT64_MAX,
+ * and a value whose low 32 bits are 0, so that a codec that drops at_ns,
+ * keeps only 32 bits of it or swaps its halves gets some entry wrong. */
+static uint64_t make_at_ns(uint32_t i)
+{
+	switch (i % 4) {
+	case 0:
+		return UINT64_C(1700000000123456789) + (uint64_t)i * UINT64_C(1000000007);
+	case 1:
+		return 0;
+	case 2:
+		return UINT64_MAX;
+	default:
+		return (uint64_t)(i | 0x80000000u) << 32;
+	}
+}
+
 /* n valid entries for a job of NPROCS, all fields varying. */
 static struct ft_entry *make_entries(uint32_t n)
 {
@@ -71,6 +93,7 @@ static struct ft_entry *make_entries(uint32_t n)
 		e[i].event = i % 3 ? FT_EV_FAILED : FT_EV_DEPARTED;
 		e[i].how = (uint16_t)(i % 3 ? i % 256 : 0);
 		e[i].detector = (i * 5 + 1) % NPROCS;
+		e[i].at_ns = make_at_ns(i);
 	}
 	return e;
 }
@@ -115,6 +138,7 @@ static void assert_msg_eq(const struct ft_msg *got, const struct ft_msg *want)
 			ck_assert_uint_eq(a->event, b->event);
 			ck_assert_uint_eq(a->how, b->how);
 			ck_assert_uint_eq(a->detector, b->detector);
+			ck_assert_uint_eq(a->at_ns, b->at_ns);
 		}
 		break;
 	default:
@@ -241,11 +265,36 @@ END_TEST
 
 START_TEST(test_round_trip_entry_extremes)
 {
-	/* The widest values an entry may carry in a job of NPROCS. */
+	/* The widest values an entry may carry in a job of NPROCS; at_ns is
+	 * not checked by the parser, so any value goes, and each half of it
+	 * must survive alone. */
 	struct ft_entry e[] = {
-		{ .rank = 0, .event = FT_EV_FAILED, .how = 0, .detector = 0 },
-		{ .rank = NPROCS - 1, .event = FT_EV_DEPARTED, .how = 255, .detector = NPROCS - 1 },
-		{ .rank = NPROCS - 1, .event = FT_EV_FAILED, .how = 0x80, .detector = 0 },
+		{ .rank = 0, .event = FT_EV_FAILED, .how = 0, .detector = 0, .at_ns = 0 },
+		{ .rank = NPROCS - 1,
+		  .event = FT_EV_DEPARTED,
+		  .how = 255,
+		  .detector = NPROCS - 1,
+		  .at_ns = UINT64_MAX },
+		{ .rank = NPROCS - 1,
+		  .event = FT_EV_FAILED,
+		  .how = 0x80,
+		  .detector = 0,
+		  .at_ns = 1 },
+		{ .rank = 1,
+		  .event = FT_EV_ABORT,
+		  .how = 1,
+		  .detector = 2,
+		  .at_ns = UINT64_C(0x8000000000000000) },
+		{ .rank = 2,
+		  .event = FT_EV_FAILED,
+		  .how = 3,
+		  .detector = 4,
+		  .at_ns = UINT64_C(0x00000000ffffffff) },
+		{ .rank = 3,
+		  .event = FT_EV_DEPARTED,
+		  .how = 0,
+		  .detector = 5,
+		  .at_ns = UINT64_C(0xffffffff00000000) },
 	};
 	struct ft_msg m = { .type = FT_MSG_NOTICE };
 
@@ -273,8 +322,8 @@ START_TEST(test_heartbeat_layout)
 	ck_assert_uint_eq(ft_frame_encode(&m, 0x01020304u, g_secret, buf, sizeof buf), 60);
 
 	const uint8_t want[60] = {
-		/* magic "FTSH", version 1, type HEARTBEAT, reserved 0 */
-		'F', 'T', 'S', 'H', 1, 1, 0, 0,
+		/* magic "FTSH", version 2, type HEARTBEAT, reserved 0 */
+		'F', 'T', 'S', 'H', 2, 1, 0, 0,
 		/* payload length 28 */
 		28, 0, 0, 0,
 		/* sender */
@@ -309,31 +358,45 @@ END_TEST
 START_TEST(test_list_layout)
 {
 	struct ft_entry e[2] = {
-		{ .rank = 0x04030201u, .event = FT_EV_FAILED, .how = 0x0605, .detector = 0x0a090807u },
-		{ .rank = 7, .event = FT_EV_DEPARTED, .how = 0, .detector = 2 },
+		{ .rank = 0x04030201u,
+		  .event = FT_EV_FAILED,
+		  .how = 0x0605,
+		  .detector = 0x0a090807u,
+		  .at_ns = UINT64_C(0x1211100f0e0d0c0b) },
+		{ .rank = 7,
+		  .event = FT_EV_DEPARTED,
+		  .how = 0,
+		  .detector = 2,
+		  .at_ns = UINT64_MAX },
 	};
 	struct ft_msg m = { .type = FT_MSG_NOTICE };
 	uint8_t buf[128];
 
+	ck_assert_int_eq(FT_ENTRY_LEN, 20);
 	m.list.count = 2;
 	m.list.entries = e;
-	ck_assert_uint_eq(ft_frame_encode(&m, 5, g_secret, buf, sizeof buf), 32 + 4 + 24);
-	const uint8_t notice_hdr[12] = { 'F', 'T', 'S', 'H', 1, 2, 0, 0, 28, 0, 0, 0 };
+	ck_assert_uint_eq(ft_frame_encode(&m, 5, g_secret, buf, sizeof buf), 32 + 4 + 2 * 20);
+	const uint8_t notice_hdr[12] = { 'F', 'T', 'S', 'H', 2, 2, 0, 0, 44, 0, 0, 0 };
 	ck_assert_mem_eq(buf, notice_hdr, sizeof notice_hdr);
-	const uint8_t notice_payload[28] = {
+	const uint8_t notice_payload[44] = {
 		2,    0,    0,    0,	/* count */
 		0x01, 0x02, 0x03, 0x04, /* rank */
 		1,    0,		/* event */
 		0x05, 0x06,		/* how */
 		0x07, 0x08, 0x09, 0x0a, /* detector */
-		7,    0,    0,    0,    2, 0, 0, 0, 2, 0, 0, 0,
+		0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, /* at_ns */
+		7,    0,    0,    0,	/* rank */
+		2,    0,		/* event */
+		0,    0,		/* how */
+		2,    0,    0,    0,	/* detector */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* at_ns */
 	};
 	ck_assert_mem_eq(buf + 32, notice_payload, sizeof notice_payload);
 
 	m.type = FT_MSG_SYNC;
 	m.list.flags = 0x11223344u;
-	ck_assert_uint_eq(ft_frame_encode(&m, 5, g_secret, buf, sizeof buf), 32 + 8 + 24);
-	const uint8_t sync_hdr[12] = { 'F', 'T', 'S', 'H', 1, 3, 0, 0, 32, 0, 0, 0 };
+	ck_assert_uint_eq(ft_frame_encode(&m, 5, g_secret, buf, sizeof buf), 32 + 8 + 2 * 20);
+	const uint8_t sync_hdr[12] = { 'F', 'T', 'S', 'H', 2, 3, 0, 0, 48, 0, 0, 0 };
 	ck_assert_mem_eq(buf, sync_hdr, sizeof sync_hdr);
 	const uint8_t flags[4] = { 0x44, 0x33, 0x22, 0x11 };
 	ck_assert_mem_eq(buf + 32, flags, 4);
@@ -526,7 +589,7 @@ START_TEST(test_short_prefix_refused)
 	ck_assert_int_eq(parse_exact(b, 3, NPROCS), FT_FRAME_INCOMPLETE);
 	ck_assert_int_eq(parse_exact(b, 4, NPROCS), FT_FRAME_BAD_MAGIC);
 	memcpy(b, hb, 32);
-	b[4] = 2;
+	b[4] = 1; /* the old version, of 12-byte entries */
 	ck_assert_int_eq(parse_exact(b, 4, NPROCS), FT_FRAME_INCOMPLETE);
 	ck_assert_int_eq(parse_exact(b, 5, NPROCS), FT_FRAME_BAD_VERSION);
 	memcpy(b, hb, 32);
@@ -580,7 +643,10 @@ START_TEST(test_reject_header)
 		f[i] ^= 0x20;
 		ck_assert_int_eq(parse_exact(f, 60, NPROCS), FT_FRAME_BAD_MAGIC);
 	}
-	const uint8_t versions[] = { 0, 2, 255 };
+	/* 1 is the old version (12-byte entries, no at_ns): a peer still
+	 * speaking it must be refused, not misread. */
+	ck_assert_int_eq(FT_FRAME_VERSION, 2);
+	const uint8_t versions[] = { 0, 1, 3, 255 };
 	for (size_t i = 0; i < ARRAY_SIZE(versions); i++) {
 		valid_heartbeat(f);
 		f[4] = versions[i];
@@ -693,7 +759,7 @@ START_TEST(test_parse_crafted)
 {
 	/* Frames written by the test's own encoder decode to their fields. */
 	struct ft_entry *scratch = new_scratch();
-	uint8_t payload[28], f[128];
+	uint8_t payload[64], f[128];
 	struct ft_msg m;
 	size_t consumed, n;
 
@@ -725,24 +791,38 @@ START_TEST(test_parse_crafted)
 	ck_assert_uint_eq(m.excluded.how, 0xcafe0001u);
 	ck_assert_uint_eq(m.excluded.detector, 7);
 
+	/* SYNC of two entries: the second starts FT_ENTRY_LEN = 20 bytes after
+	 * the first, each ends with its u64 at_ns at offset 12. */
 	le32(payload, 0x80000001u); /* flags */
-	le32(payload + 4, 1);
+	le32(payload + 4, 2);
 	le32(payload + 8, 5);
 	le16(payload + 12, FT_EV_FAILED);
 	le16(payload + 14, 0xfe);
 	le32(payload + 16, 4);
-	n = craft(f, FT_MSG_SYNC, payload, 20);
+	le64(payload + 20, UINT64_C(0x8877665544332211));
+	le32(payload + 28, 6);
+	le16(payload + 32, FT_EV_ABORT);
+	le16(payload + 34, 3);
+	le32(payload + 36, 7);
+	le64(payload + 40, UINT64_MAX);
+	n = craft(f, FT_MSG_SYNC, payload, 8 + 2 * 20);
 	ck_assert_int_eq(ft_frame_parse(f, n, g_secret, NPROCS, &m, scratch, &consumed),
 			 FT_FRAME_OK);
-	ck_assert_uint_eq(consumed, 52);
+	ck_assert_uint_eq(consumed, 80);
 	ck_assert_int_eq(m.type, FT_MSG_SYNC);
 	ck_assert_uint_eq(m.list.flags, 0x80000001u);
-	ck_assert_uint_eq(m.list.count, 1);
+	ck_assert_uint_eq(m.list.count, 2);
 	ck_assert_ptr_eq(m.list.entries, scratch);
 	ck_assert_uint_eq(scratch[0].rank, 5);
 	ck_assert_uint_eq(scratch[0].event, FT_EV_FAILED);
 	ck_assert_uint_eq(scratch[0].how, 0xfe);
 	ck_assert_uint_eq(scratch[0].detector, 4);
+	ck_assert_uint_eq(scratch[0].at_ns, UINT64_C(0x8877665544332211));
+	ck_assert_uint_eq(scratch[1].rank, 6);
+	ck_assert_uint_eq(scratch[1].event, FT_EV_ABORT);
+	ck_assert_uint_eq(scratch[1].how, 3);
+	ck_assert_uint_eq(scratch[1].detector, 7);
+	ck_assert_uint_eq(scratch[1].at_ns, UINT64_MAX);
 	free(scratch);
 }
 END_TEST
@@ -789,23 +869,38 @@ START_TEST(test_reject_list_lengths)
 	for (uint32_t n = 0; n < 4; n++)
 		ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, n), NPROCS),
 				 FT_FRAME_BAD_PAYLOAD);
-	/* One valid entry (rank 1, FAILED, how 2, detector 3) after the count. */
-	const uint8_t entry[12] = { 1, 0, 0, 0, 1, 0, 2, 0, 3, 0, 0, 0 };
-	memcpy(payload + 4, entry, 12);
+	/* One valid entry (rank 1, FAILED, how 2, detector 3, at_ns
+	 * 0x8877665544332211) after the count: 4 + 20 bytes. */
+	const uint8_t entry[FT_ENTRY_LEN] = {
+		1,    0,    0,    0,				/* rank */
+		1,    0,					/* event */
+		2,    0,					/* how */
+		3,    0,    0,    0,				/* detector */
+		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* at_ns */
+	};
+	memcpy(payload + 4, entry, FT_ENTRY_LEN);
 	le32(payload, 1);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, 16), NPROCS), FT_FRAME_OK);
-	/* Count not matching the length, either way; 0x40000001 * 12 wraps
-	 * to 12 in 32 bits. */
-	const uint32_t counts[] = { 0, 2, 3, UINT32_MAX, 0x40000001u };
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, 24), NPROCS), FT_FRAME_OK);
+	/* Count not matching the length, either way. A 32-bit count * 20
+	 * wraps back to 20 when 20 * (count - 1) is a multiple of 2^32, that
+	 * is (20 = 4 * 5, 5 odd) when count - 1 is a multiple of 2^30:
+	 * 0x40000001 * 20 = 5 * 2^32 + 20 and 0xc0000001 * 20 = 15 * 2^32 + 20
+	 * both wrap to 20, the length of one entry. */
+	ck_assert_uint_eq((uint32_t)(UINT32_C(0x40000001) * (uint32_t)FT_ENTRY_LEN), FT_ENTRY_LEN);
+	ck_assert_uint_eq((uint32_t)(UINT32_C(0xc0000001) * (uint32_t)FT_ENTRY_LEN), FT_ENTRY_LEN);
+	const uint32_t counts[] = { 0, 2, 3, UINT32_MAX, 0x40000001u, 0xc0000001u };
 	for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
 		le32(payload, counts[i]);
-		ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, 16), NPROCS),
+		ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, 24), NPROCS),
 				 FT_FRAME_BAD_PAYLOAD);
 	}
 	le32(payload, 1);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, 15), NPROCS),
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, 23), NPROCS),
 			 FT_FRAME_BAD_PAYLOAD);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, 17), NPROCS),
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, 25), NPROCS),
+			 FT_FRAME_BAD_PAYLOAD);
+	/* An entry of version 1 (12 bytes, no at_ns) is not one. */
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, 4 + 12), NPROCS),
 			 FT_FRAME_BAD_PAYLOAD);
 
 	/* SYNC: flags, count, entries. */
@@ -817,62 +912,102 @@ START_TEST(test_reject_list_lengths)
 		ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, n), NPROCS),
 				 FT_FRAME_BAD_PAYLOAD);
 	le32(sp + 4, 1);
-	memcpy(sp + 8, entry, 12);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 20), NPROCS), FT_FRAME_OK);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 19), NPROCS),
+	memcpy(sp + 8, entry, FT_ENTRY_LEN);
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 28), NPROCS), FT_FRAME_OK);
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 27), NPROCS),
 			 FT_FRAME_BAD_PAYLOAD);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 21), NPROCS),
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 29), NPROCS),
+			 FT_FRAME_BAD_PAYLOAD);
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 8 + 12), NPROCS),
 			 FT_FRAME_BAD_PAYLOAD);
 	le32(sp + 4, 2);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 20), NPROCS),
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 28), NPROCS),
 			 FT_FRAME_BAD_PAYLOAD);
-	/* The count is the second word: a NOTICE reading of it would accept. */
+	/* The count is the second word: a NOTICE reading of it (count 1 from
+	 * the flags, then 20 bytes after the 8 of flags and count) would
+	 * accept. */
 	le32(sp, 1);
 	le32(sp + 4, 0);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 20), NPROCS),
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_SYNC, sp, 28), NPROCS),
 			 FT_FRAME_BAD_PAYLOAD);
 }
 END_TEST
 
-/* One more entry than scratch holds still fits under FT_FRAME_MAX_PAYLOAD
- * for a NOTICE: it must be refused, not decoded. */
+/* Scratch holds FT_FRAME_MAX_ENTRIES. With 12-byte entries one entry more
+ * still fitted in a NOTICE under FT_FRAME_MAX_PAYLOAD; with 20-byte ones it
+ * does not: (65536 - 8) / 20 = 3276 entries, and 4 + 3277 * 20 = 65544 >
+ * 65536. So for both list types the largest list that fits in
+ * FT_FRAME_MAX_PAYLOAD is FT_FRAME_MAX_ENTRIES: it must be accepted, and a
+ * frame announcing more must be refused, not decoded past scratch: with
+ * only the entries that fit, padded to FT_FRAME_MAX_PAYLOAD, or with every
+ * entry it announces (oversized). Should FT_ENTRY_LEN change again so that
+ * one more entry fits, the second assertion below fails: then a full list
+ * of FT_FRAME_MAX_ENTRIES + 1 entries must be tested to be a bad payload. */
 START_TEST(test_reject_too_many_entries)
 {
-	uint32_t over = FT_FRAME_MAX_ENTRIES + 1;
-	uint32_t plen = 4 + over * FT_ENTRY_LEN;
+	const uint32_t max = FT_FRAME_MAX_ENTRIES, over = max + 1;
+	const uint32_t max_plen = FT_FRAME_MAX_PAYLOAD;
 
-	ck_assert_uint_le(plen, FT_FRAME_MAX_PAYLOAD);
-	size_t n = 32 + (size_t)plen;
-	uint8_t *payload = malloc(plen), *f = malloc(n);
-	ck_assert_ptr_nonnull(payload);
-	ck_assert_ptr_nonnull(f);
-	le32(payload, over);
-	for (uint32_t i = 0; i < over; i++) {
-		uint8_t *p = payload + 4 + (size_t)i * FT_ENTRY_LEN;
-		le32(p, i % NPROCS);
-		le16(p + 4, FT_EV_FAILED);
-		le16(p + 6, 1);
-		le32(p + 8, 0);
+	for (int type = FT_MSG_NOTICE; type <= FT_MSG_SYNC; type++) {
+		size_t fixed = type == FT_MSG_SYNC ? 8 : 4;
+		size_t fits = fixed + (size_t)max * FT_ENTRY_LEN;
+		size_t full = fixed + (size_t)over * FT_ENTRY_LEN;
+		size_t room = full > FT_FRAME_MAX_PAYLOAD ? full : FT_FRAME_MAX_PAYLOAD;
+
+		/* The largest list fits; one entry more does not. */
+		ck_assert_uint_le(fits, FT_FRAME_MAX_PAYLOAD);
+		ck_assert_uint_gt(full, FT_FRAME_MAX_PAYLOAD);
+
+		uint8_t *payload = calloc(1, room), *f = malloc(32 + room);
+		ck_assert_ptr_nonnull(payload);
+		ck_assert_ptr_nonnull(f);
+		if (type == FT_MSG_SYNC)
+			le32(payload, FT_SYNC_REPLY);
+		for (uint32_t i = 0; i < over; i++) {
+			uint8_t *p = payload + fixed + (size_t)i * FT_ENTRY_LEN;
+			le32(p, i % NPROCS);
+			le16(p + 4, FT_EV_FAILED);
+			le16(p + 6, 1);
+			le32(p + 8, 0);
+			le64(p + 12, make_at_ns(i));
+		}
+		uint8_t *count = payload + fixed - 4;
+
+		/* FT_FRAME_MAX_ENTRIES entries: accepted. */
+		le32(count, max);
+		ck_assert_int_eq(parse_exact(f, craft(f, (uint8_t)type, payload, (uint32_t)fits),
+					     NPROCS),
+				 FT_FRAME_OK);
+		/* One more announced, with only those that fit, or padded up to
+		 * FT_FRAME_MAX_PAYLOAD: refused. */
+		le32(count, over);
+		ck_assert_int_eq(parse_exact(f, craft(f, (uint8_t)type, payload, (uint32_t)fits),
+					     NPROCS),
+				 FT_FRAME_BAD_PAYLOAD);
+		ck_assert_int_eq(parse_exact(f, craft(f, (uint8_t)type, payload, max_plen), NPROCS),
+				 FT_FRAME_BAD_PAYLOAD);
+		/* With all of them: the header already says too long. */
+		ck_assert_int_eq(parse_exact(f, craft(f, (uint8_t)type, payload, (uint32_t)full),
+					     NPROCS),
+				 FT_FRAME_TOO_LONG);
+		/* Far more announced than any frame could hold. */
+		le32(count, UINT32_MAX);
+		ck_assert_int_eq(parse_exact(f, craft(f, (uint8_t)type, payload, max_plen), NPROCS),
+				 FT_FRAME_BAD_PAYLOAD);
+		free(payload);
+		free(f);
 	}
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, plen), NPROCS),
-			 FT_FRAME_BAD_PAYLOAD);
-	/* The same list one entry shorter is accepted. */
-	le32(payload, over - 1);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, payload, plen - 12), NPROCS),
-			 FT_FRAME_OK);
-	free(payload);
-	free(f);
 }
 END_TEST
 
 START_TEST(test_reject_entries)
 {
-	uint8_t payload[4 + 3 * 12], f[128];
+	uint8_t payload[4 + 3 * FT_ENTRY_LEN], f[128];
 	/* Which field of the middle entry to spoil, and with what. */
 	const struct {
 		size_t off;
 		int width;
-		uint32_t value;
+		uint64_t value;
 		bool ok;
 	} cases[] = {
 		{ 0, 4, NPROCS - 1, true },
@@ -891,44 +1026,54 @@ START_TEST(test_reject_entries)
 		{ 8, 4, NPROCS - 1, true },
 		{ 8, 4, NPROCS, false },
 		{ 8, 4, 0x80000000u, false },
+		/* at_ns: any value is valid. */
+		{ 12, 8, 0, true },
+		{ 12, 8, 1, true },
+		{ 12, 8, UINT64_MAX, true },
 	};
 
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
 		for (int type = FT_MSG_NOTICE; type <= FT_MSG_SYNC; type++) {
 			size_t fixed = type == FT_MSG_SYNC ? 8 : 4;
-			uint8_t body[8 + 3 * 12];
+			uint8_t body[8 + 3 * FT_ENTRY_LEN];
 
 			memset(payload, 0, sizeof payload);
 			le32(payload, 3);
 			for (int i = 0; i < 3; i++) {
-				uint8_t *p = payload + 4 + i * 12;
+				uint8_t *p = payload + 4 + i * FT_ENTRY_LEN;
 				le32(p, (uint32_t)i);
 				le16(p + 4, FT_EV_DEPARTED);
 				le32(p + 8, (uint32_t)i + 1);
+				/* none of the values the cases write */
+				le64(p + 12, UINT64_C(0x0123456789abcdef) + (uint64_t)i);
 			}
-			uint8_t *mid = payload + 4 + 12 + cases[c].off;
-			if (cases[c].width == 4)
-				le32(mid, cases[c].value);
+			uint8_t *mid = payload + 4 + FT_ENTRY_LEN + cases[c].off;
+			if (cases[c].width == 8)
+				le64(mid, cases[c].value);
+			else if (cases[c].width == 4)
+				le32(mid, (uint32_t)cases[c].value);
 			else
 				le16(mid, (uint16_t)cases[c].value);
 			/* SYNC: flags in front of the same list. */
 			memset(body, 0, sizeof body);
 			memcpy(body + fixed - 4, payload, sizeof payload);
-			uint32_t plen = (uint32_t)(fixed + 3 * 12);
+			uint32_t plen = (uint32_t)(fixed + 3 * FT_ENTRY_LEN);
 			ck_assert_msg(parse_exact(f, craft(f, (uint8_t)type, body, plen), NPROCS) ==
 					      (cases[c].ok ? FT_FRAME_OK : FT_FRAME_BAD_PAYLOAD),
 				      "case %zu type %d", c, type);
 		}
 	}
 	/* Rank and detector are judged against nprocs, not a constant. */
-	uint8_t body[16];
+	uint8_t body[4 + FT_ENTRY_LEN];
 	le32(body, 1);
 	le32(body + 4, 100);
 	le16(body + 8, FT_EV_FAILED);
 	le16(body + 10, 2);
 	le32(body + 12, 99);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, body, 16), 101), FT_FRAME_OK);
-	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, body, 16), 100),
+	le64(body + 16, UINT64_C(1700000000000000000));
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, body, sizeof body), 101),
+			 FT_FRAME_OK);
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, body, sizeof body), 100),
 			 FT_FRAME_BAD_PAYLOAD);
 }
 END_TEST

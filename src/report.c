@@ -1,0 +1,363 @@
+/* report.c: report.json and the summary line (see report.h). The events
+ * files hold finished JSON lines, so they are copied, not parsed; only
+ * each line's fixed prefix (time, rank, kind, and the failed rank of a
+ * detection or notification) is read, to know when every rank knew of
+ * each failure. The injections file is key=value lines, turned into
+ * injection events. */
+#include "ftshim_config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/events.h"
+#include "src/report.h"
+
+/* A growing string. buf_printf is for short pieces (up to 2 KiB). */
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+__attribute__((format(printf, 2, 3))) static void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	char tmp[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* What is learned about each rank from the files. */
+struct rank_facts {
+	bool has_events;  /* its events file is here */
+	double knew_max;  /* the latest time a rank here learned it failed; -1 */
+	double detected;  /* when its detector saw it; -1 */
+	double injected;  /* its first recorded injection; -1 */
+	char inj_how[32]; /* how it was injected */
+};
+
+static double since(uint64_t at, uint64_t origin)
+{
+	return at > origin ? (double)(at - origin) / 1e9 : 0.0;
+}
+
+/* One line of an events file: copy it into events, note what it says. */
+static void take_event_line(const char *line, struct rank_facts *facts, uint32_t nprocs, struct buf *events)
+{
+	double t;
+	unsigned rank, failed;
+	char kind[32];
+	int n = 0;
+
+	if (line[0] != '{')
+		return;
+	if (events->len)
+		buf_printf(events, ",\n    ");
+	else
+		buf_printf(events, "    ");
+	buf_add(events, line, strlen(line));
+	if (sscanf(line, "{\"t\":%lf,\"rank\":%u,\"kind\":\"%31[^\"]\"%n", &t, &rank, kind, &n) != 3 || !n)
+		return;
+	bool detection = strcmp(kind, "detection") == 0;
+	if (!detection && strcmp(kind, "notification") != 0)
+		return;
+	if (sscanf(line + n, ",\"failed\":%u", &failed) != 1 || failed >= nprocs)
+		return;
+	if (t > facts[failed].knew_max)
+		facts[failed].knew_max = t;
+	if (detection && (facts[failed].detected < 0 || t < facts[failed].detected))
+		facts[failed].detected = t;
+}
+
+static void read_events(const char *jobdir, struct rank_facts *facts, uint32_t nprocs, struct buf *events)
+{
+	DIR *dir = opendir(jobdir);
+	struct dirent *de;
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir)) != NULL) {
+		unsigned rank;
+		int n = 0;
+		if (sscanf(de->d_name, "events.%u.jsonl%n", &rank, &n) != 1 || de->d_name[n] || rank >= nprocs)
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", jobdir, de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		facts[rank].has_events = true;
+		char line[FT_EVENT_LINE_MAX + 2];
+		while (fgets(line, sizeof line, f)) {
+			line[strcspn(line, "\n")] = '\0';
+			take_event_line(line, facts, nprocs, events);
+		}
+		fclose(f);
+	}
+	closedir(dir);
+}
+
+/* The value of key in an injections line (key=value or key="quoted"),
+ * unescaped, or "" when absent. */
+static void field(const char *line, const char *key, char *out, size_t outlen)
+{
+	size_t klen = strlen(key), n = 0;
+	const char *p = line;
+
+	out[0] = '\0';
+	while ((p = strstr(p, key)) != NULL) {
+		if ((p == line || p[-1] == ' ') && p[klen] == '=')
+			break;
+		p += klen;
+	}
+	if (!p || !outlen)
+		return;
+	p += klen + 1;
+	if (*p == '"') {
+		for (p++; *p && *p != '"' && n + 1 < outlen; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			out[n++] = *p;
+		}
+	} else {
+		for (; *p && *p != ' ' && n + 1 < outlen; p++)
+			out[n++] = *p;
+	}
+	out[n] = '\0';
+}
+
+static void read_injections(const char *jobdir, uint64_t origin, struct rank_facts *facts, uint32_t nprocs,
+			    struct buf *events)
+{
+	char path[PATH_MAX], line[2048];
+
+	snprintf(path, sizeof path, "%s/injections", jobdir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		char time_s[64], rank_s[16], how[32], by[64], trigger[256], clause[512];
+		char e_by[1024], e_trigger[512], e_how[64];
+		line[strcspn(line, "\n")] = '\0';
+		field(line, "time", time_s, sizeof time_s);
+		field(line, "rank", rank_s, sizeof rank_s);
+		field(line, "how", how, sizeof how);
+		field(line, "by", by, sizeof by);
+		field(line, "trigger", trigger, sizeof trigger);
+		field(line, "clause", clause, sizeof clause);
+		char *end;
+		double when = strtod(time_s, &end);
+		unsigned long rank = strtoul(rank_s, NULL, 10);
+		if (end == time_s || !rank_s[0] || rank >= nprocs)
+			continue;
+		double origin_s = (double)origin / 1e9;
+		double t = when > origin_s ? when - origin_s : 0.0;
+		struct rank_facts *r = &facts[rank];
+		if (r->injected < 0 || t < r->injected) {
+			r->injected = t;
+			snprintf(r->inj_how, sizeof r->inj_how, "%s", how);
+		}
+		char by_text[700];
+		if (clause[0])
+			snprintf(by_text, sizeof by_text, "%s \"%s\"", by, clause);
+		else
+			snprintf(by_text, sizeof by_text, "%s", by);
+		char ev[FT_EVENT_LINE_MAX * 3];
+		snprintf(ev, sizeof ev, "{\"t\":%.6f,\"rank\":%lu,\"kind\":\"injection\",\"how\":\"%s\",\"by\":\"%s\",\"trigger\":\"%s\"}",
+			 t, rank, ft_json_escape(how, e_how, sizeof e_how), ft_json_escape(by_text, e_by, sizeof e_by),
+			 ft_json_escape(trigger, e_trigger, sizeof e_trigger));
+		take_event_line(ev, facts, nprocs, events);
+	}
+	fclose(f);
+}
+
+int ft_write_file_atomically(const char *path, const char *text, size_t len)
+{
+	char tmp[PATH_MAX + 16];
+	int rc = 0;
+
+	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t w = write(fd, text, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		text += w;
+		len -= (size_t)w;
+	}
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* A list of ranks as JSON. */
+static void rank_list(struct buf *b, const struct ft_report_input *in, bool failed)
+{
+	bool first = true;
+
+	buf_printf(b, "[");
+	for (uint32_t r = 0; r < in->nprocs; r++) {
+		if (in->ranks[r].failed != failed)
+			continue;
+		buf_printf(b, "%s%u", first ? "" : ", ", r);
+		first = false;
+	}
+	buf_printf(b, "]");
+}
+
+void ft_format_duration(double s, char *out, size_t len)
+{
+	if (s < 0.01)
+		snprintf(out, len, "%.1f ms", s * 1e3);
+	else if (s < 1.0)
+		snprintf(out, len, "%.0f ms", s * 1e3);
+	else
+		snprintf(out, len, "%.2f s", s);
+}
+
+int ft_report_write(const struct ft_report_input *in, char *summary, size_t summary_len)
+{
+	struct rank_facts *facts = calloc(in->nprocs ? in->nprocs : 1, sizeof *facts);
+	struct buf events = { 0 }, out = { 0 }, failures = { 0 }, listed = { 0 }, delays = { 0 };
+	char esc[PATH_MAX * 2];
+	uint32_t nfailed = 0;
+	int rc;
+
+	if (!facts) {
+		snprintf(summary, summary_len, "ftshim: out of memory for the report");
+		return -ENOMEM;
+	}
+	for (uint32_t r = 0; r < in->nprocs; r++)
+		facts[r].knew_max = facts[r].detected = facts[r].injected = -1;
+	read_events(in->jobdir, facts, in->nprocs, &events);
+	read_injections(in->jobdir, in->origin_unix_ns, facts, in->nprocs, &events);
+
+	for (uint32_t r = 0; r < in->nprocs; r++) {
+		const struct ft_report_rank *k = &in->ranks[r];
+		struct rank_facts *f = &facts[r];
+		if (!k->failed)
+			continue;
+		double failed_s = f->injected >= 0 ? f->injected
+				  : k->failed_unix_ns ? since(k->failed_unix_ns, in->origin_unix_ns)
+				  : since(k->learned_unix_ns, in->origin_unix_ns);
+		double learned_s = since(k->learned_unix_ns, in->origin_unix_ns);
+		double all_knew = f->knew_max > learned_s ? f->knew_max : learned_s;
+		const char *how = f->injected >= 0 && f->inj_how[0] ? f->inj_how : k->detection;
+		char e_how[64], e_host[160], e_det[64];
+		buf_printf(&failures,
+			   "%s    {\"rank\": %u, \"host\": \"%s\", \"how\": \"%s\", \"failed_s\": %.6f, "
+			   "\"detection\": \"%s\", \"detected_by\": %u, \"detected_s\": %.6f, \"all_knew_s\": %.6f, "
+			   "\"injected\": %s}",
+			   nfailed ? ",\n" : "", r, ft_json_escape(k->host ? k->host : "?", e_host, sizeof e_host),
+			   ft_json_escape(how, e_how, sizeof e_how), failed_s,
+			   ft_json_escape(k->detection, e_det, sizeof e_det), k->detector,
+			   f->detected >= 0 ? f->detected : learned_s, all_knew, f->injected >= 0 ? "true" : "false");
+		char d[32];
+		ft_format_duration(all_knew > failed_s ? all_knew - failed_s : 0.0, d, sizeof d);
+		if (nfailed < 8) {
+			buf_printf(&listed, "%srank %u %s at %.2f s", nfailed ? ", " : "", r, how, failed_s);
+			buf_printf(&delays, "%s%s", nfailed ? " / " : "", d);
+		} else if (nfailed == 8) {
+			buf_printf(&listed, ", ...");
+			buf_printf(&delays, " / ...");
+		}
+		nfailed++;
+	}
+
+	buf_printf(&out, "{\n  \"ftshim_report\": 1,\n  \"job\": \"%s\",\n",
+		   ft_json_escape(in->job_id ? in->job_id : "", esc, sizeof esc));
+	buf_printf(&out, "  \"program\": \"%s\",\n  \"ranks\": %u,\n  \"reported_by\": %u,\n",
+		   ft_json_escape(in->program ? in->program : "", esc, sizeof esc), in->nprocs, in->self);
+	buf_printf(&out, "  \"start_unix\": %.6f,\n  \"end_s\": %.6f,\n  \"hosts\": [",
+		   (double)in->origin_unix_ns / 1e9, since(in->end_unix_ns, in->origin_unix_ns));
+	for (uint32_t r = 0; r < in->nprocs; r++) {
+		char e_host[160];
+		buf_printf(&out, "%s\"%s\"", r ? ", " : "",
+			   ft_json_escape(in->ranks[r].host ? in->ranks[r].host : "?", e_host, sizeof e_host));
+	}
+	buf_printf(&out, "%s", "],\n  \"failed\": ");
+	rank_list(&out, in, true);
+	buf_printf(&out, "%s", ",\n  \"finished\": ");
+	rank_list(&out, in, false);
+	buf_printf(&out, "%s", ",\n  \"missing_ranks\": [");
+	bool first = true;
+	for (uint32_t r = 0; r < in->nprocs; r++) {
+		if (in->ranks[r].failed || facts[r].has_events)
+			continue;
+		buf_printf(&out, "%s%u", first ? "" : ", ", r);
+		first = false;
+	}
+	/* The lists can be long: added whole, not through buf_printf. */
+	buf_printf(&out, "],\n  \"failures\": [\n");
+	if (failures.p)
+		buf_add(&out, failures.p, failures.len);
+	buf_printf(&out, "\n  ],\n  \"events\": [\n");
+	if (events.p)
+		buf_add(&out, events.p, events.len);
+	buf_printf(&out, "\n  ]\n}\n");
+
+	uint32_t finished = in->nprocs - nfailed;
+	if (nfailed == 0)
+		snprintf(summary, summary_len, "ftshim: no failures; %u of %u ranks finished", finished, in->nprocs);
+	else
+		snprintf(summary, summary_len, "ftshim: %u failure%s (%s); detected in %s; %u of %u ranks finished",
+			 nfailed, nfailed == 1 ? "" : "s", listed.p ? listed.p : "", delays.p ? delays.p : "",
+			 finished, in->nprocs);
+
+	if (out.oom || events.oom || failures.oom) {
+		rc = -ENOMEM;
+	} else {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/report.json", in->jobdir);
+		rc = ft_write_file_atomically(path, out.p, out.len);
+	}
+	free(out.p);
+	free(events.p);
+	free(failures.p);
+	free(listed.p);
+	free(delays.p);
+	free(facts);
+	return rc;
+}

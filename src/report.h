@@ -1,0 +1,55 @@
+/* report.h: the job report. At the end of a job the lowest surviving rank
+ * merges what every rank recorded (events.RANK.jsonl, see events.h) and
+ * every injection (the "injections" file) found in the job's run
+ * directory with what it knows itself (who failed, how, when), writes
+ * report.json there, and makes the one summary line it prints when a
+ * rank failed:
+ *
+ *   ftshim: 2 failures (rank 3 SIGKILL at 1.20 s, rank 9 heartbeat timeout at 4.51 s); detected in 2 ms / 310 ms; 14 of 16 ranks finished
+ *
+ * A rank's failure time is its injection's when one is recorded, else its
+ * detector's estimate (a crash: when it was seen; a heartbeat timeout:
+ * when the rank was last heard). "Detected in" is the time from the
+ * failure until every rank whose events are here knew it. Ranks on other
+ * hosts keep their events in their own host's run directory: they are
+ * listed as missing_ranks. Pure file work: no MPI. */
+#ifndef FTSHIM_REPORT_H
+#define FTSHIM_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ft_report_rank {
+	const char *host;
+	bool failed;
+	const char *detection;      /* failed: how it was learned ("crash", ...) */
+	uint32_t detector;          /* failed: the rank that saw it */
+	uint64_t failed_unix_ns;    /* failed: the detector's estimate, 0 if unknown */
+	uint64_t learned_unix_ns;   /* failed: when the reporting rank learned it */
+};
+
+struct ft_report_input {
+	const char *jobdir;         /* the job's run directory */
+	const char *job_id;
+	const char *program;
+	uint32_t nprocs;
+	uint32_t self;              /* the reporting rank */
+	uint64_t origin_unix_ns;    /* the job's start */
+	uint64_t end_unix_ns;       /* now */
+	const struct ft_report_rank *ranks; /* nprocs entries */
+};
+
+/* Write jobdir/report.json and put the summary line (without newline) in
+ * summary. 0, or a negative errno (summary is still filled from what was
+ * known). */
+int ft_report_write(const struct ft_report_input *in, char *summary, size_t summary_len);
+
+/* Write path through a temporary file beside it and a rename, so that a
+ * reader never sees half of it. 0, or a negative errno. */
+int ft_write_file_atomically(const char *path, const char *text, size_t len);
+
+/* A duration for people: "0.4 ms", "12 ms", "1.31 s". */
+void ft_format_duration(double seconds, char *out, size_t len);
+
+#endif

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# timeline.sh: ftshim-timeline on synthetic job reports, no MPI. A report
+# with every kind of event, one with failed ranks, missing ranks and an
+# event of a rank the job does not have, and a minimal one must each give
+# exit 0, the path on stdout, and an SVG that parses as XML with one lane
+# label per rank, a red cross per failed rank and one element with a
+# <title> per event; --from/--to must leave out the events outside the
+# range. Every mistake must exit 2 with one line on stderr, print nothing
+# on stdout, and leave no file behind (nor touch an existing output).
+set -euo pipefail
+
+srcdir=${FT_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+tl=$srcdir/scripts/ftshim-timeline
+[ -x "$tl" ] || { echo "timeline.sh: $tl is missing or not executable" >&2; exit 1; }
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "timeline.sh: no python3 here; skipped"
+	exit 77
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# run ARGS...: ftshim-timeline, bounded; $RC, $OUT, $ERR (files).
+OUT=$tmp/out ERR=$tmp/err
+run() {
+	set +e
+	timeout -k 5 30 "$tl" "$@" >"$OUT" 2>"$ERR"
+	RC=$?
+	set -e
+}
+
+py() {
+	timeout -k 5 30 python3 "$@"
+}
+
+# What a picture holds, one "key=value" line each: lanes (the lane labels,
+# comma-separated), crosses, events (elements in the events group with a
+# <title> child), untitled (marks there without one), kinds (KIND:N,...),
+# noevents (lanes marked "(no events)").
+cat >"$tmp/inspect.py" <<'EOF'
+import sys
+import xml.dom.minidom
+
+doc = xml.dom.minidom.parse(sys.argv[1])
+def text(node):
+    return "".join(c.data for c in node.childNodes if c.nodeType == c.TEXT_NODE)
+def titled(node):
+    return any(c.nodeType == c.ELEMENT_NODE and c.tagName == "title" for c in node.childNodes)
+groups = {g.getAttribute("id"): g for g in doc.getElementsByTagName("g") if g.getAttribute("id")}
+lanes = [text(t) for t in doc.getElementsByTagName("text") if t.getAttribute("class") == "lane-label"]
+crosses = [p for p in groups["failures"].getElementsByTagName("path") if p.getAttribute("class") == "cross"]
+events = untitled = 0
+kinds = {}
+for g in groups["events"].getElementsByTagName("g"):
+    for m in g.childNodes:
+        if m.nodeType != m.ELEMENT_NODE:
+            continue
+        if titled(m):
+            events += 1
+            kinds[g.getAttribute("class")] = kinds.get(g.getAttribute("class"), 0) + 1
+        else:
+            untitled += 1
+noevents = sum(1 for t in doc.getElementsByTagName("text") if text(t) == "(no events)")
+print("lanes=" + ",".join(lanes))
+print(f"crosses={len(crosses)}")
+print(f"events={events}")
+print(f"untitled={untitled}")
+print("kinds=" + ",".join(f"{k}:{v}" for k, v in sorted(kinds.items())))
+print(f"noevents={noevents}")
+EOF
+
+# The events of REPORT that fall in [FROM, TO] (a bar when any part of it
+# does), with a rank of the job; and its lane labels.
+cat >"$tmp/expect.py" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+lo = float(sys.argv[2]) if len(sys.argv) > 2 else -1e300
+hi = float(sys.argv[3]) if len(sys.argv) > 3 else 1e300
+n = 0
+for e in r.get("events", []):
+    if not 0 <= e["rank"] < r["ranks"]:
+        continue
+    start = e["t"] - e.get("duration_ms", 0) / 1000 if e["kind"] in ("agree", "shrink") else e["t"]
+    if e["t"] >= lo and start <= hi:
+        n += 1
+print(f"events={n}")
+print("lanes=" + ",".join(f"rank {i}" for i in range(r["ranks"])))
+EOF
+
+# field NAME FILE: the value of NAME= in FILE.
+field() {
+	sed -n "s/^$1=//p" "$2"
+}
+
+# check_picture WHAT SVG REPORT CROSSES [FROM TO]: the SVG parses, has
+# the report's lanes, CROSSES crosses, and one titled mark per event.
+check_picture() {
+	local what=$1 svg=$2 report=$3 crosses=$4
+	shift 4
+	py -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' "$svg" ||
+		fail "$what: $svg does not parse as XML"
+	py "$tmp/inspect.py" "$svg" >"$tmp/have"
+	py "$tmp/expect.py" "$report" "$@" >"$tmp/want"
+	[ "$(field lanes "$tmp/have")" = "$(field lanes "$tmp/want")" ] ||
+		fail "$what: lane labels '$(field lanes "$tmp/have")', expected '$(field lanes "$tmp/want")'"
+	[ "$(field crosses "$tmp/have")" = "$crosses" ] ||
+		fail "$what: $(field crosses "$tmp/have") red crosses, expected $crosses"
+	[ "$(field events "$tmp/have")" = "$(field events "$tmp/want")" ] ||
+		fail "$what: $(field events "$tmp/have") marks with a title, expected $(field events "$tmp/want") ($(field kinds "$tmp/have"))"
+	[ "$(field untitled "$tmp/have")" = 0 ] || fail "$what: $(field untitled "$tmp/have") marks without a title"
+}
+
+expect_ok() {
+	local what=$1
+	shift
+	run "$@"
+	[ "$RC" = 0 ] || { cat "$OUT" "$ERR" >&2; fail "$what: exit $RC, expected 0 ($*)"; }
+	[ ! -s "$ERR" ] || { cat "$ERR" >&2; fail "$what: something on stderr"; }
+}
+
+# --- a report with every kind of event (and text that needs escaping) -----
+mkdir "$tmp/full"
+cat >"$tmp/full/report.json" <<'EOF'
+{
+  "ftshim_report": 1,
+  "job": "a1b2c3d4e5f6",
+  "program": "/path/to/prog <&> \"x\"",
+  "ranks": 4,
+  "reported_by": 0,
+  "hosts": ["vm", "vm", "node-b", "node-b"],
+  "start_unix": 1795312345.123456,
+  "end_s": 3.21,
+  "failed": [2],
+  "finished": [0, 1, 3],
+  "missing_ranks": [],
+  "failures": [
+    {"rank": 2, "host": "node-b", "how": "SIGKILL", "failed_s": 1.2, "detection": "crash",
+     "detected_by": 3, "detected_s": 1.2021, "all_knew_s": 1.205, "injected": true}
+  ],
+  "events": [
+    {"t": 3.2, "rank": 0, "kind": "finalize"},
+    {"t": 1.2, "rank": 2, "kind": "injection", "how": "SIGKILL", "by": "FTSHIM_INJECT \"rank=2 at=point:iteration:5\"", "trigger": ""},
+    {"t": 1.2021, "rank": 3, "kind": "detection", "failed": 2, "how": "crash", "detected_by": 3},
+    {"t": 1.2040, "rank": 0, "kind": "notification", "failed": 2, "detected_by": 3, "told_by": 3},
+    {"t": 1.20401, "rank": 1, "kind": "notification", "failed": 2, "detected_by": 3, "told_by": 0},
+    {"t": 1.3, "rank": 0, "kind": "error", "call": "MPI_Recv", "error": "MPI_ERR_PROC_FAILED", "site": "wait <for> & \"neighbour\"\u0001 (report.c:40) \u00e9\u2713"},
+    {"t": 1.31, "rank": 0, "kind": "revoke", "comm": "0x1f00", "by": 0},
+    {"t": 1.32, "rank": 0, "kind": "agree", "comm": "0x1f00", "flag": 1, "result": "MPI_SUCCESS", "duration_ms": 0.4},
+    {"t": 1.33, "rank": 0, "kind": "shrink", "comm": "0x1f00", "new_comm": "0x2a00", "size": 3, "duration_ms": 1.1},
+    {"t": 1.5, "rank": 1, "kind": "checkpoint", "note": "a kind from a newer ftshim"},
+    {"t": 0, "rank": 3, "kind": "dropped", "count": 12},
+    {"t": 3.1, "rank": 1, "kind": "finalize"},
+    {"t": 3.15, "rank": 3, "kind": "finalize"}
+  ]
+}
+EOF
+expect_ok "full report" "$tmp/full/report.json"
+[ "$(cat "$OUT")" = "$tmp/full/report.svg" ] || { cat "$OUT"; fail "full report: stdout is not the path written"; }
+[ -s "$tmp/full/report.svg" ] || fail "full report: no $tmp/full/report.svg"
+check_picture "full report" "$tmp/full/report.svg" "$tmp/full/report.json" 1
+py "$tmp/inspect.py" "$tmp/full/report.svg" >"$tmp/have"
+[ "$(field kinds "$tmp/have")" = "agree:1,detection:1,error:1,finalize:3,injection:1,notification:2,other:2,revoke:1,shrink:1" ] ||
+	fail "full report: marks by kind: $(field kinds "$tmp/have")"
+grep -qF 'MPI_Recv returned MPI_ERR_PROC_FAILED' "$tmp/full/report.svg" || fail "full report: the error's tooltip"
+echo "ok: full report: 4 lanes, 1 cross, 13 marks with a title, every kind"
+
+# -o, --width, --title.
+expect_ok "-o --width --title" "$tmp/full/report.json" -o "$tmp/full/wide.svg" --width 2000 --title 'a <title> & more'
+[ "$(cat "$OUT")" = "$tmp/full/wide.svg" ] || fail "-o: stdout is not the path written"
+grep -q 'width="2000"' "$tmp/full/wide.svg" || fail "--width 2000: not in the picture"
+grep -qF 'a &lt;title&gt; &amp; more' "$tmp/full/wide.svg" || fail "--title: not in the picture, escaped"
+check_picture "-o --width --title" "$tmp/full/wide.svg" "$tmp/full/report.json" 1
+echo "ok: -o, --width, --title"
+
+# --from/--to: only what happened from 1.2035 s to 1.31 s (two
+# notifications, the error, the revoke), and a range in microseconds.
+expect_ok "--from --to" "$tmp/full/report.json" -o "$tmp/full/zoom.svg" --from 1.2035 --to 1.31
+check_picture "--from --to" "$tmp/full/zoom.svg" "$tmp/full/report.json" 0 1.2035 1.31
+py "$tmp/inspect.py" "$tmp/full/zoom.svg" >"$tmp/have"
+[ "$(field kinds "$tmp/have")" = "error:1,notification:2,revoke:1" ] ||
+	fail "--from 1.2035 --to 1.31: marks by kind: $(field kinds "$tmp/have")"
+! grep -q 'rank 0: MPI_Finalize at' "$tmp/full/zoom.svg" || fail "--from --to: a finalize outside the range is drawn"
+expect_ok "--from --to with units" "$tmp/full/report.json" -o "$tmp/full/zoom2.svg" --from=1203999us --to 1204.02ms
+check_picture "--from --to with units" "$tmp/full/zoom2.svg" "$tmp/full/report.json" 0 1.203999 1.20402
+py "$tmp/inspect.py" "$tmp/full/zoom2.svg" >"$tmp/have"
+[ "$(field kinds "$tmp/have")" = "notification:2" ] || fail "--from 1203999us --to 1204.02ms: $(field kinds "$tmp/have")"
+expect_ok "--from alone" "$tmp/full/report.json" -o "$tmp/full/zoom3.svg" --from 1.32
+check_picture "--from alone" "$tmp/full/zoom3.svg" "$tmp/full/report.json" 0 1.32
+echo "ok: --from/--to keep only the events in the range"
+
+# --- failed ranks, missing ranks, an event of no rank of the job ------------
+mkdir "$tmp/failed"
+cat >"$tmp/failed/job.json" <<'EOF'
+{"ftshim_report": 1, "job": "0123456789ab", "program": "/bin/app", "ranks": 6,
+ "hosts": ["n1", "n1", "n1", "n1", "n2", "n2"], "start_unix": 1795312345.5, "end_s": 2.5,
+ "failed": [1, 3], "finished": [0, 2], "missing_ranks": [4, 5],
+ "failures": [
+  {"rank": 1, "host": "n1", "how": "SIGKILL", "failed_s": 0.8, "detection": "crash", "detected_by": 0, "detected_s": 0.8004, "all_knew_s": 0.801, "injected": "ftshim-inject \"kill 1\""},
+  {"rank": 3, "host": "n1", "how": "heartbeat", "failed_s": 1.5, "detection": "heartbeat timeout", "detected_by": 2, "detected_s": 1.9, "all_knew_s": 1.95}
+ ],
+ "events": [
+  {"t": 0.8, "rank": 1, "kind": "injection", "how": "SIGKILL", "by": "ftshim-inject"},
+  {"t": 0.8004, "rank": 0, "kind": "detection", "failed": 1, "how": "crash", "detected_by": 0},
+  {"t": 0.8008, "rank": 2, "kind": "notification", "failed": 1, "detected_by": 0, "told_by": 0},
+  {"t": 1.9, "rank": 2, "kind": "detection", "failed": 3, "how": "heartbeat timeout", "detected_by": 2},
+  {"t": 1.95, "rank": 0, "kind": "notification", "failed": 3, "detected_by": 2, "told_by": 2},
+  {"t": 1.0, "rank": 9, "kind": "error", "call": "MPI_Send", "error": "MPI_ERR_PROC_FAILED"},
+  {"t": 2.4, "rank": 0, "kind": "finalize"},
+  {"t": 2.45, "rank": 2, "kind": "finalize"}
+ ]}
+EOF
+run "$tmp/failed/job.json"
+[ "$RC" = 0 ] || { cat "$ERR" >&2; fail "failed ranks: exit $RC"; }
+[ "$(cat "$OUT")" = "$tmp/failed/job.svg" ] || fail "failed ranks: stdout is not the path written"
+[ "$(wc -l <"$ERR")" = 1 ] && grep -qE '^ftshim-timeline: warning: 1 event ignored: .*0 to 5' "$ERR" ||
+	{ cat "$ERR" >&2; fail "failed ranks: not one warning line about the event of rank 9"; }
+check_picture "failed ranks" "$tmp/failed/job.svg" "$tmp/failed/job.json" 2
+py "$tmp/inspect.py" "$tmp/failed/job.svg" >"$tmp/have"
+[ "$(field noevents "$tmp/have")" = 2 ] || fail "failed ranks: $(field noevents "$tmp/have") lanes marked (no events), expected 2"
+echo "ok: failed ranks: 6 lanes, 2 crosses, 2 lanes without events, 7 marks, a warning: $(cat "$ERR")"
+
+# --- only the required keys ----------------------------------------------------
+mkdir "$tmp/min"
+printf '{"ftshim_report": 1, "ranks": 3}\n' >"$tmp/min/report"
+expect_ok "minimal report" "$tmp/min/report"
+[ "$(cat "$OUT")" = "$tmp/min/report.svg" ] || fail "minimal report: stdout is not $tmp/min/report.svg"
+check_picture "minimal report" "$tmp/min/report.svg" "$tmp/min/report" 0
+echo "ok: minimal report: 3 lanes, no marks"
+
+run --help
+[ "$RC" = 0 ] && grep -q '^Usage:' "$OUT" || fail "--help: exit $RC"
+
+# --- mistakes -------------------------------------------------------------------
+mkdir "$tmp/bad"
+cp "$tmp/full/report.json" "$tmp/bad/good.json"
+printf '{"ftshim_report": 1, "ranks": 2, "events": [\n' >"$tmp/bad/truncated.json"
+printf '{"job": "a1b2c3d4e5f6", "ranks": 2}\n' >"$tmp/bad/other.json"
+printf '{"ftshim_report": 2, "ranks": 2}\n' >"$tmp/bad/newer.json"
+printf '{"ftshim_report": 1, "ranks": "four"}\n' >"$tmp/bad/ranks.json"
+printf 'not json at all\n' >"$tmp/bad/text.json"
+: >"$tmp/bad/afile"
+printf 'keep\n' >"$tmp/bad/existing.svg"
+
+# expect_error WHAT PATTERN ARGS...: exit 2, nothing on stdout, one line on
+# stderr that starts "ftshim-timeline: " and matches PATTERN (grep -E), no
+# file added to or changed in $tmp/bad.
+expect_error() {
+	local what=$1 pattern=$2
+	shift 2
+	(cd "$tmp/bad" && ls -A && cat existing.svg) >"$tmp/before"
+	run "$@"
+	[ "$RC" = 2 ] || { cat "$OUT" "$ERR" >&2; fail "$what: exit $RC, expected 2 ($*)"; }
+	[ ! -s "$OUT" ] || { cat "$OUT" >&2; fail "$what: something on stdout"; }
+	[ "$(wc -l <"$ERR")" = 1 ] || { cat "$ERR" >&2; fail "$what: not one line on stderr"; }
+	grep -q '^ftshim-timeline: ' "$ERR" || { cat "$ERR" >&2; fail "$what: stderr does not start with 'ftshim-timeline: '"; }
+	grep -qE -- "$pattern" "$ERR" || { cat "$ERR" >&2; fail "$what: stderr does not match: $pattern"; }
+	(cd "$tmp/bad" && ls -A && cat existing.svg) | cmp -s - "$tmp/before" ||
+		{ ls -A "$tmp/bad" >&2; fail "$what: a file was left or changed in $tmp/bad"; }
+	echo "ok: $what: $(cat "$ERR")"
+}
+
+cd "$tmp/bad"
+expect_error "missing report" "cannot read nothing\.json: No such file" nothing.json
+expect_error "a directory as report" "cannot read" "$tmp/bad"
+expect_error "not JSON" "text\.json is not JSON \(.*line 1 column 1\); accepted: " text.json
+expect_error "truncated JSON" "truncated\.json is not JSON" truncated.json
+expect_error "not an ftshim report" "other\.json is not an ftshim job report \(no \"ftshim_report\" key\); accepted: .*\"ftshim_report\": 1" other.json
+expect_error "another report format" "newer\.json is not an ftshim job report .*\"ftshim_report\": 2" newer.json
+expect_error "ranks not a number" "ranks\.json .*\"ranks\": four.*accepted: " ranks.json
+expect_error "bad --width" "--width wide: not a width; accepted: a whole number of pixels from 400 to 20000" good.json --width wide
+expect_error "--width too small" "--width 10: not a width" good.json --width 10
+expect_error "bad --from" "--from soon: not a time; accepted: seconds" good.json --from soon
+expect_error "bad --to" "--to 1e3: not a time; accepted: " good.json --to 1e3
+expect_error "--to before --from" "--from 2 --to 1: empty time range; accepted: " good.json --from 2 --to 1
+expect_error "--from equal to --to" "--from 1.5 --to 1500ms: empty time range" good.json --from 1.5 --to 1500ms
+expect_error "--from after the end" "--from 10: empty time range: the report ends at 3.21 s" good.json --from 10
+expect_error "--to before the start" "--to 0: empty time range" good.json --to 0
+expect_error "output in no directory" "cannot write $tmp/bad/nodir/x\.svg: No such file or directory; accepted: " good.json -o "$tmp/bad/nodir/x.svg"
+expect_error "output under a file" "cannot write $tmp/bad/afile/x\.svg: Not a directory" good.json -o "$tmp/bad/afile/x.svg"
+expect_error "output a directory" "cannot write $tmp/bad: it is a directory" good.json -o "$tmp/bad"
+expect_error "output the report" "good\.json is the report itself" good.json -o good.json
+expect_error "error keeps an existing output" "--to 0: empty time range" good.json -o existing.svg --to 0
+expect_error "no report" "no report given" --width 800
+expect_error "two reports" "one report at a time" good.json other.json
+expect_error "unknown option" "unknown option --colour" good.json --colour red
+expect_error "option twice" "--width given twice" good.json --width 800 --width 900
+expect_error "option without value" "-o needs a value" good.json -o
+cd /
+
+echo "timeline.sh: all checks passed"

@@ -1,0 +1,312 @@
+/* check_report.c: unit tests of src/events.c and src/report.c, the record
+ * of what happened and the job report made from it. They check JSON
+ * escaping (quotes, backslashes, control characters, truncation), the
+ * exact event lines (time since the origin, rank, kind, members), the
+ * bound on the record and its "dropped" line, and a report built from a
+ * run directory written by hand: report.json's lists (failed, finished,
+ * missing ranks), the failure's time taken from its injection, when every
+ * rank knew it, the injection turned into an event, the events copied,
+ * and the summary line, for a job with one failure, with none, with one
+ * never injected (its detector's estimate then), with a thousand events,
+ * and without a run directory. */
+#include "ftshim_config.h"
+
+#include <check.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/events.h"
+#include "src/report.h"
+
+#define SEC UINT64_C(1000000000)
+#define ORIGIN (UINT64_C(1795300000) * SEC)
+
+/* The lines ft_events_write writes, read back through a temporary file. */
+static char *written(void)
+{
+	FILE *f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ft_events_write(fileno(f)), 0);
+	long len = ftell(f);
+	ck_assert_int_ge(len, 0);
+	char *text = calloc(1, (size_t)len + 1);
+	rewind(f);
+	ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	return text;
+}
+
+START_TEST(test_json_escape)
+{
+	char out[64];
+
+	ck_assert_str_eq(ft_json_escape("plain", out, sizeof out), "plain");
+	ck_assert_str_eq(ft_json_escape("say \"hi\" \\ there", out, sizeof out), "say \\\"hi\\\" \\\\ there");
+	ck_assert_str_eq(ft_json_escape("a\nb\tc\x01", out, sizeof out), "a\\u000ab\\u0009c\\u0001");
+	/* Truncated whole: never half an escape. */
+	ck_assert_str_eq(ft_json_escape("ab\"cd", out, 4), "ab");
+	ck_assert_str_eq(ft_json_escape("abc", out, 1), "");
+}
+END_TEST
+
+START_TEST(test_event_lines)
+{
+	char esc[64];
+
+	ft_events_start(2, ORIGIN);
+	ft_events_add(ORIGIN + 3 * SEC / 2, "revoke", ",\"comm\":\"%016llx\",\"by\":%u", 0xabcdULL, 1u);
+	ft_events_add(ORIGIN + 2 * SEC, "finalize", NULL);
+	ft_events_add(ORIGIN + 2 * SEC + 250000, "error", ",\"site\":\"%s\"",
+		      ft_json_escape("f (\"x\".c:1)", esc, sizeof esc));
+	/* Before the origin (a clock stepped back): time 0. */
+	ft_events_add(ORIGIN - SEC, "agree", ",\"flag\":%d", 1);
+	ck_assert_uint_eq(ft_events_count(), 4);
+	ck_assert_uint_eq(ft_events_dropped(), 0);
+	char *text = written();
+	ck_assert_str_eq(text, "{\"t\":1.500000,\"rank\":2,\"kind\":\"revoke\",\"comm\":\"000000000000abcd\",\"by\":1}\n"
+			       "{\"t\":2.000000,\"rank\":2,\"kind\":\"finalize\"}\n"
+			       "{\"t\":2.000250,\"rank\":2,\"kind\":\"error\",\"site\":\"f (\\\"x\\\".c:1)\"}\n"
+			       "{\"t\":0.000000,\"rank\":2,\"kind\":\"agree\",\"flag\":1}\n");
+	free(text);
+	/* Starting again forgets. */
+	ft_events_start(5, ORIGIN);
+	ck_assert_uint_eq(ft_events_count(), 0);
+	text = written();
+	ck_assert_str_eq(text, "");
+	free(text);
+	ft_events_stop();
+}
+END_TEST
+
+START_TEST(test_event_bounds)
+{
+	char big[FT_EVENT_LINE_MAX * 2];
+
+	ft_events_start(0, ORIGIN);
+	/* A line too long keeps its time, rank and kind, and says so. */
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	ft_events_add(ORIGIN, "error", ",\"site\":\"%s\"", big);
+	for (int i = 1; i < FT_EVENTS_MAX + 5; i++)
+		ft_events_add(ORIGIN + (uint64_t)i, "agree", NULL);
+	ck_assert_uint_eq(ft_events_count(), FT_EVENTS_MAX);
+	ck_assert_uint_eq(ft_events_dropped(), 5);
+	char *text = written();
+	ck_assert(strncmp(text, "{\"t\":0.000000,\"rank\":0,\"kind\":\"error\",\"truncated\":true}\n", 56) == 0);
+	ck_assert_ptr_nonnull(strstr(text, "{\"t\":0,\"rank\":0,\"kind\":\"dropped\",\"count\":5}\n"));
+	free(text);
+	ft_events_stop();
+	ck_assert_uint_eq(ft_events_count(), 0);
+}
+END_TEST
+
+/* A run directory written by hand. */
+static char jobdir[64];
+
+static void write_text(const char *name, const char *text)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/%s", jobdir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *read_text(const char *name)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/%s", jobdir, name);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	char *text = calloc(1, 1 << 20);
+	size_t n = fread(text, 1, (1 << 20) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	return text;
+}
+
+static void make_jobdir(void)
+{
+	snprintf(jobdir, sizeof jobdir, "/tmp/check_report.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(jobdir));
+}
+
+static void remove_jobdir(void)
+{
+	const char *names[] = { "events.0.jsonl", "events.1.jsonl", "injections", "report.json" };
+	char path[128];
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", jobdir, names[i]);
+		unlink(path);
+	}
+	rmdir(jobdir);
+}
+
+/* Four ranks on two hosts; rank 2 failed (seen by rank 1, learned by the
+ * reporting rank 0 at 1.015 s); rank 3 ran on the other host, so its
+ * events are not here. */
+static struct ft_report_rank ranks[4];
+
+static struct ft_report_input input(void)
+{
+	ranks[0] = (struct ft_report_rank){ .host = "a" };
+	ranks[1] = (struct ft_report_rank){ .host = "a" };
+	ranks[2] = (struct ft_report_rank){ .host = "a", .failed = true, .detection = "crash", .detector = 1,
+					    .failed_unix_ns = ORIGIN + 1002 * SEC / 1000,
+					    .learned_unix_ns = ORIGIN + 1015 * SEC / 1000 };
+	ranks[3] = (struct ft_report_rank){ .host = "b\"" };
+	return (struct ft_report_input){ .jobdir = jobdir, .job_id = "0123456789ab", .program = "/bin/app",
+					 .nprocs = 4, .self = 0, .origin_unix_ns = ORIGIN,
+					 .end_unix_ns = ORIGIN + 3 * SEC, .ranks = ranks };
+}
+
+START_TEST(test_report_one_failure)
+{
+	char summary[512];
+
+	make_jobdir();
+	write_text("events.0.jsonl", "{\"t\":1.015000,\"rank\":0,\"kind\":\"notification\",\"failed\":2,\"how\":\"crash\"}\n"
+				     "{\"t\":2.900000,\"rank\":0,\"kind\":\"finalize\"}\n");
+	write_text("events.1.jsonl", "{\"t\":1.002000,\"rank\":1,\"kind\":\"detection\",\"failed\":2,\"how\":\"crash\"}\n"
+				     "{\"t\":1.020000,\"rank\":1,\"kind\":\"notification\",\"failed\":2}\n"
+				     "not json: ignored\n");
+	char inj[256];
+	snprintf(inj, sizeof inj,
+		 "time=%llu.000000 since_init=1.0 rank=2 host=a pid=7 how=SIGKILL by=FTSHIM_INJECT "
+		 "trigger=\"at point phase 1\" clause=\"rank=2 at=point:phase:1\"\n",
+		 (unsigned long long)(ORIGIN / SEC + 1));
+	write_text("injections", inj);
+	struct ft_report_input in = input();
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	/* Failed at its injection (1 s); rank 1 knew last, at 1.020 s. */
+	ck_assert_str_eq(summary, "ftshim: 1 failure (rank 2 SIGKILL at 1.00 s); detected in 20 ms; 3 of 4 ranks finished");
+	char *r = read_text("report.json");
+	ck_assert_ptr_nonnull(strstr(r, "\"ftshim_report\": 1,"));
+	ck_assert_ptr_nonnull(strstr(r, "\"job\": \"0123456789ab\""));
+	ck_assert_ptr_nonnull(strstr(r, "\"ranks\": 4,"));
+	ck_assert_ptr_nonnull(strstr(r, "\"end_s\": 3.000000,"));
+	ck_assert_ptr_nonnull(strstr(r, "\"hosts\": [\"a\", \"a\", \"a\", \"b\\\"\"]"));
+	ck_assert_ptr_nonnull(strstr(r, "\"failed\": [2],"));
+	ck_assert_ptr_nonnull(strstr(r, "\"finished\": [0, 1, 3],"));
+	ck_assert_ptr_nonnull(strstr(r, "\"missing_ranks\": [3],"));
+	ck_assert_ptr_nonnull(strstr(r, "{\"rank\": 2, \"host\": \"a\", \"how\": \"SIGKILL\", \"failed_s\": 1.000000, "
+					"\"detection\": \"crash\", \"detected_by\": 1, \"detected_s\": 1.002000, "
+					"\"all_knew_s\": 1.020000, \"injected\": true}"));
+	ck_assert_ptr_nonnull(strstr(r, "{\"t\":1.000000,\"rank\":2,\"kind\":\"injection\",\"how\":\"SIGKILL\","
+					"\"by\":\"FTSHIM_INJECT \\\"rank=2 at=point:phase:1\\\"\",\"trigger\":\"at point phase 1\"}"));
+	ck_assert_ptr_nonnull(strstr(r, "{\"t\":2.900000,\"rank\":0,\"kind\":\"finalize\"}"));
+	ck_assert_ptr_null(strstr(r, "not json"));
+	/* Five events: three lines of rank 0 and 1 each but the junk, and
+	 * the injection. */
+	int n = 0;
+	for (const char *p = r; (p = strstr(p, "{\"t\":")) != NULL; p++)
+		n++;
+	ck_assert_int_eq(n, 5);
+	free(r);
+	remove_jobdir();
+}
+END_TEST
+
+START_TEST(test_report_not_injected)
+{
+	char summary[512];
+
+	make_jobdir();
+	write_text("events.0.jsonl", "{\"t\":1.015000,\"rank\":0,\"kind\":\"notification\",\"failed\":2}\n");
+	struct ft_report_input in = input();
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	/* The detector's estimate (1.002 s) and what it saw it as. */
+	ck_assert_str_eq(summary, "ftshim: 1 failure (rank 2 crash at 1.00 s); detected in 13 ms; 3 of 4 ranks finished");
+	char *r = read_text("report.json");
+	ck_assert_ptr_nonnull(strstr(r, "\"injected\": false}"));
+	ck_assert_ptr_nonnull(strstr(r, "\"missing_ranks\": [1, 3],"));
+	free(r);
+	remove_jobdir();
+}
+END_TEST
+
+START_TEST(test_report_no_failure)
+{
+	char summary[512];
+
+	make_jobdir();
+	struct ft_report_input in = input();
+	ranks[2].failed = false;
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	ck_assert_str_eq(summary, "ftshim: no failures; 4 of 4 ranks finished");
+	char *r = read_text("report.json");
+	ck_assert_ptr_nonnull(strstr(r, "\"failed\": [],"));
+	ck_assert_ptr_nonnull(strstr(r, "\"failures\": [\n\n  ],"));
+	free(r);
+	remove_jobdir();
+}
+END_TEST
+
+START_TEST(test_report_many_events)
+{
+	char summary[512], path[128];
+
+	make_jobdir();
+	snprintf(path, sizeof path, "%s/events.0.jsonl", jobdir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < 1000; i++)
+		fprintf(f, "{\"t\":%d.000000,\"rank\":0,\"kind\":\"agree\",\"flag\":1}\n", i);
+	fclose(f);
+	struct ft_report_input in = input();
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	char *r = read_text("report.json");
+	int n = 0;
+	for (const char *p = r; (p = strstr(p, "\"kind\":\"agree\"")) != NULL; p++)
+		n++;
+	ck_assert_int_eq(n, 1000);
+	ck_assert_ptr_nonnull(strstr(r, "{\"t\":999.000000,\"rank\":0,\"kind\":\"agree\",\"flag\":1}\n  ]\n}\n"));
+	free(r);
+	remove_jobdir();
+}
+END_TEST
+
+START_TEST(test_report_no_rundir)
+{
+	char summary[512];
+
+	snprintf(jobdir, sizeof jobdir, "/nonexistent/ftshim-check");
+	struct ft_report_input in = input();
+	ck_assert_int_lt(ft_report_write(&in, summary, sizeof summary), 0);
+	/* The summary is still made, from what this rank knows. */
+	ck_assert_str_eq(summary, "ftshim: 1 failure (rank 2 crash at 1.00 s); detected in 13 ms; 3 of 4 ranks finished");
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("events");
+
+	tcase_add_test(tc, test_json_escape);
+	tcase_add_test(tc, test_event_lines);
+	tcase_add_test(tc, test_event_bounds);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("report");
+	tcase_add_test(tc, test_report_one_failure);
+	tcase_add_test(tc, test_report_not_injected);
+	tcase_add_test(tc, test_report_no_failure);
+	tcase_add_test(tc, test_report_many_events);
+	tcase_add_test(tc, test_report_no_rundir);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(report_suite());
+
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
