@@ -95,7 +95,10 @@ int ftp_raise(struct ftp_call *c, int code)
 	if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
 		PMPI_Errhandler_free(&eh);
 	ftp_call_site(site, sizeof site);
-	describe_cause(c, cause, sizeof cause);
+	if (code == FTP_ERR_REVOKED)
+		snprintf(cause, sizeof cause, "the communicator was revoked");
+	else
+		describe_cause(c, cause, sizeof cause);
 	ft_events_add(ftp_wall_now(), "error", ",\"call\":\"%s\",\"error\":\"%s\",\"site\":\"%s\"", fn,
 		      code_name(code), ft_json_escape(site, e_site, sizeof e_site));
 	if (fatal) {

@@ -16,27 +16,7 @@
 #include "src/clock.h"
 #include "src/hash.h"
 #include "src/log.h"
-
-/* The time the process started, in clock ticks since boot (field 22 of
- * /proc/self/stat): with the pid, it names this process and no other. */
-static uint64_t process_start_ticks(void)
-{
-	char buf[1024];
-	unsigned long long ticks = 0;
-	FILE *f = fopen("/proc/self/stat", "re");
-
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* After the command name, which may hold spaces and parentheses. */
-	char *p = strrchr(buf, ')');
-	if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-			&ticks) != 1)
-		ticks = 0;
-	return ticks;
-}
+#include "src/prune.h"
 
 static void fill_nonce(uint8_t *nonce, size_t len)
 {
@@ -75,7 +55,7 @@ int ftp_job_start(bool usable)
 			ft_error("cannot open the control-plane socket: %s", err);
 	}
 	mine.pid = (int32_t)getpid();
-	mine.start_ticks = process_start_ticks();
+	mine.start_ticks = ft_process_start_ticks(getpid());
 	mine.init_unix_ns = ftp.init_ns + (uint64_t)ftp.wall_offset_ns;
 	if (gethostname(mine.host, sizeof mine.host) != 0)
 		snprintf(mine.host, sizeof mine.host, "unknown");

@@ -20,7 +20,12 @@
 
 #include "pmpi/call.h"
 #include "src/log.h"
+#include "src/prune.h"
 #include "src/report.h"
+
+/* Earlier jobs' directories are kept this long (then removed by the next
+ * job on the host, once none of their ranks here runs). */
+#define RUNDIR_KEEP_S (7 * 86400)
 
 /* Written in MPI_Init, read-only afterwards (any thread). */
 static char jobdir[PATH_MAX];
@@ -103,8 +108,13 @@ void ftp_rundir_start(void)
 			break;
 		}
 	}
-	if (rc == 0 && lowest == ftp.world_rank)
+	if (rc == 0 && lowest == ftp.world_rank) {
 		rc = write_job_files();
+		unsigned n = ft_rundir_prune(base, ftp.peers[ftp.world_rank].host, time(NULL), RUNDIR_KEEP_S);
+		if (n)
+			ft_debug("removed %u job director%s older than %d days from %s", n, n == 1 ? "y" : "ies",
+				 RUNDIR_KEEP_S / 86400, base);
+	}
 	if (rc != 0) {
 		ft_warn("run directory %s: %s; ftshim-inject will not see this job", jobdir, strerror(-rc));
 		return;

@@ -107,6 +107,7 @@ struct ft_engine {
 	struct posted *posted, **posted_tail;
 	bool departing;
 	uint64_t leave_by;
+	uint64_t last_words_by; /* once every rank left: until then, flush; 0 before */
 	bool timed_out;
 	struct ft_engine_stats stats;
 };
@@ -132,6 +133,10 @@ static void conn_watch(struct ft_engine *e, struct conn *c, bool want_out)
 	c->want_out = want_out;
 	epoll_ctl(e->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
+
+static void conn_send(struct ft_engine *e, struct conn *c, const struct ft_msg *m, uint64_t now);
+static void self_msg(struct ft_engine *e, struct ft_msg *m, struct ft_entry *entry, uint16_t event,
+		     uint16_t how);
 
 static struct conn *conn_add(struct ft_engine *e, int fd, uint32_t rank, bool outbound, bool connecting)
 {
@@ -160,6 +165,14 @@ static struct conn *conn_add(struct ft_engine *e, int fd, uint32_t rank, bool ou
 	if (rank == FT_RANK_NONE)
 		e->unknown_conns++;
 	stat_add(&e->stats.connections, 1);
+	if (e->departing) {
+		/* A connection made after tell_everyone: the peer must read
+		 * the departure on it too before it can read its end. */
+		struct ft_msg m;
+		struct ft_entry entry;
+		self_msg(e, &m, &entry, FT_EV_DEPARTED, 0);
+		conn_send(e, c, &m, 0);
+	}
 	return c;
 }
 
@@ -534,6 +547,17 @@ static void sweep(struct ft_engine *e, uint64_t now)
 
 /* --- the loop ----------------------------------------------------------- */
 
+/* How long a departing rank waits for its queued frames to leave. */
+#define LAST_WORDS_NS (200 * FT_NSEC_PER_MSEC)
+
+static bool output_pending(const struct ft_engine *e)
+{
+	for (const struct conn *c = e->conns; c; c = c->next)
+		if (c->out_len && !c->broken && !c->closing)
+			return true;
+	return false;
+}
+
 /* News about this process goes on every connection first, so that each
  * peer reads it before it can read the end of the stream, then the usual
  * flood. */
@@ -690,8 +714,17 @@ static void *engine_main(void *arg)
 		next = ft_det_tick(&e->det, now);
 		if (e->det.excluded)
 			break;
-		if (e->departing && ft_det_all_left(&e->det))
-			break;
+		/* Every rank left: go once what is queued (this rank's
+		 * departure above all) has left, so that no peer reads the
+		 * end of a stream before the departure on it. */
+		if (e->departing && ft_det_all_left(&e->det)) {
+			if (!e->last_words_by)
+				e->last_words_by = now + LAST_WORDS_NS;
+			if (!output_pending(e) || now >= e->last_words_by)
+				break;
+			if (e->last_words_by < next)
+				next = e->last_words_by;
+		}
 		if (e->departing && now >= e->leave_by) {
 			e->timed_out = true;
 			break;

@@ -17,6 +17,7 @@ src_libftcore_la_SOURCES = \
 	src/log.c src/log.h \
 	src/overlay.c src/overlay.h \
 	src/proc_table.c src/proc_table.h \
+	src/prune.c src/prune.h \
 	src/report.c src/report.h \
 	src/ring.c src/ring.h \
 	src/supervisor.c src/supervisor.h

@@ -12,6 +12,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_inject \
 	tests/unit/check_log \
 	tests/unit/check_proc_table \
+	tests/unit/check_prune \
 	tests/unit/check_report \
 	tests/unit/check_ring
 
@@ -41,6 +42,9 @@ tests_unit_check_frame_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_inject_SOURCES = tests/unit/check_inject.c
 tests_unit_check_inject_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_inject_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_prune_SOURCES = tests/unit/check_prune.c
+tests_unit_check_prune_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_prune_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_report_SOURCES = tests/unit/check_report.c
 tests_unit_check_report_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_report_LDADD = $(FT_UNIT_LDADD)

@@ -5,14 +5,23 @@
 # shrink; at the end rank 0 prints the summary line and report.json holds
 # the failure, the injection, each survivor's detection or notification,
 # the error, revoke, agreements, shrink and finalizes; ftshim-timeline
-# renders it. Then the same job with MPI_ERRORS_ARE_FATAL: rank 2's line
+# renders it; an old job directory is pruned. Then the same job with MPI_ERRORS_ARE_FATAL: rank 2's line
 # names the call and its call site, and the job ends.
 prog=$(build report)
 rundir=$MPITEST_WORKDIR/run
 inject="rank=3 at=point:phase:1"
+# Earlier jobs' directories: one of 8 days ago whose ranks are gone is
+# removed at MPI_Init; one of yesterday stays.
+mkdir -p "$rundir/00000000dead" "$rundir/00000000beef"
+echo "0 $(hostname) 99999999 5" >"$rundir/00000000dead/ranks"
+echo "0 $(hostname) 99999999 5" >"$rundir/00000000beef/ranks"
+touch -d '8 days ago' "$rundir/00000000dead"
+touch -d '1 day ago' "$rundir/00000000beef"
 run_job shim 4 "FTSHIM_RUNDIR=$rundir" "FTSHIM_INJECT=$inject" -- "$prog"
 expect_rc "$(death_rc sigkill)"
 expect_all_checks
+[ ! -e "$rundir/00000000dead" ] || fail "an 8-day-old job directory was not removed"
+[ -e "$rundir/00000000beef" ] || fail "a day-old job directory was removed"
 host=$(hostname)
 for s in 0 1 2; do
 	# The rank that saw the crash says no delay; the others say theirs.

@@ -1,0 +1,25 @@
+/* prune.h: keeping the run directory from growing without end. Every job
+ * leaves a directory there (RUNDIR/JOBID: job, ranks, injections, events,
+ * report.json); at MPI_Init the lowest rank on each host removes those of
+ * earlier jobs that are old enough and have no rank still running on this
+ * host. Only directories named like a job id (12 lowercase hex digits)
+ * that hold nothing but regular files are touched. Pure file work: no
+ * MPI. */
+#ifndef FTSHIM_PRUNE_H
+#define FTSHIM_PRUNE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* Remove, from base, the job directories not modified for keep_s seconds
+ * before now whose ranks on this host (named host in their "ranks" file)
+ * have all exited. Returns how many were removed. */
+unsigned ft_rundir_prune(const char *base, const char *host, time_t now, time_t keep_s);
+
+/* The start time of process pid in clock ticks since boot (field 22 of
+ * /proc/PID/stat), or 0 if there is no such process: with the pid, it
+ * names a process even after the pid is reused. */
+uint64_t ft_process_start_ticks(pid_t pid);
+
+#endif
