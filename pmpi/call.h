@@ -249,6 +249,9 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group);
  * (pmpi/hangwatch.c). end is harmless without a begin. */
 void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n);
 void ftp_hang_watch_end(void);
+/* Watch the current call with a plain deadline: if it has not returned
+ * after ns, the process exits as above. */
+void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns);
 /* The detector learned that rank failed (detector thread). */
 void ftp_hang_watch_on_failure(uint32_t rank);
 

@@ -7,7 +7,9 @@
  * its members are watched: if one of them fails and the call has still
  * not returned after a grace period, this process says so in one line and
  * exits (fail-stop, status FT_EXIT_STUCK), instead of hanging until the
- * allocation ends. The others learn of its exit as of any crash.
+ * allocation ends. The others learn of its exit as of any crash. The same
+ * timer bounds the MPI library's MPI_Finalize, which waits for every rank
+ * and so for ever for one that died as the job ended, unseen.
  *
  * Sharing: the application thread sets and clears the watch; the detector
  * thread (ftp_hang_watch_on_failure) reads it and starts the timer thread,
@@ -34,7 +36,8 @@ static struct {
 	enum ftp_fn fn;
 	int32_t *members;  /* world ranks */
 	uint32_t n;
-	int32_t failed;    /* the member whose failure armed the timer */
+	int32_t failed;    /* the member whose failure armed the timer; -1: a deadline */
+	uint64_t grace;    /* how long the armed timer waits */
 	pthread_t owner;   /* the application thread inside the call */
 } watch;
 
@@ -49,7 +52,10 @@ static uint64_t grace_ns(void)
 
 static void *timer_main(void *arg)
 {
-	uint64_t seq = (uint64_t)(uintptr_t)arg, g = grace_ns();
+	uint64_t seq = (uint64_t)(uintptr_t)arg;
+	pthread_mutex_lock(&lock);
+	uint64_t g = watch.grace;
+	pthread_mutex_unlock(&lock);
 	struct timespec ts = { (time_t)(g / FT_NSEC_PER_SEC), (long)(g % FT_NSEC_PER_SEC) };
 
 	while (nanosleep(&ts, &ts) != 0)
@@ -62,11 +68,16 @@ static void *timer_main(void *arg)
 		pthread_mutex_unlock(&lock);
 		return NULL;
 	}
-	ft_error("stuck in the MPI library's %s for %.1f s after rank %d, a member, failed: MPI cannot "
-		 "be interrupted there, so this rank leaves (fail-stop, exit status %d) rather than hang; "
-		 "see BUGS in MPIX_Comm_shrink(3)",
-		 watch.fn < FTP_FN_COUNT ? fn_names[watch.fn] : "communicator creation",
-		 (double)g / 1e9, watch.failed, FT_EXIT_STUCK);
+	const char *fn = watch.fn < FTP_FN_COUNT ? fn_names[watch.fn] : "communicator creation";
+	if (watch.failed >= 0)
+		ft_error("stuck in the MPI library's %s for %.1f s after rank %d, a member, failed: MPI "
+			 "cannot be interrupted there, so this rank leaves (fail-stop, exit status %d) rather "
+			 "than hang; see BUGS in MPIX_Comm_shrink(3)",
+			 fn, (double)g / 1e9, watch.failed, FT_EXIT_STUCK);
+	else
+		ft_error("stuck in the MPI library's %s for %.1f s: a rank must have left without it (one "
+			 "that died as the job ended), so this rank exits (status %d) rather than hang",
+			 fn, (double)g / 1e9, FT_EXIT_STUCK);
 	ft_log_close();
 	_exit(FT_EXIT_STUCK);
 }
@@ -81,6 +92,8 @@ static void arm(int32_t failed)
 		return;
 	watch.armed = true;
 	watch.failed = failed;
+	if (failed >= 0)
+		watch.grace = grace_ns();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, timer_main, (void *)(uintptr_t)watch.seq) != 0)
@@ -111,6 +124,22 @@ void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n)
 				arm(members[i]);
 				break;
 			}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns)
+{
+	pthread_mutex_lock(&lock);
+	if (!watch.active) {
+		watch.n = 0;
+		watch.fn = fn;
+		watch.seq++;
+		watch.active = true;
+		watch.owner = pthread_self();
+		watch.armed = false;
+		watch.grace = ns;
+		arm(-1);
 	}
 	pthread_mutex_unlock(&lock);
 }

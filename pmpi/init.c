@@ -147,8 +147,14 @@ FT_EXPORT int MPI_Finalize(void)
 	if (nfailed > 0)
 		ft_debug("%u rank(s) failed: not calling the MPI library's MPI_Finalize, which could wait for them forever",
 			 nfailed);
-	else
+	else {
+		/* All agree that nobody failed; but a rank that died after it
+		 * had left the control plane would hold this for ever. */
+		uint64_t grace = 10 * ftp.cfg.hb_timeout;
+		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, grace < 5 * FT_NSEC_PER_SEC ? 5 * FT_NSEC_PER_SEC : grace);
 		rc = PMPI_Finalize();
+		ftp_hang_watch_end();
+	}
 	atomic_store(&ftp.mode, FTP_MODE_DONE);
 	ftp_comms_fini();
 	ft_proc_table_destroy(&ftp.procs);

@@ -1,0 +1,28 @@
+# A rank that leaves after ftshim's control plane has let everyone go,
+# but without the MPI library's MPI_Finalize (as one that died just then
+# would), is seen by nobody; the others' MPI_Finalize waits for it in the
+# MPI (MPICH's always does). ftshim bounds that wait: after 10 heartbeat
+# timeouts (at least 5 s) each stuck rank says why in one line and exits
+# with status 76, and the job ends instead of hanging. The leaving is
+# simulated by tests/mpi/progs/skipfin.c, preloaded after the shim.
+prog=$(build hello)
+lib="$MPITEST_BINDIR/skipfin.so"
+gcc -std=gnu11 -Wall -Werror -shared -fPIC -o "$lib" "$MPITEST_SRCDIR/progs/skipfin.c" -ldl ||
+	fail "cannot build skipfin.so"
+t0=$SECONDS
+run_job plain 4 "LD_PRELOAD=$MPITEST_SHIM $lib" SKIPFIN_RANK=3 FTSHIM_HB_TIMEOUT=300ms -- "$prog"
+took=$((SECONDS - t0))
+grep -q '^hello from 4 ranks' "$OUT" || { cat "$OUT" "$ERR" >&2; fail "the job did not run"; }
+stuck=$(grep -cE "^ftshim\[[0-2]\] \+[0-9.]+ error: stuck in the MPI library's MPI_Finalize for 5\.0 s: a rank must have left without it \(one that died as the job ended\), so this rank exits \(status 76\) rather than hang$" "$ERR" || true)
+case $MPITEST_FLAVOUR in
+mpich)
+	[ "$stuck" = 3 ] || { tail -n 20 "$ERR" >&2; fail "$stuck ranks said they were stuck in MPI_Finalize, expected 3"; }
+	[ "$RC" = 76 ] || fail "exit status $RC, expected 76"
+	;;
+*)
+	# Open MPI's MPI_Finalize may or may not wait for the missing rank.
+	[ "$RC" = 0 ] || fail "exit status $RC, expected 0 from mpirun"
+	;;
+esac
+note "$stuck rank(s) stuck in MPI_Finalize left after the deadline; the job took ${took}s"
+expect_no_leftovers hello

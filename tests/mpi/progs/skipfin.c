@@ -1,0 +1,25 @@
+/* skipfin.c: a library preloaded after libftshim.so by one test
+ * (cases/finalize_stuck.sh). The rank named by SKIPFIN_RANK leaves at the
+ * MPI library's MPI_Finalize without calling it, as a rank that died just
+ * after it left ftshim's control plane would; the others' MPI_Finalize
+ * then waits for it (MPICH's always does). Not an MPI program: built with
+ * -shared, it finds the MPI's PMPI_Finalize with dlsym. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int PMPI_Finalize(void);
+
+int PMPI_Finalize(void)
+{
+	const char *victim = getenv("SKIPFIN_RANK");
+	const char *me = getenv("PMI_RANK");
+
+	if (!me)
+		me = getenv("OMPI_COMM_WORLD_RANK");
+	if (victim && me && atoi(victim) == atoi(me))
+		_exit(0);
+	int (*real)(void) = (int (*)(void))dlsym(RTLD_NEXT, "PMPI_Finalize");
+	return real ? real() : 0;
+}
