@@ -14,6 +14,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pmpi/call.h"
 #include "pmpi/requests.h"
@@ -179,6 +180,31 @@ int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
 		ftp_hang_watch_begin(c->fn, c->comm->core->members,
 				     c->comm->core->local_size + c->comm->core->remote_size);
 	return rc;
+}
+
+int ftp_pre_create_inter(struct ftp_call *c, MPI_Comm local_comm, MPI_Comm peer_comm, int remote_leader)
+{
+	int rc = ftp_pre_coll(c, local_comm);
+
+	if (rc != MPI_SUCCESS || c->direct)
+		return rc;
+	rc = ftp_block(c, PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* peer_comm matters at the local leader only; elsewhere it may be
+	 * anything, and then only the local members are watched (a leader
+	 * that leaves stuck is a member whose failure frees the others). */
+	uint32_t n = c->comm->core->local_size;
+	int32_t *members = malloc((n + 1) * sizeof *members);
+	if (!members)
+		return MPI_SUCCESS;
+	memcpy(members, c->comm->core->members, n * sizeof *members);
+	struct ftp_comm *peer = peer_comm != MPI_COMM_NULL ? ftp_comm_lookup(peer_comm) : NULL;
+	if (peer && remote_leader >= 0 && (uint32_t)remote_leader < peer->core->local_size)
+		members[n++] = peer->core->members[remote_leader];
+	ftp_hang_watch_begin(c->fn, members, n);
+	free(members);
+	return MPI_SUCCESS;
 }
 
 int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)

@@ -222,10 +222,8 @@ static inline int ftp_pre_comm(struct ftp_call *c, MPI_Comm comm)
 }
 
 #define ftp_pre_local ftp_pre_comm
-#define ftp_pre_coll_noi ftp_pre_coll
 #define ftp_pre_dup ftp_pre_coll
 #define ftp_pre_idup ftp_pre_coll
-#define ftp_pre_create_inter ftp_pre_comm
 #define ftp_pre_free ftp_pre_comm
 /* MPI_Comm_free's call of the MPI (pmpi/retire.c): a communicator that
  * may still have stale messages in flight is retired, not freed at once. */
@@ -237,6 +235,14 @@ bool ftp_comm_tainted(struct ftp_comm *e);
  * create, ...): fence first, so that a member that has already failed
  * makes it fail instead of hang (pmpi/block.c). */
 int ftp_pre_create(struct ftp_call *c, MPI_Comm comm);
+
+/* Collectives with no nonblocking form (window creation, MPI_File_open)
+ * are fenced and watched as communicator creation is. */
+#define ftp_pre_coll_noi ftp_pre_create
+
+/* MPI_Intercomm_create: fenced on the local communicator; watched over
+ * its members and the remote leader (a world rank, through peer_comm). */
+int ftp_pre_create_inter(struct ftp_call *c, MPI_Comm local_comm, MPI_Comm peer_comm, int remote_leader);
 
 /* MPI_Comm_create_group is collective over the group only: a failed
  * member of the parent outside the group does not matter. */
@@ -286,7 +292,11 @@ static inline int ftp_post_plain(struct ftp_call *c, int rc)
 #define ftp_post_send ftp_post_plain
 #define ftp_post_recv ftp_post_plain
 #define ftp_post_coll ftp_post_plain
-#define ftp_post_coll_noi ftp_post_plain
+static inline int ftp_post_coll_noi(struct ftp_call *c, int rc)
+{
+	ftp_hang_watch_end();
+	return ftp_post_plain(c, rc);
+}
 #define ftp_post_msg ftp_post_plain
 #define ftp_post_iprobe ftp_post_plain
 #define ftp_post_req ftp_post_plain

@@ -295,6 +295,7 @@ int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, 
 
 int ftp_post_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newintercomm)
 {
+	ftp_hang_watch_end();
 	register_create_inter(c, rc, tag, newintercomm);
 	return ftp_post_plain(c, rc);
 }

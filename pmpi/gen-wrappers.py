@@ -146,6 +146,9 @@ def pre_call(fn, names):
         return "ftp_pre_recv(&c, comm, %s)" % named(fn, "int", "source")
     if fn.cls == "create_group":
         return "ftp_pre_create_group(&c, comm, %s)" % named(fn, "MPI_Group", "group")
+    if fn.cls == "create_inter":
+        return "ftp_pre_create_inter(&c, comm, %s, %s)" % (named(fn, "MPI_Comm", "peer_comm"),
+                                                          named(fn, "int", "remote_leader"))
     if fn.cls in ("ip2p", "icoll"):
         init = "init_" if is_persistent(fn) else ""
         has = set(zip(fn.types(), names))

@@ -1,8 +1,12 @@
 /* stuck.c: a member dies while the others are inside the MPI's own
- * communicator creation, which no wrapper can interrupt. Usage:
- * stuck create_group|split. Rank size-1 is the victim: for split it
- * passes the shim's fence (its MPI_Barrier matches the fence's barrier)
- * and then dies instead of splitting; for create_group it never enters.
+ * communicator (or window) creation, which no wrapper can interrupt.
+ * Usage: stuck create_group|split|win_create|intercomm. Rank size-1 is
+ * the victim: for split and win_create it passes the shim's fence (its
+ * MPI_Barrier matches the fence's barrier) and then dies instead of
+ * creating; for create_group it never enters. For intercomm the ranks
+ * split in two halves and rank size/2, the leader of the second, dies
+ * after its half's fence: the first half waits for it as the remote
+ * leader, the rest of its half for it as their local leader.
  * The others must not hang: after the hang watch's grace period each
  * prints its line and exits with status 76. Prints "returned" if a
  * creation returned after all (it must not). */
@@ -22,15 +26,34 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	MPI_Barrier(MPI_COMM_WORLD);
+	if (!strcmp(what, "intercomm")) {
+		MPI_Comm half, inter;
+		int second = rank >= size / 2;
+		MPI_Comm_split(MPI_COMM_WORLD, second, rank, &half);
+		if (rank == size / 2) {
+			struct timespec ts = { 0, 300 * 1000 * 1000 };
+			MPI_Barrier(half); /* its half's fence */
+			nanosleep(&ts, NULL);
+			raise(SIGKILL);
+		}
+		MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, second ? 0 : size / 2, 9, &inter);
+		printf("returned\n");
+		MPI_Finalize();
+		return 0;
+	}
 	if (rank == size - 1) {
 		struct timespec ts = { 0, 300 * 1000 * 1000 };
-		if (!strcmp(what, "split"))
+		if (!strcmp(what, "split") || !strcmp(what, "win_create"))
 			MPI_Barrier(MPI_COMM_WORLD); /* the others' fence */
 		nanosleep(&ts, NULL);
 		raise(SIGKILL);
 	}
 	if (!strcmp(what, "split")) {
 		MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &c);
+	} else if (!strcmp(what, "win_create")) {
+		static int base[16];
+		MPI_Win win;
+		MPI_Win_create(base, sizeof base, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	} else {
 		MPI_Comm_group(MPI_COMM_WORLD, &g);
 		MPI_Comm_create_group(MPI_COMM_WORLD, g, 9, &c);
