@@ -7,6 +7,7 @@
 #include "ftshim_config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,10 +93,22 @@ static int init_state(void)
 	return 0;
 }
 
+/* A survivor must not die of writing to a dead peer's socket: the MPI's
+ * own TCP transports (UCX, Open MPI's btl) may, across hosts. Ignored
+ * only if the program left SIGPIPE at its default. */
+static void ignore_sigpipe(void)
+{
+	struct sigaction old;
+
+	if (sigaction(SIGPIPE, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+		signal(SIGPIPE, SIG_IGN);
+}
+
 static int init_common(int rc)
 {
 	if (rc != MPI_SUCCESS)
 		return rc;
+	ignore_sigpipe();
 	bool ok = init_state() == 0;
 	if (!ok) {
 		/* Without its tables ftshim cannot help; say so and get out of

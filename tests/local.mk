@@ -75,7 +75,7 @@ EXTRA_DIST += tests/timeline.sh
 
 # The MPI integration driver: real jobs with this build's MPI.
 TESTS += tests/mpi/driver
-EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh \
+EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/netns.sh tests/mpi/netns-agent \
 	$(wildcard $(srcdir)/tests/mpi/cases/*.sh) \
 	$(wildcard $(srcdir)/tests/mpi/progs/*.c) $(wildcard $(srcdir)/tests/mpi/progs/*.h)
 
