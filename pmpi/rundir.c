@@ -22,6 +22,7 @@
 #include "src/log.h"
 #include "src/prune.h"
 #include "src/report.h"
+#include "src/supervisor.h"
 
 /* Earlier jobs' directories are kept this long (then removed by the next
  * job on the host, once none of their ranks here runs). */
@@ -119,6 +120,9 @@ void ftp_rundir_start(void)
 		ft_warn("run directory %s: %s; ftshim-inject will not see this job", jobdir, strerror(-rc));
 		return;
 	}
+	char deaths[PATH_MAX + 16];
+	snprintf(deaths, sizeof deaths, "%s/deaths", jobdir);
+	ft_supervisor_tell(deaths, ftp.world_rank, ftp.peers[ftp.world_rank].host);
 	ft_debug("run directory %s", jobdir);
 }
 

@@ -2,8 +2,9 @@
  * files hold finished JSON lines, so they are copied, not parsed; only
  * each line's fixed prefix (time, rank, kind, and the failed rank of a
  * detection or notification) is read, to know when every rank knew of
- * each failure. The injections file is key=value lines, turned into
- * injection events. */
+ * each failure. The injections file, and the deaths file that the ranks'
+ * supervisors append to under Hydra, are key=value lines, turned into
+ * injection and death events. */
 #include "ftshim_config.h"
 
 #include <dirent.h>
@@ -66,6 +67,8 @@ struct rank_facts {
 	double detected;  /* when its detector saw it; -1 */
 	double injected;  /* its first recorded injection; -1 */
 	char inj_how[32]; /* how it was injected */
+	double died;      /* its death by signal, as its supervisor saw it; -1 */
+	char death_how[32];
 };
 
 static double since(uint64_t at, uint64_t origin)
@@ -158,12 +161,15 @@ static void field(const char *line, const char *key, char *out, size_t outlen)
 	out[n] = '\0';
 }
 
-static void read_injections(const char *jobdir, uint64_t origin, struct rank_facts *facts, uint32_t nprocs,
-			    struct buf *events)
+/* The "injections" file (kind "injection") or the "deaths" file that
+ * supervisors append to (kind "death"): key=value lines. */
+static void read_records(const char *jobdir, const char *file, const char *kind, uint64_t origin,
+			 struct rank_facts *facts, uint32_t nprocs, struct buf *events)
 {
 	char path[PATH_MAX], line[2048];
+	bool deaths = strcmp(kind, "death") == 0;
 
-	snprintf(path, sizeof path, "%s/injections", jobdir);
+	snprintf(path, sizeof path, "%s/%s", jobdir, file);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return;
@@ -185,9 +191,10 @@ static void read_injections(const char *jobdir, uint64_t origin, struct rank_fac
 		double origin_s = (double)origin / 1e9;
 		double t = when > origin_s ? when - origin_s : 0.0;
 		struct rank_facts *r = &facts[rank];
-		if (r->injected < 0 || t < r->injected) {
-			r->injected = t;
-			snprintf(r->inj_how, sizeof r->inj_how, "%s", how);
+		double *first = deaths ? &r->died : &r->injected;
+		if (*first < 0 || t < *first) {
+			*first = t;
+			snprintf(deaths ? r->death_how : r->inj_how, sizeof r->inj_how, "%s", how);
 		}
 		char by_text[700];
 		if (clause[0])
@@ -195,9 +202,15 @@ static void read_injections(const char *jobdir, uint64_t origin, struct rank_fac
 		else
 			snprintf(by_text, sizeof by_text, "%s", by);
 		char ev[FT_EVENT_LINE_MAX * 3];
-		snprintf(ev, sizeof ev, "{\"t\":%.6f,\"rank\":%lu,\"kind\":\"injection\",\"how\":\"%s\",\"by\":\"%s\",\"trigger\":\"%s\"}",
-			 t, rank, ft_json_escape(how, e_how, sizeof e_how), ft_json_escape(by_text, e_by, sizeof e_by),
-			 ft_json_escape(trigger, e_trigger, sizeof e_trigger));
+		if (deaths)
+			snprintf(ev, sizeof ev, "{\"t\":%.6f,\"rank\":%lu,\"kind\":\"death\",\"how\":\"%s\",\"by\":\"%s\"}",
+				 t, rank, ft_json_escape(how, e_how, sizeof e_how),
+				 ft_json_escape(by_text, e_by, sizeof e_by));
+		else
+			snprintf(ev, sizeof ev,
+				 "{\"t\":%.6f,\"rank\":%lu,\"kind\":\"injection\",\"how\":\"%s\",\"by\":\"%s\",\"trigger\":\"%s\"}",
+				 t, rank, ft_json_escape(how, e_how, sizeof e_how), ft_json_escape(by_text, e_by, sizeof e_by),
+				 ft_json_escape(trigger, e_trigger, sizeof e_trigger));
 		take_event_line(ev, facts, nprocs, events);
 	}
 	fclose(f);
@@ -270,21 +283,27 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 		return -ENOMEM;
 	}
 	for (uint32_t r = 0; r < in->nprocs; r++)
-		facts[r].knew_max = facts[r].detected = facts[r].injected = -1;
+		facts[r].knew_max = facts[r].detected = facts[r].injected = facts[r].died = -1;
 	read_events(in->jobdir, facts, in->nprocs, &events);
-	read_injections(in->jobdir, in->origin_unix_ns, facts, in->nprocs, &events);
+	read_records(in->jobdir, "injections", "injection", in->origin_unix_ns, facts, in->nprocs, &events);
+	read_records(in->jobdir, "deaths", "death", in->origin_unix_ns, facts, in->nprocs, &events);
 
 	for (uint32_t r = 0; r < in->nprocs; r++) {
 		const struct ft_report_rank *k = &in->ranks[r];
 		struct rank_facts *f = &facts[r];
 		if (!k->failed)
 			continue;
+		/* The best time known: the injection, the supervisor's record of
+		 * the death, the detector's estimate, when this rank learned it. */
 		double failed_s = f->injected >= 0 ? f->injected
+				  : f->died >= 0 ? f->died
 				  : k->failed_unix_ns ? since(k->failed_unix_ns, in->origin_unix_ns)
 				  : since(k->learned_unix_ns, in->origin_unix_ns);
 		double learned_s = since(k->learned_unix_ns, in->origin_unix_ns);
 		double all_knew = f->knew_max > learned_s ? f->knew_max : learned_s;
-		const char *how = f->injected >= 0 && f->inj_how[0] ? f->inj_how : k->detection;
+		const char *how = f->injected >= 0 && f->inj_how[0] ? f->inj_how
+				  : f->died >= 0 && f->death_how[0] ? f->death_how
+				  : k->detection;
 		char e_how[64], e_host[160], e_det[64];
 		buf_printf(&failures,
 			   "%s    {\"rank\": %u, \"host\": \"%s\", \"how\": \"%s\", \"failed_s\": %.6f, "

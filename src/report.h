@@ -7,8 +7,9 @@
  *
  *   ftshim: 2 failures (rank 3 SIGKILL at 1.20 s, rank 9 heartbeat timeout at 4.51 s); detected in 2 ms / 310 ms; 14 of 16 ranks finished
  *
- * A rank's failure time is its injection's when one is recorded, else its
- * detector's estimate (a crash: when it was seen; a heartbeat timeout:
+ * A rank's failure time and how are its injection's when one is recorded,
+ * else its supervisor's record of its death by signal (file "deaths",
+ * Hydra only), else its detector's estimate (a crash: when it was seen; a heartbeat timeout:
  * when the rank was last heard). "Detected in" is the time from the
  * failure until every rank whose events are here knew it. Ranks on other
  * hosts keep their events in their own host's run directory: they are

@@ -1,21 +1,71 @@
 /* supervisor.c: the parent that turns a rank's death by signal into an
  * exit (see supervisor.h). The parent is a copy of the process before
  * main: it must touch nothing it shares with the child (the PMI socket,
- * stdio buffers), so it only relays signals, waits and _exits. */
+ * stdio buffers), so it only relays signals, waits, records a death by
+ * signal for the job report (a line appended with plain system calls to
+ * the file the child named) and _exits. */
 #include "ftshim_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "src/common.h"
+#include "src/inject.h"
 #include "src/supervisor.h"
 
 /* Written once by the parent before its handlers are installed. */
 static pid_t supervised_child;
+
+/* A page shared by the parent and the child (MAP_SHARED, made before the
+ * fork): the child fills it once after MPI_Init (ft_supervisor_tell); the
+ * parent reads it only after the child has died. NULL when unsupervised. */
+struct death_record {
+	char path[PATH_MAX];
+	char host[64];
+	int rank;
+	int ready; /* set last by the child */
+};
+static struct death_record *record;
+
+/* In the parent, after the child died of sig: one line for the report. */
+static void record_death(pid_t child, int sig)
+{
+	struct timespec now;
+	char line[512];
+
+	if (!record || !record->ready)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	const char *name = ft_inject_signal_name(sig);
+	int n = snprintf(line, sizeof line, "time=%lld.%06ld rank=%d host=%s pid=%ld how=%s by=supervisor\n",
+			 (long long)now.tv_sec, now.tv_nsec / 1000, record->rank, record->host, (long)child,
+			 name ? name : "signal");
+	int fd = open(record->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0 || n <= 0)
+		return;
+	ssize_t w = write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	(void)w;
+	close(fd);
+}
+
+void ft_supervisor_tell(const char *deaths_path, int rank, const char *host)
+{
+	if (!record)
+		return;
+	snprintf(record->path, sizeof record->path, "%s", deaths_path);
+	snprintf(record->host, sizeof record->host, "%s", host);
+	record->rank = rank;
+	__atomic_store_n(&record->ready, 1, __ATOMIC_RELEASE);
+}
 
 /* The signals a launcher or a user sends to the process it knows, which
  * is the parent; the rank must get them. SIGKILL and SIGSTOP cannot be
@@ -48,14 +98,18 @@ static _Noreturn void supervise_child(pid_t child)
 		if (errno != EINTR)
 			_exit(127);
 	}
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status)) {
+		record_death(child, WTERMSIG(status));
 		_exit(128 + WTERMSIG(status));
+	}
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
 int ft_supervise(void)
 {
 	pid_t parent = getpid();
+	void *page = mmap(NULL, sizeof *record, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	record = page == MAP_FAILED ? NULL : page;
 	pid_t child = fork();
 
 	if (child < 0)

@@ -15,4 +15,11 @@
  * while the process has a single thread (a library constructor). */
 int ft_supervise(void);
 
+/* In the child, once it knows them (after MPI_Init): where the parent is
+ * to record a death by signal (appending one line to deaths_path, in the
+ * run directory's key=value format: time, rank, host, pid, how=SIGNAME,
+ * by=supervisor), and the rank and host to record. Does nothing in an
+ * unsupervised process. */
+void ft_supervisor_tell(const char *deaths_path, int rank, const char *host);
+
 #endif

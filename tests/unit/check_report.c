@@ -7,7 +7,8 @@
  * missing ranks), the failure's time taken from its injection, when every
  * rank knew it, the injection turned into an event, the events copied,
  * and the summary line, for a job with one failure, with none, with one
- * never injected (its detector's estimate then), with a thousand events,
+ * never injected (its detector's estimate then), one whose supervisor
+ * recorded its death by signal, with a thousand events,
  * and without a run directory. */
 #include "ftshim_config.h"
 
@@ -229,6 +230,31 @@ START_TEST(test_report_not_injected)
 }
 END_TEST
 
+START_TEST(test_report_death_recorded)
+{
+	char summary[512], line[256];
+
+	make_jobdir();
+	write_text("events.0.jsonl", "{\"t\":1.015000,\"rank\":0,\"kind\":\"notification\",\"failed\":2}\n");
+	/* No injection, but its supervisor saw it die of SIGSEGV at 1.001 s. */
+	snprintf(line, sizeof line, "time=%llu.001000 rank=2 host=a pid=7 how=SIGSEGV by=supervisor\n",
+		 (unsigned long long)(ORIGIN / SEC + 1));
+	write_text("deaths", line);
+	struct ft_report_input in = input();
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	ck_assert_str_eq(summary, "ftshim: 1 failure (rank 2 SIGSEGV at 1.00 s); detected in 14 ms; 3 of 4 ranks finished");
+	char *r = read_text("report.json");
+	ck_assert_ptr_nonnull(strstr(r, "\"how\": \"SIGSEGV\", \"failed_s\": 1.001000,"));
+	ck_assert_ptr_nonnull(strstr(r, "{\"t\":1.001000,\"rank\":2,\"kind\":\"death\",\"how\":\"SIGSEGV\",\"by\":\"supervisor\"}"));
+	ck_assert_ptr_nonnull(strstr(r, "\"injected\": false}"));
+	free(r);
+	char path[128];
+	snprintf(path, sizeof path, "%s/deaths", jobdir);
+	unlink(path);
+	remove_jobdir();
+}
+END_TEST
+
 START_TEST(test_report_no_failure)
 {
 	char summary[512];
@@ -294,6 +320,7 @@ static Suite *report_suite(void)
 	tc = tcase_create("report");
 	tcase_add_test(tc, test_report_one_failure);
 	tcase_add_test(tc, test_report_not_injected);
+	tcase_add_test(tc, test_report_death_recorded);
 	tcase_add_test(tc, test_report_no_failure);
 	tcase_add_test(tc, test_report_many_events);
 	tcase_add_test(tc, test_report_no_rundir);

@@ -1,6 +1,6 @@
 /* report.c: a job for the failure report to describe. Usage:
  *
- *   report [--fatal]
+ *   report [--fatal] [--die]
  *
  * On 4 or more ranks: the last rank marks ftshim_inject_point("phase", 1)
  * (where the test's FTSHIM_INJECT kills it) and the rank before it waits
@@ -10,7 +10,9 @@
  * shrink it (having acknowledged the failure, so that both agreements
  * succeed), so that the report has one of each, and rank 0 prints ALL
  * CHECKS PASSED. With --fatal, MPI_COMM_WORLD keeps MPI_ERRORS_ARE_FATAL
- * and the job ends at the failed receive. */
+ * and the job ends at the failed receive. With --die the last rank kills
+ * itself instead (SIGKILL, no injection). */
+#include <signal.h>
 #include <unistd.h>
 
 #include "mpi-ext.h"
@@ -45,6 +47,8 @@ int main(int argc, char **argv)
 	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
 	int victim = size - 1;
 	if (rank == victim) {
+		if (tu_has_arg(argc, argv, "--die"))
+			raise(SIGKILL); /* not by ftshim: no injection record */
 		if (point)
 			point("phase", 1);
 		pause(); /* not reached when the injection works */
