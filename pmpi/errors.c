@@ -75,7 +75,9 @@ static void ftp_call_site(char *out, size_t len)
  * rank (a program that polls a failed request would repeat them); every
  * one is in the report. Application threads; a count, so relaxed. */
 #define LOGGED_ERRORS_MAX 20
-static _Atomic unsigned logged_errors;
+/* Call sites are looked up for this many. */
+#define SITES_MAX 1000
+static _Atomic unsigned raised_errors;
 
 int ftp_raise(struct ftp_call *c, int code)
 {
@@ -94,7 +96,13 @@ int ftp_raise(struct ftp_call *c, int code)
 #endif
 	if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
 		PMPI_Errhandler_free(&eh);
-	ftp_call_site(site, sizeof site);
+	/* Finding the call site takes a fraction of a millisecond: not for a
+	 * program that polls a failed request in a loop. */
+	unsigned n = atomic_fetch_add_explicit(&raised_errors, 1, memory_order_relaxed);
+	if (n < SITES_MAX || fatal)
+		ftp_call_site(site, sizeof site);
+	else
+		snprintf(site, sizeof site, "(call site not looked up after %d errors)", SITES_MAX);
 	if (code == FTP_ERR_REVOKED)
 		snprintf(cause, sizeof cause, "the communicator was revoked");
 	else
@@ -108,7 +116,6 @@ int ftp_raise(struct ftp_call *c, int code)
 		ftp_detect_abort(code);
 		PMPI_Abort(comm, code);
 	}
-	unsigned n = atomic_fetch_add_explicit(&logged_errors, 1, memory_order_relaxed);
 	if (n < LOGGED_ERRORS_MAX)
 		ft_info("%s returned %s to %s: %s", fn, code_name(code), site, cause);
 	else if (n == LOGGED_ERRORS_MAX)
