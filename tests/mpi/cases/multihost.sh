@@ -64,7 +64,14 @@ if kill -0 "$JOB_PID" 2>/dev/null; then
 	kill -TERM "$JOB_PID"
 fi
 wait_job
-[ "$MPITEST_FLAVOUR" = openmpi ] || expect_rc "$(death_rc sigkill)"
+# Hydra ORs the statuses of everything it started. Once in about 20
+# runs it reports 141 (137 | 4, or a death by SIGPIPE) after every check
+# passed, though the ranks ignore SIGPIPE: most likely the lost host's
+# hydra_pmi_proxy, which ftshim does not run in. Anything else fails.
+if [ "$MPITEST_FLAVOUR" != openmpi ] && [ "$RC" != "$(death_rc sigkill)" ]; then
+	[ "$RC" = 141 ] || expect_rc "$(death_rc sigkill)"
+	note "b: $MPITEST_MPIEXEC exited 141, not 137 (see the comment in multihost.sh)"
+fi
 expect_all_checks
 expect_err_match "info: FTSHIM_INJECT \"$inject\": SIGKILL for ranks 3,4,5\$"
 for v in ${victims//,/ }; do
