@@ -30,6 +30,7 @@
 
 /* Written in MPI_Init, read-only afterwards (any thread). */
 static char jobdir[PATH_MAX];
+static bool lowest_on_host; /* this rank keeps the host's files */
 
 static int make_dir(const char *path)
 {
@@ -109,13 +110,9 @@ void ftp_rundir_start(void)
 			break;
 		}
 	}
-	if (rc == 0 && lowest == ftp.world_rank) {
+	lowest_on_host = lowest == ftp.world_rank;
+	if (rc == 0 && lowest_on_host)
 		rc = write_job_files();
-		unsigned n = ft_rundir_prune(base, ftp.peers[ftp.world_rank].host, time(NULL), RUNDIR_KEEP_S);
-		if (n)
-			ft_debug("removed %u job director%s older than %d days from %s", n, n == 1 ? "y" : "ies",
-				 RUNDIR_KEEP_S / 86400, base);
-	}
 	if (rc != 0) {
 		ft_warn("run directory %s: %s; ftshim-inject will not see this job", jobdir, strerror(-rc));
 		return;
@@ -133,6 +130,16 @@ void ftp_rundir_write_events(void)
 	ft_events_add(ftp_wall_now(), "finalize", NULL);
 	if (!jobdir[0])
 		return;
+	/* Earlier jobs' directories go at the end of this one, not at
+	 * MPI_Init, where the application waits. */
+	if (lowest_on_host) {
+		char base[PATH_MAX];
+		default_rundir(base, sizeof base);
+		unsigned n = ft_rundir_prune(base, ftp.peers[ftp.world_rank].host, time(NULL), RUNDIR_KEEP_S);
+		if (n)
+			ft_debug("removed %u job director%s older than %d days from %s", n, n == 1 ? "y" : "ies",
+				 RUNDIR_KEEP_S / 86400, base);
+	}
 	snprintf(path, sizeof path, "%s/events.%d.jsonl", jobdir, ftp.world_rank);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || ft_events_write(fd) != 0)

@@ -1,6 +1,6 @@
 /* prune.h: keeping the run directory from growing without end. Every job
  * leaves a directory there (RUNDIR/JOBID: job, ranks, injections, events,
- * report.json); at MPI_Init the lowest rank on each host removes those of
+ * report.json); at MPI_Finalize the lowest rank on each host removes those of
  * earlier jobs that are old enough and have no rank still running on this
  * host. Only directories named like a job id (12 lowercase hex digits)
  * that hold nothing but regular files are touched. Pure file work: no

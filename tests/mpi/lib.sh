@@ -72,11 +72,17 @@ launch_cmd() {
 # status in $RC. Never fails by itself: the case checks $RC.
 run_job() {
 	launch_cmd "$@"
+	run_launch
+}
+
+# run_launch [NOTE]: run the command in $LAUNCH as run_job does (NOTE, if
+# any, goes before it in the commands log).
+run_launch() {
 	local n=$((${RUN_COUNT:-0} + 1))
 	RUN_COUNT=$n
 	OUT="$MPITEST_WORKDIR/run$n.out"
 	ERR="$MPITEST_WORKDIR/run$n.err"
-	echo "\$ ${LAUNCH[*]}" >>"$MPITEST_WORKDIR/commands"
+	echo "\$ ${1:+$1 }${LAUNCH[*]}" >>"$MPITEST_WORKDIR/commands"
 	local t0=$SECONDS
 	set +e
 	timeout -k 5 "$MPITEST_TIMEOUT" "${LAUNCH[@]}" >"$OUT" 2>"$ERR" </dev/null
@@ -123,11 +129,16 @@ run_single() {
 # start_job: as run_job, but in the background; wait_job collects it.
 start_job() {
 	launch_cmd "$@"
+	start_launch
+}
+
+# start_launch [NOTE]: start the command in $LAUNCH as start_job does.
+start_launch() {
 	local n=$((${RUN_COUNT:-0} + 1))
 	RUN_COUNT=$n
 	OUT="$MPITEST_WORKDIR/run$n.out"
 	ERR="$MPITEST_WORKDIR/run$n.err"
-	echo "\$ ${LAUNCH[*]} &" >>"$MPITEST_WORKDIR/commands"
+	echo "\$ ${1:+$1 }${LAUNCH[*]} &" >>"$MPITEST_WORKDIR/commands"
 	JOB_T0=$SECONDS
 	timeout -k 5 "$MPITEST_TIMEOUT" "${LAUNCH[@]}" >"$OUT" 2>"$ERR" </dev/null &
 	JOB_PID=$!

@@ -244,14 +244,7 @@ launch_multihost_cmd() {
 # wait_job collects it ($JOB_PID, $JOB_T0).
 start_multihost_job() {
 	launch_multihost_cmd "$@"
-	local n=$((${RUN_COUNT:-0} + 1))
-	RUN_COUNT=$n
-	OUT="$MPITEST_WORKDIR/run$n.out"
-	ERR="$MPITEST_WORKDIR/run$n.err"
-	echo "\$ NETNS_MAP='$NETNS_MAP' ${LAUNCH[*]} &" >>"$MPITEST_WORKDIR/commands"
-	JOB_T0=$SECONDS
-	timeout -k 5 "$MPITEST_TIMEOUT" "${LAUNCH[@]}" >"$OUT" 2>"$ERR" </dev/null &
-	JOB_PID=$!
+	start_launch "NETNS_MAP='$NETNS_MAP'"
 }
 
 # wait_job_or_ranks PROG SECONDS: until the background job ends, or its
@@ -274,20 +267,5 @@ wait_job_or_ranks() {
 # as run_job, across the hosts.
 run_multihost_job() {
 	launch_multihost_cmd "$@"
-	local n=$((${RUN_COUNT:-0} + 1))
-	RUN_COUNT=$n
-	OUT="$MPITEST_WORKDIR/run$n.out"
-	ERR="$MPITEST_WORKDIR/run$n.err"
-	echo "\$ NETNS_MAP='$NETNS_MAP' ${LAUNCH[*]}" >>"$MPITEST_WORKDIR/commands"
-	local t0=$SECONDS
-	set +e
-	timeout -k 5 "$MPITEST_TIMEOUT" "${LAUNCH[@]}" >"$OUT" 2>"$ERR" </dev/null
-	RC=$?
-	set -e
-	if [ $((SECONDS - t0)) -ge "$MPITEST_TIMEOUT" ]; then
-		echo "--- stderr of the timed-out job:" >&2
-		tail -n 20 "$ERR" >&2
-		fail "job timed out after ${MPITEST_TIMEOUT}s: ${LAUNCH[*]}"
-	fi
-	return 0
+	run_launch "NETNS_MAP='$NETNS_MAP'"
 }

@@ -11,7 +11,7 @@ prog=$(build report)
 rundir=$MPITEST_WORKDIR/run
 inject="rank=3 at=point:phase:1"
 # Earlier jobs' directories: one of 8 days ago whose ranks are gone is
-# removed at MPI_Init; one of yesterday stays.
+# removed at the end of the job; one of yesterday stays.
 mkdir -p "$rundir/00000000dead" "$rundir/00000000beef"
 echo "0 $(hostname) 99999999 5" >"$rundir/00000000dead/ranks"
 echo "0 $(hostname) 99999999 5" >"$rundir/00000000beef/ranks"

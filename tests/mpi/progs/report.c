@@ -45,8 +45,13 @@ int main(int argc, char **argv)
 	MPI_Comm work;
 	MPI_Comm_dup(MPI_COMM_WORLD, &work);
 	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+	/* Everyone has its copy before the victim dies: when one leaves a
+	 * barrier, all have entered it; and the others have left it (a death
+	 * while they are inside would fail it) well before 200 ms. */
+	MPI_Barrier(MPI_COMM_WORLD);
 	int victim = size - 1;
 	if (rank == victim) {
+		usleep(200000);
 		if (tu_has_arg(argc, argv, "--die"))
 			raise(SIGKILL); /* not by ftshim: no injection record */
 		if (point)
