@@ -13,6 +13,17 @@ for what in split create_group win_create intercomm; do
 	t0=$SECONDS
 	run_job shim 4 -- "$prog" "$what"
 	! grep -q '^returned$' "$OUT" || fail "$what: a creation returned although a member died"
+	# MPICH's MPI_Intercomm_create talks to Hydra (PMI); once the first
+	# survivor has left, Hydra may end the others before their grace
+	# runs out ("unable to forward PMI response"): then one line is all
+	# there is, and the job still ended. Every other case: one each.
+	left=$(grep -cE "^ftshim\[[0-9]\] .* error: stuck in the MPI library's $fn " "$ERR" || true)
+	if [ "$what" = intercomm ] && [ "$MPITEST_FLAVOUR" = mpich ] && [ "$left" -ge 1 ] &&
+		grep -q 'unable to forward PMI response' "$ERR"; then
+		[ $((SECONDS - t0)) -lt 30 ] || fail "$what: took $((SECONDS - t0)) s"
+		note "$what: $left survivor(s) left with the line; Hydra ended the rest"
+		continue
+	fi
 	for r in $(survivors 4 $dead | tr , ' '); do
 		# Rank 3 of the intercomm case may have left for its leader
 		# (rank 2) or, in a chain, for another who left stuck.
