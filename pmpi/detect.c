@@ -158,6 +158,24 @@ static void on_excluded(void *ctx, uint32_t by, uint32_t how)
 	_exit(FT_EXIT_EXCLUDED);
 }
 
+/* Fail-stop on the losing side of a partition: the ranks this one can
+ * reach are no majority, so the others (if they are alive) go on. */
+static void on_lost_quorum(void *ctx, uint32_t reached, uint32_t members, uint32_t lowest)
+{
+	(void)ctx;
+	if ((uint64_t)2 * reached == members)
+		ft_error("network partition: this rank reaches %u of the %u ranks still in the job, "
+			 "exactly half, and the other half holds rank %u, the lowest, which wins a tie; "
+			 "the job goes on there without this side, and this rank exits now (status %d)",
+			 reached, members, lowest, FT_EXIT_PARTITIONED);
+	else
+		ft_error("network partition: this rank reaches only %u of the %u ranks still in the "
+			 "job, no majority; the job goes on without this side if the rest reach each "
+			 "other, and this rank exits now (status %d)",
+			 reached, members, FT_EXIT_PARTITIONED);
+	_exit(FT_EXIT_PARTITIONED);
+}
+
 /* Start the detector thread on the listening socket that ftp_job_start
  * opened (and published). Every rank takes the same decision: detection
  * is off for the job if any rank has no socket. */
@@ -192,6 +210,7 @@ int ftp_detect_start(int listen_fd)
 			.grace_ns = ftp.cfg.hb_grace,
 			.bcast = (enum ft_bcast_kind)ftp.cfg.bcast,
 			.shuffle = ftp.cfg.ring_shuffle,
+			.quorum = ftp.cfg.partition == FT_PARTITION_MAJORITY,
 		},
 		.endpoints = eps,
 		.listen_fd = listen_fd,
@@ -203,7 +222,7 @@ int ftp_detect_start(int listen_fd)
 	cfg.det.seed = seed;
 	cfg.det.wall_offset_ns = ftp.wall_offset_ns;
 	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded,
-					 .app = on_app };
+					 .lost_quorum = on_lost_quorum, .app = on_app };
 	ft_overlay_format(&eps[ftp.world_rank], where, sizeof where);
 	rc = ft_engine_start(&engine, &cfg, &hooks);
 	free(eps);

@@ -17,6 +17,7 @@
 #include "src/clock.h"
 #include "src/log.h"
 #include "src/overlay.h"
+#include "src/pmi.h"
 
 extern char **environ;
 
@@ -104,10 +105,39 @@ static void ignore_sigpipe(void)
 		signal(SIGPIPE, SIG_IGN);
 }
 
+/* Under Hydra with -disable-auto-cleanup, mpiexec sends SIGUSR1 to every
+ * rank when one ends without MPI_Finalize, and MPICH 4's handler (set in
+ * its MPI_Init) then asks the launcher, in its progress loop, for the list
+ * of dead processes, which it throws away. ftshim detects failures itself,
+ * and such a request is harmful: a rank that is cut off, or ends, while
+ * its request waits makes mpiexec answer a proxy that has gone, and
+ * mpiexec then fails and ends the whole job. So the disposition the
+ * program had before MPI_Init comes back (ignored if it was the default,
+ * which would end the rank). */
+static struct sigaction usr1_before_init;
+static bool usr1_saved;
+
+static void save_sigusr1(void)
+{
+	usr1_saved = sigaction(SIGUSR1, NULL, &usr1_before_init) == 0;
+}
+
+static void restore_sigusr1(void)
+{
+	struct sigaction sa = usr1_before_init;
+
+	if (!usr1_saved || ft_pmi_fd() < 0)
+		return;
+	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL)
+		sa.sa_handler = SIG_IGN;
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
 static int init_common(int rc)
 {
 	if (rc != MPI_SUCCESS)
 		return rc;
+	restore_sigusr1();
 	ignore_sigpipe();
 	bool ok = init_state() == 0;
 	if (!ok) {
@@ -128,6 +158,7 @@ FT_EXPORT int MPI_Init(int *argc, char ***argv)
 		atomic_store(&ftp.mode, FTP_MODE_PASS);
 		return PMPI_Init(argc, argv);
 	}
+	save_sigusr1();
 	return init_common(PMPI_Init(argc, argv));
 }
 
@@ -137,6 +168,7 @@ FT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 		atomic_store(&ftp.mode, FTP_MODE_PASS);
 		return PMPI_Init_thread(argc, argv, required, provided);
 	}
+	save_sigusr1();
 	return init_common(PMPI_Init_thread(argc, argv, required, provided));
 }
 
@@ -157,10 +189,14 @@ FT_EXPORT int MPI_Finalize(void)
 	 * MPI 4.1's did in half of our runs with several deaths. Every rank
 	 * still here has left the control plane knowing the same failures,
 	 * so all of them skip it alike. */
-	if (nfailed > 0)
+	if (nfailed > 0) {
 		ft_debug("%u rank(s) failed: not calling the MPI library's MPI_Finalize, which could wait for them forever",
 			 nfailed);
-	else {
+		/* But tell Hydra's proxy that this rank is done (see src/pmi.h). */
+		int fd = ft_pmi_fd(), prc;
+		if (fd >= 0 && (prc = ft_pmi_finalize(fd, 2000)) != 0)
+			ft_debug("PMI finalize on fd %d: %s", fd, strerror(-prc));
+	} else {
 		/* All agree that nobody failed; but a rank that died after it
 		 * had left the control plane would hold this for ever. */
 		uint64_t grace = 10 * ftp.cfg.hb_timeout;

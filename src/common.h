@@ -18,6 +18,7 @@
 #define FT_EXIT_CONFIG 78   /* a bad FTSHIM_* variable (EX_CONFIG) */
 #define FT_EXIT_EXCLUDED 75 /* declared failed by the others, so it leaves (fail-stop) */
 #define FT_EXIT_STUCK 76    /* stuck in an MPI call a failure blocks for ever (pmpi/hangwatch.c) */
+#define FT_EXIT_PARTITIONED 74 /* on the losing side of a network partition (fail-stop) */
 
 #define FT_NSEC_PER_USEC 1000ull
 #define FT_NSEC_PER_MSEC 1000000ull

@@ -24,6 +24,9 @@ enum ft_config_type { FT_CV_BOOL, FT_CV_UINT, FT_CV_DURATION, FT_CV_ENUM, FT_CV_
 #define FT_CTYPE_ENUM int
 #define FT_CTYPE_STRING const char *
 
+/* FTSHIM_PARTITION's keywords, in the table's order. */
+enum ft_partition_mode { FT_PARTITION_MAJORITY = 0, FT_PARTITION_OFF = 1 };
+
 #define FT_CONFIG_FIELD(name, field, type, def, min, max, kw, help) FT_CTYPE_##type field;
 struct ft_config {
 	FT_CONFIG_VARS(FT_CONFIG_FIELD)

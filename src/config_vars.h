@@ -39,6 +39,11 @@
 	X(BCAST, bcast, ENUM, "chord", 0, 0, "chord|bmg|hypercube", \
 	  "How news of a failure is flooded: to ring distances +2^k (chord), +-2^k (bmg), or " \
 	  "index XOR 2^k (hypercube)") \
+	X(PARTITION, partition, ENUM, "majority", 0, 0, "majority|off", \
+	  "majority: a rank silent for FTSHIM_HB_TIMEOUT is declared failed only if its observer " \
+	  "still reaches a strict majority of the job's live ranks (or half of them, holding the " \
+	  "lowest rank); a rank that cannot exits with status 74, so a network partition never " \
+	  "leaves two jobs; off: declare at once, and every side of a partition goes on alone") \
 	X(IFACE, iface, STRING, "", 0, 0, NULL, \
 	  "The network interface (eth0) or IPv4 address the control plane binds to; unset: all " \
 	  "interfaces, with the first non-loopback address published to other hosts") \

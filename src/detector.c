@@ -153,6 +153,8 @@ void ft_det_destroy(struct ft_detector *d)
 		free(d->ring);
 	}
 	known_destroy(&d->known);
+	known_destroy(&d->q.answered);
+	free(d->q.suspects);
 	free(d->news);
 	free(d->fresh);
 	free(d->targets);
@@ -228,6 +230,151 @@ static void flood(struct ft_detector *d, const struct ft_entry *news, uint32_t n
 			send_list(d, d->targets[i], FT_MSG_NOTICE, 0, news, n);
 }
 
+/* --- quorum rounds ------------------------------------------------------ */
+
+static void send_probe(struct ft_detector *d, uint32_t to, uint32_t round, uint32_t flags)
+{
+	struct ft_msg m = { .type = FT_MSG_PROBE, .from = d->cfg.self };
+
+	m.probe.round = round;
+	m.probe.flags = flags;
+	send_msg(d, to, &m);
+}
+
+static bool is_suspect(const struct ft_detector *d, uint32_t rank)
+{
+	for (uint32_t i = 0; i < d->q.nsuspects; i++)
+		if (d->q.suspects[i].rank == rank)
+			return true;
+	return false;
+}
+
+static void drop_suspect(struct ft_detector *d, uint32_t rank)
+{
+	for (uint32_t i = 0; i < d->q.nsuspects; i++) {
+		if (d->q.suspects[i].rank == rank) {
+			d->q.suspects[i] = d->q.suspects[--d->q.nsuspects];
+			return;
+		}
+	}
+}
+
+/* Start a round: every rank not known failed, suspects aside, is asked
+ * to answer. A round with no suspects (a RECHECK) only checks the side. */
+static void start_round(struct ft_detector *d, uint64_t now)
+{
+	known_destroy(&d->q.answered);
+	if (known_init(&d->q.answered, KNOWN_MIN_CAP) != 0)
+		return; /* no memory: the next tick tries again */
+	d->q.active = true;
+	d->q.round++;
+	d->q.nanswered = 0;
+	d->q.deadline_ns = now + d->cfg.timeout_ns;
+	d->stats.quorum_rounds++;
+	for (uint32_t r = 0; r < d->cfg.nprocs; r++)
+		if (r != d->cfg.self && !ft_det_knows_failed(d, r) && !is_suspect(d, r))
+			send_probe(d, r, d->q.round, 0);
+}
+
+/* The lowest rank not known failed: it breaks an even split. O(failures). */
+static uint32_t lowest_member(const struct ft_detector *d)
+{
+	uint32_t r = 0;
+
+	while (r < d->cfg.nprocs && ft_det_knows_failed(d, r))
+		r++;
+	return r;
+}
+
+static void end_round(struct ft_detector *d)
+{
+	d->q.active = false;
+	known_destroy(&d->q.answered);
+}
+
+static void declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t failed_ns, uint64_t now);
+
+/* Decide the round if its answers or its deadline allow. */
+static void check_quorum(struct ft_detector *d, uint64_t now)
+{
+	if (!d->q.active || d->excluded)
+		return;
+	uint32_t members = d->cfg.nprocs - d->nfailed, reached = 1 + d->q.nanswered;
+	uint32_t lowest = lowest_member(d);
+	bool holds_lowest = lowest == d->cfg.self ||
+			    (known_events(&d->q.answered, lowest) & 1u) != 0;
+
+	if ((uint64_t)2 * reached > members || ((uint64_t)2 * reached == members && holds_lowest)) {
+		end_round(d);
+		/* Each suspect leaves the list before it is declared. */
+		while (d->q.nsuspects > 0 && !d->excluded) {
+			struct ft_suspect s = d->q.suspects[d->q.nsuspects - 1];
+			d->q.nsuspects--;
+			declare(d, s.rank, FT_HOW_HB_TIMEOUT, s.silent_since_ns, now);
+		}
+		return;
+	}
+	if (now < d->q.deadline_ns)
+		return;
+	/* Lost: tell the ranks on this side to look at theirs, then stop. */
+	for (uint32_t i = 0; i < d->q.answered.cap; i++) {
+		uint32_t r = d->q.answered.ranks[i];
+		if (r != FT_RANK_NONE && !ft_det_knows_failed(d, r))
+			send_probe(d, r, d->q.round, FT_PROBE_RECHECK);
+	}
+	end_round(d);
+	d->excluded = true;
+	if (d->ops.lost_quorum)
+		d->ops.lost_quorum(d->ops.ctx, reached, members, lowest);
+}
+
+/* The observed rank has been silent for a timeout: without quorum rounds
+ * it is failed at once; with them it waits for a round's verdict. */
+static void suspect(struct ft_detector *d, uint32_t rank, uint64_t silent_since, uint64_t now)
+{
+	if (!d->cfg.quorum) {
+		declare(d, rank, FT_HOW_HB_TIMEOUT, silent_since, now);
+		return;
+	}
+	if (!is_suspect(d, rank)) {
+		if (d->q.nsuspects == d->q.suspects_cap) {
+			uint32_t cap = d->q.suspects_cap ? 2 * d->q.suspects_cap : 4;
+			struct ft_suspect *s = realloc(d->q.suspects, cap * sizeof *s);
+			if (!s)
+				return; /* the next tick tries again */
+			d->q.suspects = s;
+			d->q.suspects_cap = cap;
+		}
+		d->q.suspects[d->q.nsuspects++] = (struct ft_suspect){ rank, silent_since };
+	}
+	if (!d->q.active) {
+		start_round(d, now);
+		d->q.recheck = false;
+	}
+	check_quorum(d, now); /* a job of one or two may need no answer */
+}
+
+static void on_probe(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
+{
+	if (m->probe.flags & FT_PROBE_REPLY) {
+		if (d->q.active && m->probe.round == d->q.round &&
+		    known_add(&d->q.answered, m->from, 0) == 1) {
+			d->q.nanswered++;
+			check_quorum(d, now);
+		}
+		return;
+	}
+	if (m->probe.flags & FT_PROBE_RECHECK) {
+		if (d->cfg.quorum && !d->q.active) {
+			start_round(d, now);
+			d->q.recheck = true;
+			check_quorum(d, now);
+		}
+		return;
+	}
+	send_probe(d, m->from, m->probe.round, FT_PROBE_REPLY);
+}
+
 /* --- learning ----------------------------------------------------------- */
 
 /* Re-derive the ring neighbours after the view changed. A new predecessor
@@ -300,6 +447,11 @@ static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told
 	d->digest ^= news_hash(e->rank, e->event);
 	if (e->event == FT_EV_FAILED) {
 		d->nfailed++;
+		drop_suspect(d, e->rank);
+		/* A rank that answered this round and has failed since counts
+		 * neither among the members nor among those reached. */
+		if (d->q.active && (known_events(&d->q.answered, e->rank) & 1u))
+			d->q.nanswered--;
 		if (d->owns_ring)
 			ft_ring_remove(d->ring, e->rank);
 		/* The one who saw it tells the failed rank, in case it was only
@@ -409,8 +561,12 @@ uint64_t ft_det_tick(struct ft_detector *d, uint64_t now)
 	/* If this thread did not run for half a timeout (descheduled, or the
 	 * whole process stopped), the silence it sees may be its own: give the
 	 * predecessor two more periods before judging it. */
-	if (now > d->last_tick_ns + d->cfg.timeout_ns / 2 && d->deadline_ns < now + 2 * d->cfg.period_ns)
-		d->deadline_ns = now + 2 * d->cfg.period_ns;
+	if (now > d->last_tick_ns + d->cfg.timeout_ns / 2) {
+		if (d->deadline_ns < now + 2 * d->cfg.period_ns)
+			d->deadline_ns = now + 2 * d->cfg.period_ns;
+		if (d->q.active && d->q.deadline_ns < now + 2 * d->cfg.period_ns)
+			d->q.deadline_ns = now + 2 * d->cfg.period_ns;
+	}
 	d->last_tick_ns = now;
 
 	if (d->emit_to != FT_RANK_NONE && now >= d->next_emit_ns) {
@@ -422,13 +578,21 @@ uint64_t ft_det_tick(struct ft_detector *d, uint64_t now)
 	/* A departed rank stops its heartbeats only when every rank has
 	 * departed; its silence is not a failure. */
 	if (d->observed != FT_RANK_NONE && now >= d->deadline_ns &&
-	    !ft_det_knows_departed(d, d->observed))
-		declare(d, d->observed, FT_HOW_HB_TIMEOUT, d->heard_ns, now); /* silent since */
+	    !ft_det_knows_departed(d, d->observed) && !is_suspect(d, d->observed))
+		suspect(d, d->observed, d->heard_ns, now); /* silent since */
+	if (d->q.active)
+		check_quorum(d, now);
+	else if (d->q.nsuspects > 0) {
+		start_round(d, now); /* the last one could not start */
+		d->q.recheck = false;
+	}
 
 	uint64_t next = d->emit_to != FT_RANK_NONE ? d->next_emit_ns : UINT64_MAX;
 	if (d->observed != FT_RANK_NONE && !ft_det_knows_departed(d, d->observed) &&
-	    d->deadline_ns < next)
+	    !is_suspect(d, d->observed) && d->deadline_ns < next)
 		next = d->deadline_ns;
+	if (d->q.active && d->q.deadline_ns < next)
+		next = d->q.deadline_ns;
 	return d->excluded ? UINT64_MAX : next;
 }
 
@@ -437,6 +601,13 @@ static void on_heartbeat(struct ft_detector *d, const struct ft_msg *m, uint64_t
 	if (m->from == d->observed) {
 		d->deadline_ns = now + d->cfg.timeout_ns;
 		d->heard_ns = now;
+		if (is_suspect(d, m->from)) {
+			/* Only slow: no verdict needed on it any more. */
+			drop_suspect(d, m->from);
+			d->stats.suspects_cleared++;
+			if (d->q.active && d->q.nsuspects == 0 && !d->q.recheck)
+				end_round(d);
+		}
 	}
 	if (m->hb.nfailed == d->nfailed && m->hb.ndeparted == d->ndeparted && m->hb.digest == d->digest) {
 		d->mismatches = 0;
@@ -475,6 +646,9 @@ void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
 		/* Answer if we know more than the sender said. */
 		if ((m->list.flags & FT_SYNC_REPLY) && !d->excluded && d->nnews > m->list.count)
 			send_view(d, m->from, 0);
+		break;
+	case FT_MSG_PROBE:
+		on_probe(d, m, now);
 		break;
 	case FT_MSG_EXCLUDED:
 		if (!d->excluded) {

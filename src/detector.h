@@ -24,6 +24,20 @@
  *  - Fail-stop: news that this process failed, or an EXCLUDED message,
  *    is reported through ops.excluded; a message from a rank this process
  *    knows failed is answered with EXCLUDED and otherwise ignored.
+ *  - Partitions (cfg.quorum): a silence is not proof of death, so a rank
+ *    declared by heartbeat timeout is first a suspect. Its observer starts
+ *    a quorum round: it probes every rank it does not know failed and
+ *    counts the answers. When the ranks that answered, with itself, are a
+ *    strict majority of the membership (the job minus the ranks known
+ *    failed), or exactly half of it and they hold its lowest rank, the
+ *    suspects are declared failed as before. If the round's deadline (one
+ *    timeout) passes first, this process is on the losing side of a
+ *    partition: it stops, tells the ranks that answered to check their
+ *    own side (PROBE with FT_PROBE_RECHECK), and reports ops.lost_quorum.
+ *    Failures proven by a refused connection (ft_det_declare,
+ *    ft_det_connection_lost) need no round: a dead process is on no side.
+ *    Two sides cannot both win: each would need more than half of a
+ *    membership that, failures aside, holds both.
  *
  * Thread rule: one thread drives a detector; nothing here is shared. */
 #ifndef FTSHIM_DETECTOR_H
@@ -46,6 +60,7 @@ struct ft_det_config {
 	uint64_t seed;            /* job-wide */
 	int64_t wall_offset_ns;   /* the clock's time plus this is the wall clock
 				     (ns since the epoch), for entries' at_ns */
+	bool quorum;              /* heartbeat timeouts need a majority (see above) */
 };
 
 struct ft_det_ops {
@@ -58,6 +73,12 @@ struct ft_det_ops {
 	void (*learned)(void *ctx, const struct ft_entry *e, uint32_t told_by);
 	/* The others declared this process failed; by told it. */
 	void (*excluded)(void *ctx, uint32_t by, uint32_t how);
+	/* A quorum round failed: this process and the reached - 1 ranks that
+	 * answered are not a majority of the members ranks still in the job
+	 * (lowest: the lowest of them, which wins an even split). The
+	 * detector has stopped, as after excluded. May be NULL without
+	 * cfg.quorum. */
+	void (*lost_quorum)(void *ctx, uint32_t reached, uint32_t members, uint32_t lowest);
 };
 
 struct ft_det_stats {
@@ -66,6 +87,8 @@ struct ft_det_stats {
 	uint64_t news_forwarded;            /* entries sent in NOTICEs */
 	uint64_t duplicates;                /* entries received that were known */
 	uint64_t from_failed;               /* messages from ranks known failed */
+	uint64_t quorum_rounds;             /* rounds started */
+	uint64_t suspects_cleared;          /* suspects heard again before a verdict */
 };
 
 /* What this process knows about other ranks: an open-addressing set, so
@@ -96,6 +119,22 @@ struct ft_detector {
 	uint64_t last_tick_ns;     /* when ft_det_tick last ran, 0 before start */
 	uint32_t mismatches;       /* heartbeats in a row whose digest differed */
 	bool started, departing, excluded;
+
+	/* The quorum round (cfg.quorum), while active: the suspects waiting
+	 * for its verdict and the ranks that answered it. */
+	struct ft_quorum {
+		bool active;
+		bool recheck;             /* started by a RECHECK, with no suspects */
+		uint32_t round;           /* this round's number; rounds count up */
+		uint64_t deadline_ns;     /* lost if no majority by then */
+		struct ft_known answered; /* ranks that answered this round */
+		uint32_t nanswered;
+		struct ft_suspect {
+			uint32_t rank;
+			uint64_t silent_since_ns;
+		} *suspects;
+		uint32_t nsuspects, suspects_cap;
+	} q;
 
 	uint32_t *targets;         /* scratch: broadcast targets */
 	struct ft_entry *fresh;    /* scratch: news learned from one message */

@@ -307,9 +307,12 @@ static struct conn *open_outbound(struct ft_engine *e, uint32_t rank, bool probe
 	return c;
 }
 
-/* A connection ended or failed. If its peer is not known to have failed
- * or departed, find out whether the peer is still there. */
-static void conn_broken(struct ft_engine *e, struct conn *c, uint64_t now)
+/* A connection ended or failed; err: the error of a connect that failed,
+ * else 0. If its peer is not known to have failed or departed, find out
+ * whether the peer is still there. Only a refused connect proves that it
+ * is gone: an unreachable host or network, or a connect that timed out,
+ * may be a partition, which the heartbeats and a quorum round judge. */
+static void conn_broken(struct ft_engine *e, struct conn *c, int err, uint64_t now)
 {
 	uint32_t rank = c->rank;
 	bool was_probe = c->probe, was_connecting = c->connecting;
@@ -323,8 +326,8 @@ static void conn_broken(struct ft_engine *e, struct conn *c, uint64_t now)
 	    ft_det_knows_departed(&e->det, rank) || e->det.excluded)
 		return;
 	if (was_probe || was_connecting) {
-		/* The port refused or the connect failed: the process is gone. */
-		mark_lost(e, rank);
+		if (was_connecting && err == ECONNREFUSED)
+			mark_lost(e, rank); /* the host is there, the process is not */
 		return;
 	}
 	if (!e->probing[rank])
@@ -390,6 +393,14 @@ static void engine_excluded(void *ctx, uint32_t by, uint32_t how)
 		e->hooks.excluded(e->hooks.ctx, by, how);
 }
 
+static void engine_lost_quorum(void *ctx, uint32_t reached, uint32_t members, uint32_t lowest)
+{
+	struct ft_engine *e = ctx;
+
+	if (e->hooks.lost_quorum)
+		e->hooks.lost_quorum(e->hooks.ctx, reached, members, lowest);
+}
+
 /* --- input -------------------------------------------------------------- */
 
 static void drop_frame(struct ft_engine *e, struct conn *c, enum ft_frame_error err)
@@ -416,7 +427,7 @@ static bool conn_read(struct ft_engine *e, struct conn *c, uint64_t now)
 		if (r <= 0) {
 			if (c->in_len > 0)
 				stat_add(&e->stats.dropped[FT_FRAME_INCOMPLETE], 1);
-			conn_broken(e, c, now);
+			conn_broken(e, c, 0, now);
 			return false;
 		}
 		c->in_len += (size_t)r;
@@ -489,7 +500,7 @@ static void on_event(struct ft_engine *e, struct epoll_event *ev, uint64_t now)
 		socklen_t len = sizeof err;
 		getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
 		if (err != 0) {
-			conn_broken(e, c, now);
+			conn_broken(e, c, err, now);
 			return;
 		}
 		c->connecting = false;
@@ -520,7 +531,7 @@ static void sweep(struct ft_engine *e, uint64_t now)
 		for (struct conn *c = e->conns, *next; c; c = next) {
 			next = c->next;
 			if (c->broken) {
-				conn_broken(e, c, now);
+				conn_broken(e, c, 0, now);
 				again = true;
 				break; /* the list may have changed beyond next */
 			}
@@ -799,7 +810,7 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 {
 	struct ft_engine *e = calloc(1, sizeof *e);
 	struct ft_det_ops ops = { .send = engine_send, .learned = engine_learned,
-				  .excluded = engine_excluded };
+				  .excluded = engine_excluded, .lost_quorum = engine_lost_quorum };
 	uint32_t n = cfg->det.nprocs;
 	sigset_t all, old;
 	int rc = -ENOMEM;

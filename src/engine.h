@@ -32,6 +32,10 @@ struct ft_engine_hooks {
 	/* The others declared this process failed (detector thread). After it
 	 * returns the engine stops talking. */
 	void (*excluded)(void *ctx, uint32_t by, uint32_t how);
+	/* This process is on the losing side of a partition (detector
+	 * thread; see ft_det_ops.lost_quorum). After it returns the engine
+	 * stops talking. */
+	void (*lost_quorum)(void *ctx, uint32_t reached, uint32_t members, uint32_t lowest);
 	/* A message of the MPI side (FT_MSG_APP) from a rank not known
 	 * failed, or posted to this rank itself (detector thread). */
 	void (*app)(void *ctx, const struct ft_msg *m);

@@ -34,6 +34,7 @@ const char *const ft_frame_error_names[FT_FRAME_ERR_COUNT] = {
 #define HEARTBEAT_LEN 28
 #define HEARTBEAT_PAD_OFF 24
 #define EXCLUDED_LEN 8
+#define PROBE_LEN 8
 #define NOTICE_FIXED_LEN 4
 #define SYNC_FIXED_LEN 8
 
@@ -94,6 +95,10 @@ size_t ft_frame_length(const struct ft_msg *m)
 		return FT_FRAME_HEADER_LEN + HEARTBEAT_LEN;
 	case FT_MSG_EXCLUDED:
 		return FT_FRAME_HEADER_LEN + EXCLUDED_LEN;
+	case FT_MSG_PROBE:
+		if (m->probe.flags & ~FT_PROBE_FLAGS)
+			return 0;
+		return FT_FRAME_HEADER_LEN + PROBE_LEN;
 	case FT_MSG_APP:
 		if (m->app.len > FT_APP_MAX_DATA || (m->app.len && !m->app.data))
 			return 0;
@@ -151,6 +156,10 @@ size_t ft_frame_encode(const struct ft_msg *m, uint32_t from, const uint8_t secr
 	case FT_MSG_EXCLUDED:
 		put32(p, m->excluded.how);
 		put32(p + 4, m->excluded.detector);
+		break;
+	case FT_MSG_PROBE:
+		put32(p, m->probe.round);
+		put32(p + 4, m->probe.flags);
 		break;
 	case FT_MSG_APP:
 		put64(p, m->app.key);
@@ -278,6 +287,12 @@ static enum ft_frame_error get_payload(struct ft_msg *m, const uint8_t *p, uint3
 			return FT_FRAME_BAD_PAYLOAD;
 		m->excluded.how = get32(p);
 		m->excluded.detector = get32(p + 4);
+		return FT_FRAME_OK;
+	case FT_MSG_PROBE:
+		if (plen != PROBE_LEN || (get32(p + 4) & ~FT_PROBE_FLAGS))
+			return FT_FRAME_BAD_PAYLOAD;
+		m->probe.round = get32(p);
+		m->probe.flags = get32(p + 4);
 		return FT_FRAME_OK;
 	case FT_MSG_APP:
 		if (plen < FT_APP_FIXED_LEN || get16(p + 14) != 0 ||

@@ -19,6 +19,9 @@
  *   NOTICE     u32 count, then count entries (flooded news)
  *   SYNC       u32 flags, u32 count, then count entries (a whole view)
  *   EXCLUDED   u32 how, u32 detector (8 bytes): "you were declared failed"
+ *   PROBE      u32 round, u32 flags (8 bytes; flags FT_PROBE_*, other bits 0):
+ *              a quorum round's "who can hear me?", its answer, or a
+ *              request to check one's own side (see detector.h)
  *   APP        u64 key, u32 seq, u16 kind, u16 reserved 0, u32 value,
  *              u32 len, then len bytes: a message of the MPI side (revoke,
  *              agreement), which the engine hands to it unread
@@ -57,6 +60,7 @@ enum ft_msg_type {
 	FT_MSG_SYNC = 3,
 	FT_MSG_EXCLUDED = 4,
 	FT_MSG_APP = 5,
+	FT_MSG_PROBE = 6,
 	FT_MSG_TYPE_END
 };
 
@@ -69,6 +73,9 @@ enum ft_event {
 };
 
 #define FT_SYNC_REPLY 1u /* SYNC flag: answer with your view if it differs */
+#define FT_PROBE_REPLY 1u   /* PROBE flag: the answer to round `round` */
+#define FT_PROBE_RECHECK 2u /* PROBE flag: the sender lost its quorum round; check yours */
+#define FT_PROBE_FLAGS (FT_PROBE_REPLY | FT_PROBE_RECHECK)
 
 struct ft_entry {
 	uint32_t rank;
@@ -97,6 +104,9 @@ struct ft_msg {
 		struct {
 			uint32_t how, detector;
 		} excluded;
+		struct {
+			uint32_t round, flags;
+		} probe;
 		struct {
 			uint64_t key;   /* a communicator's job-wide id */
 			uint32_t seq;   /* an operation's number on it */

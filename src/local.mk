@@ -16,6 +16,7 @@ src_libftcore_la_SOURCES = \
 	src/inject.c src/inject.h \
 	src/log.c src/log.h \
 	src/overlay.c src/overlay.h \
+	src/pmi.c src/pmi.h \
 	src/proc_table.c src/proc_table.h \
 	src/prune.c src/prune.h \
 	src/report.c src/report.h \

@@ -79,6 +79,8 @@ hb=$(printf '%s' "$(le32 7)$(le32 0)$(le32 2)$(le32 1)$(le32 0x89abcdef)$(le32 0
 frame 1 3 28 "$hb" >"$corpus/heartbeat"
 frame 1 63 28 "$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)" >"$corpus/heartbeat-zero"
 frame 4 5 8 "$(le32 2)$(le32 9)" >"$corpus/excluded"
+frame 6 5 8 "$(le32 3)$(le32 0)" >"$corpus/probe"
+frame 6 9 8 "$(le32 0xffffffff)$(le32 3)" >"$corpus/probe-reply-recheck"
 frame 2 0 4 "$(le32 0)" >"$corpus/notice-0"
 frame 2 1 24 "$(le32 1)$(entry 3 1 2 1 0x2b1f2a15 0x179a6cb1)" >"$corpus/notice-1"
 frame 2 1 64 "$(le32 3)$(entry 3 1 2 1 0x2b1f2a15 0x179a6cb1)$(entry 4 2 0 1 0 0)$(entry 63 1 255 62 0xffffffff 0xffffffff)" >"$corpus/notice-3"
@@ -88,6 +90,7 @@ frame 3 2 48 "$(le32 0)$(le32 2)$(entry 10 1 3 2 0x2b1f2a15 0x179a6cb1)$(entry 1
 	frame 1 3 28 "$hb"
 	frame 2 1 24 "$(le32 1)$(entry 3 1 2 1 0x2b1f2a15 0x179a6cb1)"
 	frame 4 5 8 "$(le32 2)$(le32 9)"
+	frame 6 5 8 "$(le32 3)$(le32 1)"
 	frame 3 2 8 "$(le32 1)$(le32 0)"
 } >"$corpus/stream"
 

@@ -11,6 +11,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_frame \
 	tests/unit/check_inject \
 	tests/unit/check_log \
+	tests/unit/check_pmi \
 	tests/unit/check_proc_table \
 	tests/unit/check_prune \
 	tests/unit/check_report \
@@ -42,6 +43,9 @@ tests_unit_check_frame_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_inject_SOURCES = tests/unit/check_inject.c
 tests_unit_check_inject_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_inject_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_pmi_SOURCES = tests/unit/check_pmi.c
+tests_unit_check_pmi_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_pmi_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_prune_SOURCES = tests/unit/check_prune.c
 tests_unit_check_prune_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_prune_LDADD = $(FT_UNIT_LDADD)
@@ -75,7 +79,7 @@ EXTRA_DIST += tests/timeline.sh
 
 # The MPI integration driver: real jobs with this build's MPI.
 TESTS += tests/mpi/driver
-EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/netns.sh tests/mpi/netns-agent \
+EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/netns.sh tests/mpi/netns-agent tests/mpi/netns-delay \
 	$(wildcard $(srcdir)/tests/mpi/cases/*.sh) \
 	$(wildcard $(srcdir)/tests/mpi/progs/*.c) $(wildcard $(srcdir)/tests/mpi/progs/*.h)
 

@@ -66,6 +66,7 @@ static const char *const msg_names[FT_MSG_TYPE_END] = {
 	[FT_MSG_NOTICE] = "NOTICE",
 	[FT_MSG_SYNC] = "SYNC",
 	[FT_MSG_EXCLUDED] = "EXCLUDED",
+	[FT_MSG_PROBE] = "PROBE",
 };
 
 /* --- small helpers ------------------------------------------------------ */
@@ -887,7 +888,7 @@ static void host_run(uint32_t n, uint32_t hosts, uint64_t period_ns, uint64_t ti
 	struct ft_det_ops ops;
 	struct ft_det_config cfg = { .nprocs = n, .period_ns = period_ns, .timeout_ns = timeout_ns,
 				     .grace_ns = 0, .bcast = FT_BCAST_CHORD, .shuffle = shuffle,
-				     .seed = seed };
+				     .seed = seed, .quorum = true };
 	struct hsim s;
 	uint64_t state = ft_mix64(seed ^ UINT64_C(0x686f7374)); /* "host" */
 

@@ -29,6 +29,7 @@ NETNS_HOSTS=()
 NETNS_HOSTNAMES=()
 NETNS_VETHS=()
 NETNS_BRIDGE=
+NETNS_SPLIT=()
 NETNS_CREATED=()
 
 # The reason for a skip is the case's last log line (the driver shows it).
@@ -76,6 +77,16 @@ netns_reachable() {
 	return 1
 }
 
+# netns_wait_reachable K: wait up to 5 s until h1 reaches hK; 1 if not.
+netns_wait_reachable() {
+	local i
+	for i in $(seq 1 50); do
+		netns_reachable "${NETNS_NAMES[0]}" "${NETNS_HOSTS[$1 - 1]}" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # netns_setup N: N hosts. Installs the cleanup trap first.
 netns_setup() {
 	local n=$1 k ns veth addr r
@@ -120,17 +131,77 @@ netns_setup() {
 	# host answers the first (the bridge ports come up in
 	# forwarding state at once, with STP off, the default).
 	for k in $(seq 2 "$n"); do
-		local ok=
-		for _ in $(seq 1 50); do
-			if netns_reachable "${NETNS_NAMES[0]}" "${NETNS_HOSTS[k - 1]}"; then
-				ok=1
-				break
-			fi
-			sleep 0.1
-		done
-		[ -n "$ok" ] || fail "host h1 cannot reach h$k (${NETNS_HOSTS[k - 1]}) through $NETNS_BRIDGE"
+		netns_wait_reachable "$k" || fail "host h1 cannot reach h$k (${NETNS_HOSTS[k - 1]}) through $NETNS_BRIDGE"
 	done
 	note "hosts: $NETNS_MAP; bridge $NETNS_BRIDGE at $NETNS_BRIDGE_ADDR/24"
+}
+
+# netns_link_down K / netns_link_up K: host hK's cable, pulled and put
+# back (its veth in the root namespace goes down/up): the host and its
+# ranks stay up but nothing reaches them, nor leaves them; packets in
+# flight are lost, and TCP resends them once the link is back.
+netns_link_down() {
+	ip link set "${NETNS_VETHS[$1 - 1]}" down
+}
+netns_link_up() {
+	ip link set "${NETNS_VETHS[$1 - 1]}" up
+}
+
+# netns_slow_link K MS: host hK's cable gets MS ms of delay each way. No
+# netem here (this machine's kernel has no sch_netem), so a namespace of
+# its own is put in the middle of the cable: hK's veth moves into it, a
+# new veth joins it to the bridge, and netns-delay copies the frames from
+# one to the other MS ms late. Removed with the rest by netns_teardown.
+netns_slow_link() {
+	local k=$1 ms=$2 mid="ftn${NETNS_ID}d$1" up="ftw${NETNS_ID}h$1"
+	ip netns add "$mid" || fail "ip netns add $mid"
+	NETNS_CREATED+=("ns:$mid")
+	ip link set "${NETNS_VETHS[k - 1]}" nomaster
+	ip link set "${NETNS_VETHS[k - 1]}" netns "$mid"
+	ip link add "$up" type veth peer name up0 netns "$mid" || fail "ip link add $up"
+	NETNS_CREATED+=("link:$up")
+	ip link set "$up" master "$NETNS_BRIDGE" up
+	ip -n "$mid" link set "${NETNS_VETHS[k - 1]}" up
+	ip -n "$mid" link set up0 up
+	ip netns exec "$mid" timeout -k 5 $((MPITEST_TIMEOUT * 3)) python3 "$MPITEST_SRCDIR/netns-delay" \
+		"${NETNS_VETHS[k - 1]}" up0 "$ms" 2>>"$MPITEST_WORKDIR/netns-delay.log" &
+	disown $! # netns_teardown kills it; no "Killed" line from bash then
+	netns_wait_reachable "$k" || fail "h1 cannot reach h$k through the slow link: $(cat "$MPITEST_WORKDIR/netns-delay.log")"
+}
+
+# netns_split K...: a partition between hosts: the hosts listed and the
+# others no longer reach each other, while all still reach the root
+# namespace (the launcher), as on a cluster whose launcher talks to the
+# hosts on a management network of its own. Each host's neighbour
+# entries for the hosts across the cut point to a MAC address that no one
+# has: frames are sent and silently lost, and no error tells anyone
+# (TCP just resends). netns_heal removes those entries.
+NETNS_NOWHERE_MAC=02:00:00:00:00:00
+netns_split() {
+	local k j in
+	NETNS_SPLIT=("$@")
+	for k in $(seq 1 ${#NETNS_NAMES[@]}); do
+		in=0
+		for j in "$@"; do [ "$j" = "$k" ] && in=1; done
+		for j in $(seq 1 ${#NETNS_NAMES[@]}); do
+			local jin=0 x
+			for x in "$@"; do [ "$x" = "$j" ] && jin=1; done
+			[ "$in" = "$jin" ] && continue
+			ip -n "${NETNS_NAMES[k - 1]}" neigh replace "${NETNS_HOSTS[j - 1]}" \
+				lladdr "$NETNS_NOWHERE_MAC" nud permanent dev eth0
+		done
+	done
+}
+netns_heal() {
+	local k j
+	for k in $(seq 1 ${#NETNS_NAMES[@]}); do
+		for j in $(seq 1 ${#NETNS_NAMES[@]}); do
+			ip -n "${NETNS_NAMES[k - 1]}" neigh show "${NETNS_HOSTS[j - 1]}" dev eth0 |
+				grep -qi "$NETNS_NOWHERE_MAC" || continue
+			ip -n "${NETNS_NAMES[k - 1]}" neigh del "${NETNS_HOSTS[j - 1]}" dev eth0
+		done
+	done
+	NETNS_SPLIT=()
 }
 
 # netns_teardown: kill every process in our namespaces, delete them, the
@@ -186,9 +257,9 @@ netns_expect_no_processes() {
 # netns_expect_clean: nothing of ours is left (after netns_teardown).
 netns_expect_clean() {
 	local left
-	left=$(ip netns list | grep -E "^ftn${NETNS_ID}h[0-9]+" || true)
+	left=$(ip netns list | grep -E "^ftn${NETNS_ID}[hd][0-9]+" || true)
 	[ -z "$left" ] || fail "namespaces left: $left"
-	left=$(ip -o link show | grep -E ": (ftv${NETNS_ID}h[0-9]+|ftb${NETNS_ID})[@:]" || true)
+	left=$(ip -o link show | grep -E ": (ft[vw]${NETNS_ID}h[0-9]+|ftb${NETNS_ID})[@:]" || true)
 	[ -z "$left" ] || fail "interfaces left: $left"
 	left=$(ip -4 -o addr show | grep -F " ${NETNS_BRIDGE_ADDR:-none}/" || true)
 	[ -z "$left" ] || fail "address left: $left"
@@ -261,6 +332,28 @@ wait_job_or_ranks() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# end_multihost_job LABEL: once the ranks of a background job have ended,
+# the launcher gets 3 s to end too; then wait_job. Open MPI 4.1's mpirun
+# does not end a multi-host job in which a remote daemon's ranks ended
+# abnormally (killed, or survivors that leave without the MPI's own
+# MPI_Finalize, which ftshim skips after a failure): that orted never
+# reports its ranks terminated under --enable-recovery (their states stay
+# ABORTED BY SIGNAL and TERMINATED WITHOUT SYNC; see
+# orte/mca/errmgr/default_orted). So mpirun is then ended with SIGTERM,
+# which takes its daemons down with it; Hydra must end by itself.
+end_multihost_job() {
+	for _ in $(seq 1 30); do
+		kill -0 "$JOB_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$JOB_PID" 2>/dev/null; then
+		[ "$MPITEST_FLAVOUR" = openmpi ] || { tail -n 20 "$ERR" >&2; fail "$1: $MPITEST_MPIEXEC did not exit 3 s after its ranks"; }
+		note "$1: every rank ended, but $MPITEST_MPIEXEC did not (Open MPI 4.1, remote ranks ended abnormally): ended with SIGTERM"
+		kill -TERM "$JOB_PID"
+	fi
+	wait_job
 }
 
 # run_multihost_job shim|plain PER_HOST [NAME=VALUE...] -- PROG ARGS...:

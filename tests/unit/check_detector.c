@@ -18,7 +18,13 @@
  * paused rank declared failed is excluded when it resumes and its messages
  * are ignored), departures (no failure is declared for a departed rank,
  * ft_det_all_left), EXCLUDED answers to failed senders, duplicate news,
- * and a shuffled ring. */
+ * and a shuffled ring. The "quorum" case runs the ring and fail-stop tests
+ * again with quorum rounds on, then partitions the network (messages
+ * between the two sides dropped): the strict majority, or the half holding
+ * the lowest rank, declares exactly the other side failed, every rank of
+ * the other side reports lost_quorum and declares no one; healing then
+ * brings no one back; failures proven by a refused connection need no
+ * majority; a job of two; and, with rounds off, two jobs. */
 #include "ftshim_config.h"
 
 #include <check.h>
@@ -67,6 +73,8 @@ struct node {
 	struct rec recs[MAX_RECS];
 	uint32_t nrecs;
 	uint32_t nexcluded, excluded_by, excluded_how;
+	uint32_t nlost, lost_reached, lost_members, lost_lowest; /* ops.lost_quorum */
+	uint64_t lost_at;
 };
 
 /* A message in flight; for lists, m.list.entries points to entries, a
@@ -178,6 +186,27 @@ static void sim_excluded(void *ctx, uint32_t by, uint32_t how)
 	nd->excluded_how = how;
 }
 
+/* The process exits: it is dead to the network from now on. */
+static void sim_lost_quorum(void *ctx, uint32_t reached, uint32_t members, uint32_t lowest)
+{
+	struct node *nd = ctx;
+
+	nd->nlost++;
+	nd->lost_reached = reached;
+	nd->lost_members = members;
+	nd->lost_lowest = lowest;
+	nd->lost_at = sim.now;
+	nd->dead = true;
+}
+
+/* Whether sim_init turns quorum rounds on (set by the "quorum" case). */
+static bool sim_quorum;
+
+static void quorum_on(void)
+{
+	sim_quorum = true;
+}
+
 static void sim_destroy(void)
 {
 	for (uint32_t r = 0; r < sim.n; r++)
@@ -205,9 +234,10 @@ static void sim_init(uint32_t n, enum ft_bcast_kind kind, bool shuffle, uint64_t
 		struct ft_det_config cfg = {
 			.nprocs = n, .self = r, .period_ns = PERIOD_MS * MS, .timeout_ns = TIMEOUT_MS * MS,
 			.grace_ns = GRACE_MS * MS, .bcast = kind, .shuffle = shuffle, .seed = seed,
+			.quorum = sim_quorum,
 		};
 		struct ft_det_ops ops = { .ctx = nd, .send = sim_send, .learned = sim_learned,
-					  .excluded = sim_excluded };
+					  .excluded = sim_excluded, .lost_quorum = sim_lost_quorum };
 		nd->rank = r;
 		ck_assert_int_eq(ft_det_init(&nd->d, &cfg, &ops, NULL), 0);
 	}
@@ -434,7 +464,8 @@ START_TEST(test_silent_death)
 	ck_assert_uint_eq(rc->e.how, FT_HOW_HB_TIMEOUT);
 	ck_assert_uint_eq(rc->e.detector, 4);
 	ck_assert_uint_eq(rc->told_by, 4);
-	ck_assert_int_eq(rc->via, 0);
+	/* Declared by its own tick, or on the answer that made a majority. */
+	ck_assert_int_eq(rc->via, sim_quorum ? FT_MSG_PROBE : 0);
 	uint64_t t_found = rc->at;
 	ck_assert_uint_eq(sim.sent_to[4][3][FT_MSG_EXCLUDED], 1);
 	/* The flood reached 2 in the same step; its first heartbeat to its new
@@ -1074,12 +1105,286 @@ START_TEST(test_shuffled_ring)
 }
 END_TEST
 
+/* --- partitions (quorum rounds) ------------------------------------------ */
+
+/* side[r]: which side of a partition rank r is on; drop_across drops
+ * every message between the two sides. */
+static int side[MAX_NODES];
+
+static bool drop_across(const struct qmsg *qm)
+{
+	return side[qm->m.from] != side[qm->to];
+}
+
+static uint32_t failed_learned(uint32_t r)
+{
+	return count_event(r, FT_EV_FAILED);
+}
+
+/* The partitions of an 8-rank job: 5 | 3, and two even splits, one with
+ * rank 0 on side 0, one with it on side 1. */
+static const int partitions[][8] = {
+	{ 0, 0, 1, 0, 0, 1, 0, 1 },
+	{ 0, 0, 1, 1, 0, 1, 0, 1 },
+	{ 1, 0, 0, 1, 1, 0, 1, 0 },
+};
+
+/* Cut the job in two: the winning side (strict majority, or half holding
+ * rank 0) declares exactly the other failed, by heartbeat timeout, within
+ * a few timeouts; every rank of the losing side reports lost_quorum with
+ * what it reached, and declares no one. */
+START_TEST(test_partition)
+{
+	const uint32_t n = 8;
+	uint32_t nwin = 0;
+
+	memcpy(side, partitions[_i], sizeof partitions[_i]);
+	int win = 0;
+	for (uint32_t r = 0; r < n; r++)
+		nwin += side[r] == 0;
+	if (nwin * 2 < n || (nwin * 2 == n && side[0] != 0)) {
+		win = 1;
+		nwin = n - nwin;
+	}
+	sim_init(n, FT_BCAST_CHORD, true, 11);
+	sim_start();
+	advance(300);
+	uint64_t t0 = sim.now;
+	sim.drop = drop_across;
+	advance(6 * TIMEOUT_MS);
+	for (uint32_t r = 0; r < n; r++) {
+		if (side[r] == win) {
+			ck_assert_uint_eq(sim.nodes[r].nlost, 0);
+			ck_assert_uint_eq(sim.nodes[r].nexcluded, 0);
+			ck_assert_uint_eq(failed_learned(r), n - nwin);
+			for (uint32_t x = 0; x < n; x++) {
+				if (side[x] == win)
+					continue;
+				const struct rec *rc = find_learned(r, x, FT_EV_FAILED);
+				ck_assert_ptr_nonnull(rc);
+				ck_assert_uint_le(rc->at, t0 + 4 * (TIMEOUT_MS + 2 * PERIOD_MS) * MS);
+			}
+		} else {
+			/* Fail-stop on the losing side, and never a second job. */
+			ck_assert_uint_eq(sim.nodes[r].nlost, 1);
+			ck_assert_uint_eq(failed_learned(r), 0);
+			ck_assert_uint_eq(sim.nodes[r].lost_members, n);
+			ck_assert_uint_le(sim.nodes[r].lost_reached, n - nwin);
+			ck_assert_uint_eq(sim.nodes[r].lost_lowest, 0);
+			ck_assert_uint_le(sim.nodes[r].lost_at, t0 + 5 * TIMEOUT_MS * MS);
+		}
+	}
+	/* A round costs one PROBE per member and the answers. */
+	uint64_t rounds = 0;
+	for (uint32_t r = 0; r < n; r++)
+		rounds += det(r)->stats.quorum_rounds;
+	ck_assert_uint_gt(rounds, 0);
+	ck_assert_uint_le(total_sent(FT_MSG_PROBE), rounds * 2 * n);
+	sim_destroy();
+}
+END_TEST
+
+/* Heal the cut once the majority has declared the minority failed, before
+ * the minority's rounds end: the minority ranks leave (lost_quorum, or
+ * EXCLUDED from a majority rank that hears them again), none comes back,
+ * and the majority is not disturbed. */
+START_TEST(test_partition_heals)
+{
+	const uint32_t n = 8;
+
+	memcpy(side, partitions[0], sizeof partitions[0]);
+	sim_init(n, FT_BCAST_CHORD, true, 5);
+	sim_start();
+	advance(300);
+	sim.drop = drop_across;
+	for (int i = 0; i < 10 * TIMEOUT_MS; i++) {
+		bool all = true;
+		for (uint32_t r = 0; r < n && all; r++)
+			all = side[r] == 1 || failed_learned(r) == 3;
+		if (all)
+			break;
+		advance(1);
+	}
+	sim.drop = NULL;
+	advance(10 * TIMEOUT_MS);
+	for (uint32_t r = 0; r < n; r++) {
+		if (side[r] == 0) {
+			ck_assert_uint_eq(failed_learned(r), 3);
+			ck_assert_uint_eq(count_learned(r, 2, FT_EV_FAILED), 1);
+			ck_assert_uint_eq(count_learned(r, 5, FT_EV_FAILED), 1);
+			ck_assert_uint_eq(count_learned(r, 7, FT_EV_FAILED), 1);
+			ck_assert_uint_eq(sim.nodes[r].nlost + sim.nodes[r].nexcluded, 0);
+		} else {
+			ck_assert_uint_eq(sim.nodes[r].nlost + sim.nodes[r].nexcluded, 1);
+			ck_assert(det(r)->excluded);
+			ck_assert_uint_eq(failed_learned(r), 0);
+		}
+	}
+	sim_destroy();
+}
+END_TEST
+
+/* Half the job is proven dead (refused connections, rank 0 among them):
+ * that needs no majority, and the survivors are the whole membership
+ * afterwards, so one of them paused is declared by the other three. */
+START_TEST(test_proven_deaths_shrink_membership)
+{
+	const uint32_t n = 8, dead[] = { 0, 1, 2, 3 };
+
+	sim_init(n, FT_BCAST_CHORD, false, 0);
+	sim_start();
+	advance(300);
+	for (size_t i = 0; i < 4; i++) {
+		sim.nodes[dead[i]].dead = true;
+		ft_det_declare(det(4), dead[i], FT_HOW_CONN_LOST, sim.now);
+	}
+	advance(50);
+	for (uint32_t r = 4; r < n; r++)
+		ck_assert_uint_eq(failed_learned(r), 4);
+	sim.nodes[6].paused = true;
+	ck_assert_ptr_nonnull(advance_until_learned(7, 6, FT_EV_FAILED, 2 * TIMEOUT_MS));
+	advance(50);
+	for (uint32_t r = 4; r < n; r++) {
+		if (r == 6)
+			continue;
+		ck_assert_uint_eq(failed_learned(r), 5);
+		ck_assert_uint_eq(sim.nodes[r].nlost, 0);
+	}
+	sim_destroy();
+}
+END_TEST
+
+/* On the losing side of an even split, rank 7 answers a round and then
+ * dies (a refused connection, which needs no round): it must leave the
+ * count of those reached with the membership, or the 3 left would make 4
+ * of 7 and win. */
+START_TEST(test_answer_then_death)
+{
+	const uint32_t n = 8;
+	const int halves[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+
+	memcpy(side, halves, sizeof halves);
+	sim_init(n, FT_BCAST_CHORD, true, 9);
+	sim_start();
+	advance(300);
+	sim.drop = drop_across;
+	uint32_t r = FT_RANK_NONE;
+	for (int i = 0; i < 3 * TIMEOUT_MS && r == FT_RANK_NONE; i++) {
+		advance(1);
+		for (uint32_t x = 4; x < 7; x++)
+			if (det(x)->q.active && det(x)->q.nanswered == 3)
+				r = x;
+	}
+	ck_assert_uint_ne(r, FT_RANK_NONE);
+	sim.nodes[7].dead = true;
+	for (uint32_t x = 4; x < 7; x++)
+		ft_det_declare(det(x), 7, FT_HOW_CONN_LOST, sim.now);
+	advance(6 * TIMEOUT_MS);
+	for (uint32_t x = 4; x < 7; x++) {
+		ck_assert_uint_eq(sim.nodes[x].nlost, 1);
+		for (uint32_t y = 0; y < 4; y++)
+			ck_assert_uint_eq(count_learned(x, y, FT_EV_FAILED), 0);
+	}
+	for (uint32_t x = 0; x < 4; x++)
+		ck_assert_uint_eq(sim.nodes[x].nlost, 0);
+	sim_destroy();
+}
+END_TEST
+
+/* Two ranks: the one that holds rank 0 wins; rank 1 alone cannot tell a
+ * stopped rank 0 from a cut, and leaves. */
+START_TEST(test_two_ranks)
+{
+	sim_init(2, FT_BCAST_CHORD, false, 0);
+	sim_start();
+	advance(300);
+	sim.nodes[1].paused = true;
+	ck_assert_ptr_nonnull(advance_until_learned(0, 1, FT_EV_FAILED, 2 * TIMEOUT_MS));
+	ck_assert_uint_eq(sim.nodes[0].nlost, 0);
+
+	sim_init(2, FT_BCAST_CHORD, false, 0);
+	sim_start();
+	advance(300);
+	sim.nodes[0].paused = true;
+	advance(3 * TIMEOUT_MS);
+	ck_assert_uint_eq(sim.nodes[1].nlost, 1);
+	ck_assert_uint_eq(sim.nodes[1].lost_reached, 1);
+	ck_assert_uint_eq(sim.nodes[1].lost_members, 2);
+	ck_assert_uint_eq(failed_learned(1), 0);
+	sim_destroy();
+}
+END_TEST
+
+/* A suspect heard again before the verdict is dropped, not declared: side
+ * 1 (3 ranks) stops hearing side 0 for a while (one way only: side 0 hears
+ * everything), so its rounds cannot win; when the heartbeats come back
+ * before a round's deadline, the suspects are dropped, the rounds end, and
+ * no one is declared or leaves. */
+static bool drop_0_to_1(const struct qmsg *qm)
+{
+	return side[qm->m.from] == 0 && side[qm->to] == 1;
+}
+
+START_TEST(test_short_cut_forgotten)
+{
+	const uint32_t n = 8;
+
+	memcpy(side, partitions[0], sizeof partitions[0]);
+	sim_init(n, FT_BCAST_CHORD, true, 3);
+	sim_start();
+	advance(300);
+	sim.drop = drop_0_to_1;
+	/* Until the first round starts; then heal at once. */
+	uint64_t rounds = 0;
+	for (int i = 0; i < 3 * TIMEOUT_MS && rounds == 0; i++) {
+		advance(1);
+		for (uint32_t r = 0; r < n; r++)
+			rounds += det(r)->stats.quorum_rounds;
+	}
+	ck_assert_uint_gt(rounds, 0);
+	sim.drop = NULL;
+	advance(5 * TIMEOUT_MS);
+	uint64_t cleared = 0;
+	for (uint32_t r = 0; r < n; r++) {
+		ck_assert_uint_eq(failed_learned(r), 0);
+		ck_assert_uint_eq(sim.nodes[r].nlost + sim.nodes[r].nexcluded, 0);
+		ck_assert(!det(r)->q.active);
+		cleared += det(r)->stats.suspects_cleared;
+	}
+	ck_assert_uint_gt(cleared, 0);
+	sim_destroy();
+}
+END_TEST
+
+/* Without quorum rounds (FTSHIM_PARTITION=off) both sides go on, each
+ * declaring the other failed: the two jobs that the rounds prevent. */
+START_TEST(test_partition_without_quorum)
+{
+	const uint32_t n = 8;
+
+	sim_quorum = false;
+	memcpy(side, partitions[0], sizeof partitions[0]);
+	sim_init(n, FT_BCAST_CHORD, true, 11);
+	sim_start();
+	advance(300);
+	sim.drop = drop_across;
+	advance(10 * TIMEOUT_MS);
+	for (uint32_t r = 0; r < n; r++) {
+		ck_assert_uint_eq(sim.nodes[r].nlost, 0);
+		ck_assert_uint_eq(failed_learned(r), side[r] == 0 ? 3 : 5);
+		ck_assert_uint_eq(det(r)->stats.quorum_rounds, 0);
+	}
+	sim_destroy();
+}
+END_TEST
+
 static Suite *detector_suite(void)
 {
 	Suite *s = suite_create("detector");
 	TCase *tc_ring = tcase_create("ring");
 	TCase *tc_news = tcase_create("news");
 	TCase *tc_excl = tcase_create("exclusion");
+	TCase *tc_quorum = tcase_create("quorum");
 
 	tcase_add_test(tc_ring, test_steady_state);
 	tcase_add_test(tc_ring, test_start_grace);
@@ -1106,6 +1411,24 @@ static Suite *detector_suite(void)
 	tcase_set_timeout(tc_excl, 60);
 	tcase_add_checked_fixture(tc_excl, NULL, sim_teardown);
 	suite_add_tcase(s, tc_excl);
+
+	/* The ring and fail-stop tests hold with quorum rounds on. */
+	tcase_add_test(tc_quorum, test_steady_state);
+	tcase_add_test(tc_quorum, test_silent_death);
+	tcase_add_test(tc_quorum, test_two_neighbours);
+	tcase_add_test(tc_quorum, test_new_predecessor_told);
+	tcase_add_test(tc_quorum, test_shuffled_ring);
+	tcase_add_test(tc_quorum, test_fail_stop);
+	tcase_add_loop_test(tc_quorum, test_partition, 0, 3);
+	tcase_add_test(tc_quorum, test_partition_heals);
+	tcase_add_test(tc_quorum, test_proven_deaths_shrink_membership);
+	tcase_add_test(tc_quorum, test_two_ranks);
+	tcase_add_test(tc_quorum, test_answer_then_death);
+	tcase_add_test(tc_quorum, test_short_cut_forgotten);
+	tcase_add_test(tc_quorum, test_partition_without_quorum);
+	tcase_set_timeout(tc_quorum, 60);
+	tcase_add_checked_fixture(tc_quorum, quorum_on, sim_teardown);
+	suite_add_tcase(s, tc_quorum);
 	return s;
 }
 

@@ -126,6 +126,10 @@ static void assert_msg_eq(const struct ft_msg *got, const struct ft_msg *want)
 		ck_assert_uint_eq(got->excluded.how, want->excluded.how);
 		ck_assert_uint_eq(got->excluded.detector, want->excluded.detector);
 		break;
+	case FT_MSG_PROBE:
+		ck_assert_uint_eq(got->probe.round, want->probe.round);
+		ck_assert_uint_eq(got->probe.flags, want->probe.flags);
+		break;
 	case FT_MSG_SYNC:
 		ck_assert_uint_eq(got->list.flags, want->list.flags);
 		/* fall through */
@@ -218,6 +222,24 @@ START_TEST(test_round_trip_excluded)
 		round_trip(m, 3);
 	}
 	struct ft_msg m = { .type = FT_MSG_EXCLUDED };
+	ck_assert_uint_eq(ft_frame_length(&m), FT_FRAME_HEADER_LEN + 8);
+}
+END_TEST
+
+START_TEST(test_round_trip_probe)
+{
+	const uint32_t rounds[] = { 0, 1, 0xdeadbeef, UINT32_MAX };
+	const uint32_t flags[] = { 0, FT_PROBE_REPLY, FT_PROBE_RECHECK, FT_PROBE_FLAGS };
+
+	for (size_t i = 0; i < ARRAY_SIZE(rounds); i++) {
+		for (size_t j = 0; j < ARRAY_SIZE(flags); j++) {
+			struct ft_msg m = { .type = FT_MSG_PROBE };
+			m.probe.round = rounds[i];
+			m.probe.flags = flags[j];
+			round_trip(m, 2);
+		}
+	}
+	struct ft_msg m = { .type = FT_MSG_PROBE };
 	ck_assert_uint_eq(ft_frame_length(&m), FT_FRAME_HEADER_LEN + 8);
 }
 END_TEST
@@ -652,7 +674,7 @@ START_TEST(test_reject_header)
 		f[4] = versions[i];
 		ck_assert_int_eq(parse_exact(f, 60, NPROCS), FT_FRAME_BAD_VERSION);
 	}
-	const uint8_t types[] = { 0, 6, 7, 255 };
+	const uint8_t types[] = { 0, FT_MSG_TYPE_END, 8, 255 };
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
 		valid_heartbeat(f);
 		f[5] = types[i];
@@ -790,6 +812,27 @@ START_TEST(test_parse_crafted)
 	ck_assert_uint_eq(m.from, 0);
 	ck_assert_uint_eq(m.excluded.how, 0xcafe0001u);
 	ck_assert_uint_eq(m.excluded.detector, 7);
+
+	/* PROBE: u32 round, u32 flags; flags outside FT_PROBE_FLAGS refused. */
+	le32(payload, 0xabcd0102u);
+	le32(payload + 4, FT_PROBE_REPLY);
+	n = craft(f, FT_MSG_PROBE, payload, 8);
+	ck_assert_int_eq(ft_frame_parse(f, n, g_secret, NPROCS, &m, scratch, &consumed),
+			 FT_FRAME_OK);
+	ck_assert_uint_eq(consumed, 40);
+	ck_assert_int_eq(m.type, FT_MSG_PROBE);
+	ck_assert_uint_eq(m.probe.round, 0xabcd0102u);
+	ck_assert_uint_eq(m.probe.flags, FT_PROBE_REPLY);
+	le32(payload + 4, FT_PROBE_FLAGS + 1);
+	n = craft(f, FT_MSG_PROBE, payload, 8);
+	ck_assert_int_eq(ft_frame_parse(f, n, g_secret, NPROCS, &m, scratch, &consumed),
+			 FT_FRAME_BAD_PAYLOAD);
+	n = craft(f, FT_MSG_PROBE, payload, 4);
+	ck_assert_int_eq(ft_frame_parse(f, n, g_secret, NPROCS, &m, scratch, &consumed),
+			 FT_FRAME_BAD_PAYLOAD);
+	struct ft_msg bad_probe = { .type = FT_MSG_PROBE };
+	bad_probe.probe.flags = 4;
+	ck_assert_uint_eq(ft_frame_length(&bad_probe), 0);
 
 	/* SYNC of two entries: the second starts FT_ENTRY_LEN = 20 bytes after
 	 * the first, each ends with its u64 at_ns at offset 12. */
@@ -1108,7 +1151,7 @@ START_TEST(test_encode_refuses)
 		m.list.entries = NULL;
 		ck_assert_uint_eq(ft_frame_encode(&m, 0, g_secret, buf, cap), 0);
 	}
-	const int bad_types[] = { 0, FT_MSG_TYPE_END, 7, 255, -1 };
+	const int bad_types[] = { 0, FT_MSG_TYPE_END, 8, 255, -1 };
 	for (size_t i = 0; i < ARRAY_SIZE(bad_types); i++) {
 		struct ft_msg m = { .type = (enum ft_msg_type)bad_types[i] };
 		ck_assert_uint_eq(ft_frame_length(&m), 0);
@@ -1154,6 +1197,7 @@ static Suite *frame_suite(void)
 
 	tcase_add_test(tc_rt, test_round_trip_heartbeat);
 	tcase_add_test(tc_rt, test_round_trip_excluded);
+	tcase_add_test(tc_rt, test_round_trip_probe);
 	tcase_add_test(tc_rt, test_round_trip_notice);
 	tcase_add_test(tc_rt, test_round_trip_sync);
 	tcase_add_test(tc_rt, test_round_trip_entry_extremes);
