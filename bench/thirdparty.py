@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""bench/thirdparty.py: what the shim costs unmodified programs from
+Debian's archive, on the MPIs built by dev/setup. Each program runs
+alternately without and with the shim (the same launch line, the shim
+preloaded or not), --reps times, in one session; the table shows the
+medians and their ratio (shim / plain: above 1 is slower for times, below
+1 is slower for bandwidth). Asserts nothing, but says when two runs of
+LAMMPS disagree.
+
+  NetPIPE (netpipe-mpich2, netpipe-openmpi), 2 ranks, sizes 1 B to 1 MiB
+    (-p 0): one-way latency at 8 B, bandwidth at 1 MiB, wall time of the
+    sweep
+  LAMMPS (lammps, an Open MPI build), 2 ranks, its bundled 3-d
+    Lennard-Jones melt (examples/melt/in.melt) on a box 2x larger each
+    way (32,000 atoms) for --steps steps: wall time, LAMMPS's own loop
+    time, and the last thermo line, which must be the same in every run
+
+Installs the three packages if they are missing (apt-get, with sudo when
+not root).
+
+Usage: bench/thirdparty.py [--flavours mpich,openmpi] [--reps 5] [--steps 500]
+                           [--only netpipe,lammps]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ["netpipe-mpich2", "netpipe-openmpi", "lammps"]
+NETPIPE = {"mpich": "NPmpich2", "openmpi": "NPopenmpi"}
+MELT = "/usr/share/lammps/examples/melt/in.melt"
+
+
+def ensure_packages():
+    missing = [p for p in PACKAGES
+               if "install ok installed" not in subprocess.run(
+                   ["dpkg-query", "-W", "-f=${Status}", p], capture_output=True, text=True).stdout]
+    if not missing:
+        return
+    print("installing: " + " ".join(missing), flush=True)
+    sudo = [] if os.getuid() == 0 else ["sudo"]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.check_call(sudo + ["apt-get", "install", "-y", "-q"] + missing, env=env,
+                          stdout=subprocess.DEVNULL)
+
+
+def launch(flavour, nprocs, shim):
+    """The recommended launch line (README), with or without the shim."""
+    lib = os.path.join(TOP, "build", flavour, ".libs", "libftshim.so")
+    if flavour == "mpich":
+        cmd = ["mpiexec.hydra", "-disable-auto-cleanup", "-n", str(nprocs)]
+        if shim:
+            cmd += ["-genv", "LD_PRELOAD", lib]
+    else:
+        cmd = ["mpirun.openmpi", "--oversubscribe", "--enable-recovery", "-n", str(nprocs)]
+        if os.getuid() == 0:
+            cmd.append("--allow-run-as-root")
+        if shim:
+            cmd += ["-x", "LD_PRELOAD=" + lib]
+    return cmd
+
+
+def run(cmd, cwd, timeout=600):
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return time.monotonic() - t0, p
+
+
+def netpipe_once(flavour, shim, work):
+    out = os.path.join(work, "np.out")
+    if os.path.exists(out):
+        os.unlink(out)
+    # -p 0: powers of two and their midpoints only (no +-3 B perturbations)
+    wall, p = run(launch(flavour, 2, shim) + [NETPIPE[flavour], "-l", "1", "-u", str(1 << 20), "-p", "0",
+                                              "-o", out], work)
+    if p.returncode != 0 or not os.path.exists(out):
+        sys.exit("NetPIPE failed (%s, shim %s): %s" % (flavour, shim, (p.stderr or p.stdout)[-500:]))
+    rows = {}
+    for line in open(out):
+        f = line.split()
+        if len(f) >= 3:
+            rows[int(float(f[0]))] = (float(f[1]), float(f[2]))  # bytes: Mbps, seconds one way
+    lat = rows[8][1] * 1e6 if 8 in rows else None
+    bw = rows[1 << 20][0] if (1 << 20) in rows else None
+    return {"latency 8 B (us)": lat, "bandwidth 1 MiB (Mbps)": bw, "sweep wall (s)": wall}
+
+
+def lammps_once(shim, work, steps):
+    src = open(MELT).read()
+    src = re.sub(r"region\s+box\s+block\s+0 10 0 10 0 10", "region box block 0 20 0 20 0 20", src)
+    src = re.sub(r"^run\s+\d+", "run %d" % steps, src, flags=re.M)
+    with open(os.path.join(work, "in.melt"), "w") as f:
+        f.write(src)
+    wall, p = run(launch("openmpi", 2, shim) + ["lmp", "-in", "in.melt", "-log", "none"], work)
+    if p.returncode != 0:
+        sys.exit("LAMMPS failed (shim %s): %s" % (shim, (p.stderr or p.stdout)[-500:]))
+    loop = re.search(r"^Loop time of ([0-9.eE+-]+) on", p.stdout, re.M)
+    thermo = [l for l in p.stdout.splitlines() if re.match(r"^\s+%d\s" % steps, l)]
+    return {"wall (s)": wall, "loop (s)": float(loop.group(1)) if loop else None}, \
+        (thermo[-1].split() if thermo else None)
+
+
+def table_row(flavour, name, plain, shim, higher):
+    plain = [v for v in plain if v is not None]
+    shim = [v for v in shim if v is not None]
+    if not plain or not shim:
+        print("%-8s %-26s %12s" % (flavour, name, "no data"))
+        return
+    mp, ms = statistics.median(plain), statistics.median(shim)
+    print("%-8s %-26s %12.4g %12.4g %7.3f%s" % (flavour, name, mp, ms, ms / mp,
+                                               "  (higher is better)" if higher else ""))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--flavours", default="mpich,openmpi")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=500)
+    ap.add_argument("--only", default="netpipe,lammps")
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+    bad = only - {"netpipe", "lammps"}
+    if bad:
+        ap.error("--only %s: accepted: netpipe, lammps" % ",".join(sorted(bad)))
+    for flavour in a.flavours.split(","):
+        if flavour not in NETPIPE:
+            ap.error("--flavours %s: accepted: mpich, openmpi" % flavour)
+    ensure_packages()
+    work = tempfile.mkdtemp(prefix="ftshim-thirdparty-")
+    print("ftshim on third-party programs, %d cores, %d interleaved runs each; medians"
+          % (os.cpu_count() or 0, a.reps))
+    print("%-8s %-26s %12s %12s %7s" % ("mpi", "measure", "plain", "shim", "ratio"))
+    if "netpipe" in only:
+        for flavour in a.flavours.split(","):
+            res = {False: [], True: []}
+            for _ in range(a.reps):
+                for shim in (False, True):
+                    res[shim].append(netpipe_once(flavour, shim, work))
+            for key in res[False][0]:
+                table_row(flavour, "NetPIPE " + key, [r[key] for r in res[False]],
+                          [r[key] for r in res[True]], key.startswith("bandwidth"))
+    if "lammps" in only:
+        res = {False: [], True: []}
+        finals = set()
+        for _ in range(a.reps):
+            for shim in (False, True):
+                r, final = lammps_once(shim, work, a.steps)
+                res[shim].append(r)
+                finals.add(" ".join(final) if final else "(none)")
+        for key in res[False][0]:
+            table_row("openmpi", "LAMMPS melt %s" % key, [r[key] for r in res[False]],
+                      [r[key] for r in res[True]], False)
+        if len(finals) == 1:
+            print("LAMMPS: every run ended on the same thermo line: %s" % finals.pop())
+        else:
+            print("LAMMPS: RUNS DISAGREE; last thermo lines: %s" % " | ".join(sorted(finals)))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
