@@ -546,16 +546,9 @@ static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 /* The report's word for an agreement's or shrink's result. */
 static const char *result_word(int rc)
 {
-	switch (rc) {
-	case MPI_SUCCESS:
-		return "MPI_SUCCESS";
-	case FTP_ERR_PROC_FAILED:
-		return "MPI_ERR_PROC_FAILED";
-	case FTP_ERR_REVOKED:
-		return "MPI_ERR_REVOKED";
-	default:
-		return "error";
-	}
+	const char *name = ftp_code_name(rc);
+
+	return name ? name : "error";
 }
 
 static void record_agree(const char *kind, const struct ftp_comm *e, uint32_t value, int rc, uint64_t start)

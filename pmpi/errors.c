@@ -45,10 +45,11 @@ static void describe_cause(struct ftp_call *c, char *out, size_t len)
 		used += (size_t)snprintf(out + used, len - used, " %d", ftp.procs.order[i]);
 }
 
-/* The short name of one of ftshim's codes, for lines and the report. */
-static const char *code_name(int code)
+const char *ftp_code_name(int code)
 {
 	switch (code) {
+	case MPI_SUCCESS:
+		return "MPI_SUCCESS";
 	case FTP_ERR_PROC_FAILED:
 		return "MPI_ERR_PROC_FAILED";
 	case FTP_ERR_PROC_FAILED_PENDING:
@@ -56,8 +57,16 @@ static const char *code_name(int code)
 	case FTP_ERR_REVOKED:
 		return "MPI_ERR_REVOKED";
 	default:
-		return "an error";
+		return NULL;
 	}
+}
+
+/* The name for a line: ours, or "an error". */
+static const char *code_name(int code)
+{
+	const char *name = ftp_code_name(code);
+
+	return name ? name : "an error";
 }
 
 /* Where the application made the call: the first frame outside this

@@ -25,6 +25,10 @@ static inline bool ftp_is_ft_error(int code)
 	       code == FTP_ERR_REVOKED;
 }
 
+/* "MPI_SUCCESS" or the name of one of ftshim's codes (for lines and the
+ * report); NULL for any other code. */
+const char *ftp_code_name(int code);
+
 struct ftp_call;
 
 /* Raise code (one of ours) on the call's communicator: its error handler

@@ -260,13 +260,15 @@ static void drop_suspect(struct ft_detector *d, uint32_t rank)
 }
 
 /* Start a round: every rank not known failed, suspects aside, is asked
- * to answer. A round with no suspects (a RECHECK) only checks the side. */
-static void start_round(struct ft_detector *d, uint64_t now)
+ * to answer. A recheck round (for a RECHECK, with no suspects) only
+ * checks the side. */
+static void start_round(struct ft_detector *d, bool recheck, uint64_t now)
 {
 	known_destroy(&d->q.answered);
 	if (known_init(&d->q.answered, KNOWN_MIN_CAP) != 0)
 		return; /* no memory: the next tick tries again */
 	d->q.active = true;
+	d->q.recheck = recheck;
 	d->q.round++;
 	d->q.nanswered = 0;
 	d->q.deadline_ns = now + d->cfg.timeout_ns;
@@ -347,10 +349,8 @@ static void suspect(struct ft_detector *d, uint32_t rank, uint64_t silent_since,
 		}
 		d->q.suspects[d->q.nsuspects++] = (struct ft_suspect){ rank, silent_since };
 	}
-	if (!d->q.active) {
-		start_round(d, now);
-		d->q.recheck = false;
-	}
+	if (!d->q.active)
+		start_round(d, false, now);
 	check_quorum(d, now); /* a job of one or two may need no answer */
 }
 
@@ -366,8 +366,7 @@ static void on_probe(struct ft_detector *d, const struct ft_msg *m, uint64_t now
 	}
 	if (m->probe.flags & FT_PROBE_RECHECK) {
 		if (d->cfg.quorum && !d->q.active) {
-			start_round(d, now);
-			d->q.recheck = true;
+			start_round(d, true, now);
 			check_quorum(d, now);
 		}
 		return;
@@ -582,10 +581,8 @@ uint64_t ft_det_tick(struct ft_detector *d, uint64_t now)
 		suspect(d, d->observed, d->heard_ns, now); /* silent since */
 	if (d->q.active)
 		check_quorum(d, now);
-	else if (d->q.nsuspects > 0) {
-		start_round(d, now); /* the last one could not start */
-		d->q.recheck = false;
-	}
+	else if (d->q.nsuspects > 0)
+		start_round(d, false, now); /* the last one could not start */
 
 	uint64_t next = d->emit_to != FT_RANK_NONE ? d->next_emit_ns : UINT64_MAX;
 	if (d->observed != FT_RANK_NONE && !ft_det_knows_departed(d, d->observed) &&

@@ -38,33 +38,53 @@ build() {
 	echo "$bin"
 }
 
-# The launcher's command line for NP ranks, with the shim when $1 = shim.
-# Extra NAME=VALUE words before -- become the ranks' environment.
-launch_cmd() {
-	local mode=$1 np=$2
-	shift 2
-	local -a env=()
+# split_launch_args shim|plain [NAME=VALUE...] -- PROG ARGS: the ranks'
+# environment into LAUNCH_ENV (LD_PRELOAD of the shim first when $1 =
+# shim), the program and its arguments into LAUNCH_PROG.
+split_launch_args() {
+	local mode=$1
+	shift
+	LAUNCH_ENV=()
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		env+=("$1")
+		LAUNCH_ENV+=("$1")
 		shift
 	done
 	[ "${1:-}" = -- ] && shift
-	[ "$mode" = shim ] && env=("LD_PRELOAD=$MPITEST_SHIM" "${env[@]}")
+	[ "$mode" = shim ] && LAUNCH_ENV=("LD_PRELOAD=$MPITEST_SHIM" "${LAUNCH_ENV[@]}")
+	LAUNCH_PROG=("$@")
+}
+
+# finish_launch: LAUNCH_ENV, as the flavour's launcher takes it (-genv /
+# -x), then LAUNCH_PROG, appended to LAUNCH.
+finish_launch() {
+	local kv
+	for kv in "${LAUNCH_ENV[@]}"; do
+		case $MPITEST_FLAVOUR in
+		mpich) LAUNCH+=(-genv "${kv%%=*}" "${kv#*=}") ;;
+		*) LAUNCH+=(-x "$kv") ;;
+		esac
+	done
+	LAUNCH+=("${LAUNCH_PROG[@]}")
+}
+
+# The launcher's command line for NP ranks, with the shim when $1 = shim.
+# Extra NAME=VALUE words before -- become the ranks' environment.
+launch_cmd() {
+	local np=$2
+	split_launch_args "$1" "${@:3}"
 	case $MPITEST_FLAVOUR in
 	mpich)
 		LAUNCH=("$MPITEST_MPIEXEC" -disable-auto-cleanup -n "$np")
-		for kv in "${env[@]}"; do LAUNCH+=(-genv "${kv%%=*}" "${kv#*=}"); done
 		;;
 	openmpi)
 		LAUNCH=("$MPITEST_MPIEXEC" --oversubscribe --enable-recovery -n "$np")
 		[ "$(id -u)" = 0 ] && LAUNCH+=(--allow-run-as-root)
-		for kv in "${env[@]}"; do LAUNCH+=(-x "$kv"); done
 		;;
 	*)
 		fail "unknown MPI flavour '$MPITEST_FLAVOUR'"
 		;;
 	esac
-	LAUNCH+=("$@")
+	finish_launch
 }
 
 # run_job shim|plain NP [NAME=VALUE...] -- PROG ARGS...

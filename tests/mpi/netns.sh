@@ -178,19 +178,20 @@ netns_slow_link() {
 # (TCP just resends). netns_heal removes those entries.
 NETNS_NOWHERE_MAC=02:00:00:00:00:00
 netns_split() {
-	local k j in
+	local k j
 	NETNS_SPLIT=("$@")
 	for k in $(seq 1 ${#NETNS_NAMES[@]}); do
-		in=0
-		for j in "$@"; do [ "$j" = "$k" ] && in=1; done
 		for j in $(seq 1 ${#NETNS_NAMES[@]}); do
-			local jin=0 x
-			for x in "$@"; do [ "$x" = "$j" ] && jin=1; done
-			[ "$in" = "$jin" ] && continue
+			# Only pairs with one host on each side.
+			[ "$(netns_in_split "$k")" != "$(netns_in_split "$j")" ] || continue
 			ip -n "${NETNS_NAMES[k - 1]}" neigh replace "${NETNS_HOSTS[j - 1]}" \
 				lladdr "$NETNS_NOWHERE_MAC" nud permanent dev eth0
 		done
 	done
+}
+# netns_in_split K: 1 if host hK is one of those netns_split listed, else 0.
+netns_in_split() {
+	case " ${NETNS_SPLIT[*]} " in *" $1 "*) echo 1 ;; *) echo 0 ;; esac
 }
 netns_heal() {
 	local k j
@@ -269,15 +270,8 @@ netns_expect_clean() {
 # the launcher's command line for PER_HOST ranks on each of the hosts, in
 # LAUNCH. Ranks are placed by host: 0..PER_HOST-1 on h1, and so on.
 launch_multihost_cmd() {
-	local mode=$1 per=$2 np k h hostfile
-	shift 2
-	local -a env=()
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		env+=("$1")
-		shift
-	done
-	[ "${1:-}" = -- ] && shift
-	[ "$mode" = shim ] && env=("LD_PRELOAD=$MPITEST_SHIM" "${env[@]}")
+	local per=$2 np k h hostfile
+	split_launch_args "$1" "${@:3}"
 	np=$((per * ${#NETNS_HOSTS[@]}))
 	case $MPITEST_FLAVOUR in
 	mpich)
@@ -287,7 +281,6 @@ launch_multihost_cmd() {
 		# at the bridge's address (not at this machine's host name).
 		LAUNCH=("$MPITEST_MPIEXEC" -disable-auto-cleanup -launcher rsh -launcher-exec "$NETNS_AGENT"
 			-iface "$NETNS_BRIDGE" -hosts "$h" -n "$np")
-		for kv in "${env[@]}"; do LAUNCH+=(-genv "${kv%%=*}" "${kv#*=}"); done
 		;;
 	openmpi)
 		# Every orted is started from mpirun (no tree spawn): an orted
@@ -302,13 +295,12 @@ launch_multihost_cmd() {
 			--hostfile "$hostfile" --map-by slot -n "$np"
 			--mca plm_rsh_agent "$NETNS_AGENT" --mca plm_rsh_no_tree_spawn 1
 			--mca oob_tcp_if_include "$NETNS_SUBNET" --mca btl_tcp_if_include "$NETNS_SUBNET")
-		for kv in "${env[@]}"; do LAUNCH+=(-x "$kv"); done
 		;;
 	*)
 		fail "unknown MPI flavour '$MPITEST_FLAVOUR'"
 		;;
 	esac
-	LAUNCH+=("$@")
+	finish_launch
 }
 
 # start_multihost_job: as run_multihost_job, in the background; lib.sh's

@@ -29,8 +29,9 @@ ms_since() {
 # ready, run CUT; once every survivor knows every victim failed, run
 # HEAL; then check everything.
 partition_run() {
-	local label=$1 cut=$2 heal=$3 victims=$4 rest v s i n t_cut t_known
+	local label=$1 cut=$2 heal=$3 victims=$4 rest rest_re v i n t_cut t_known npart=0 nexcl=0
 	rest=$(survivors $np "$victims")
+	rest_re=${rest//,/|}
 	start_multihost_job shim $per "FTSHIM_RUNDIR=$rundir" -- "$prog" --expect "$victims" --seconds 8
 	for i in $(seq 1 150); do
 		[ "$(grep -c '^rank [0-9]* ready$' "$OUT" || true)" = "$np" ] && break
@@ -42,13 +43,11 @@ partition_run() {
 	sleep 0.3
 	t_cut=$(date +%s%N)
 	$cut
-	# Until every survivor has logged every victim's failure.
+	# Until every survivor has logged every victim's failure (one line
+	# each: the count is survivors x victims).
+	local want=$(($(echo "$victims" | tr , '\n' | wc -l) * $(echo "$rest" | tr , '\n' | wc -l)))
 	for i in $(seq 1 100); do
-		n=0
-		for v in ${victims//,/ }; do
-			n=$((n + $(grep -cE "^ftshim\[($(echo "$rest" | tr , '|'))\] \+[0-9.]+ info: rank $v failed: " "$ERR" || true)))
-		done
-		[ "$n" -ge $(($(echo "$victims" | tr , ' ' | wc -w) * $(echo "$rest" | tr , ' ' | wc -w))) ] && break
+		[ "$(grep -cE "^ftshim\[($rest_re)\] \+[0-9.]+ info: rank (${victims//,/|}) failed: " "$ERR" || true)" -ge "$want" ] && break
 		sleep 0.1
 	done
 	t_known=$(ms_since "$t_cut")
@@ -63,8 +62,6 @@ partition_run() {
 
 	expect_all_checks
 	grep -q "still runs" "$OUT" && { cat "$OUT" >&2; fail "$label: a cut-off rank still ran"; }
-	local rest_re npart=0 nexcl=0
-	rest_re=$(echo "$rest" | tr , '|')
 	for v in ${victims//,/ }; do
 		# The winners declared it, by heartbeat timeout, once each.
 		expect_detected "$v" "$rest"
