@@ -53,7 +53,7 @@ static uint32_t slot_of(uint64_t key, uint32_t mask)
 }
 
 _Atomic uint64_t ftp_comm_erasures;
-_Thread_local struct ftp_comm_cache ftp_comm_cache;
+_Thread_local struct ftp_comm_cache ftp_comm_cache __attribute__((tls_model("initial-exec")));
 
 struct ftp_comm *ftp_comm_lookup_table(MPI_Comm handle)
 {

@@ -50,7 +50,11 @@ struct ftp_comm_cache {
 	struct ftp_comm *entry;
 	uint64_t erasures;
 };
-extern _Thread_local struct ftp_comm_cache ftp_comm_cache;
+/* initial-exec: the library is preloaded (or linked), so its TLS is in
+ * the static block and an access is one %fs-relative load instead of a
+ * call of __tls_get_addr at every wrapped call. */
+extern _Thread_local struct ftp_comm_cache ftp_comm_cache
+	__attribute__((tls_model("initial-exec")));
 
 static inline struct ftp_comm *ftp_comm_lookup(MPI_Comm handle)
 {

@@ -66,6 +66,12 @@ struct ftp_state {
 	 * few when this host runs more ranks than it gives us cores (a rank
 	 * that spins then only delays the one it waits for). Set at MPI_Init. */
 	uint32_t spin_polls;
+	/* A private duplicate of MPI_COMM_WORLD, made at MPI_Init while every
+	 * rank is there, for collectives run as point-to-point exchanges
+	 * (pmpi/coll_p2p.c); MPI_COMM_NULL where they are not used. Its tags
+	 * name the communicator, up to coll_tag_ub. Immutable after init. */
+	MPI_Comm coll_world;
+	int coll_tag_ub;
 };
 
 extern struct ftp_state ftp;
@@ -128,6 +134,9 @@ void ftp_agree_on_create(uint64_t id);
 /* The run directory (pmpi/rundir.c): where ranks record where they run
  * and every injection is recorded. */
 void ftp_rundir_start(void);
+/* Make ftp.coll_world (pmpi/coll_p2p.c); collective over MPI_COMM_WORLD,
+ * called by every rank from MPI_Init. */
+void ftp_coll_p2p_start(void);
 /* At MPI_Finalize: write this rank's events (before it departs); then,
  * from the lowest surviving rank once every rank departed or failed, the
  * job report and its summary line. */

@@ -79,6 +79,7 @@ int ftp_job_start(bool usable)
 	for (int i = 0; i < 6; i++)
 		snprintf(ftp.job_id + 2 * i, 3, "%02x", ftp.secret[8 + i]);
 	set_spin_polls();
+	ftp_coll_p2p_start();
 	if (!usable)
 		return -1;
 	ftp_detect_start(listen_fd);

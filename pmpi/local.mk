@@ -9,6 +9,7 @@ libftshim_la_SOURCES = \
 	pmpi/agree.c pmpi/ops.c pmpi/hangwatch.c \
 	pmpi/block.c \
 	pmpi/call.h \
+	pmpi/coll_p2p.c \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/comms.c \
 	pmpi/complete.c \

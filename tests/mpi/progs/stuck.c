@@ -2,7 +2,9 @@
  * communicator (or window) creation, which no wrapper can interrupt.
  * Usage: stuck create_group|split|win_create|intercomm. Rank size-1 is
  * the victim: for split and win_create it passes the shim's fence (its
- * MPI_Barrier matches the fence's barrier) and then dies instead of
+ * MPI_Ibarrier matches the fence's; a blocking MPI_Barrier may not match
+ * a nonblocking one, and on Open MPI the shim runs it otherwise) and then
+ * dies instead of
  * creating; for create_group it never enters. For intercomm the ranks
  * split in two halves and rank size/2, the leader of the second, dies
  * after its half's fence: the first half waits for it as the remote
@@ -14,6 +16,15 @@
 #include <time.h>
 
 #include "testutil.h"
+
+/* Pass the shim's fence before a creation on comm, as the others do. */
+static void fence(MPI_Comm comm)
+{
+	MPI_Request r;
+
+	MPI_Ibarrier(comm, &r);
+	MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
 
 int main(int argc, char **argv)
 {
@@ -32,7 +43,7 @@ int main(int argc, char **argv)
 		MPI_Comm_split(MPI_COMM_WORLD, second, rank, &half);
 		if (rank == size / 2) {
 			struct timespec ts = { 0, 300 * 1000 * 1000 };
-			MPI_Barrier(half); /* its half's fence */
+			fence(half); /* its half's fence */
 			nanosleep(&ts, NULL);
 			raise(SIGKILL);
 		}
@@ -44,7 +55,7 @@ int main(int argc, char **argv)
 	if (rank == size - 1) {
 		struct timespec ts = { 0, 300 * 1000 * 1000 };
 		if (!strcmp(what, "split") || !strcmp(what, "win_create"))
-			MPI_Barrier(MPI_COMM_WORLD); /* the others' fence */
+			fence(MPI_COMM_WORLD); /* the others' fence */
 		nanosleep(&ts, NULL);
 		raise(SIGKILL);
 	}

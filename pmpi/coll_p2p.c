@@ -1,0 +1,272 @@
+/* coll_p2p.c: MPI_Barrier and small MPI_Allreduce on Open MPI, run as
+ * watched point-to-point exchanges. Every other blocking collective runs
+ * as its nonblocking twin (pmpi/call.h); on Open MPI 4.1 the only
+ * nonblocking collectives are libnbc's, whose Iallreduce of a few bytes is
+ * a binomial reduce and then a broadcast, 2 log p rounds where the
+ * blocking MPI_Allreduce takes log p, and whose schedules cost more per
+ * round: with the twin, 8-byte MPI_Allreduce took 1.6-1.9 times as long at
+ * 8 ranks. Recursive doubling (and a dissemination barrier) over
+ * MPI_Isend/MPI_Irecv costs what Open MPI's blocking ones do. MPICH's
+ * nonblocking collectives already use these algorithms, so MPICH keeps the
+ * twins.
+ *
+ * The exchanges travel on one private duplicate of MPI_COMM_WORLD, made
+ * at MPI_Init, so that they never match the application's receives (an
+ * MPI_ANY_TAG one, say), addressed by world rank and tagged by the
+ * communicator's job-wide id. Not a duplicate per communicator: making one
+ * is itself a collective, and one abandoned because a member died leaves
+ * Open MPI's context-id allocation stuck for every later creation.
+ * Matching stays right because every member runs a communicator's
+ * collectives in the same order and messages between two ranks do not
+ * overtake each other; two communicators whose tags coincide can only
+ * meet through messages left over from a collective abandoned after a
+ * failure, with odds of one in coll_tag_ub / 2 per pair of communicators.
+ *
+ * Each exchange is watched like the collective it is part of (every
+ * member): a member that fails anywhere makes every survivor give up with
+ * MPI_ERR_PROC_FAILED, whether or not it was this round's partner, since
+ * the partner may itself be waiting on the dead one. Given up, receives
+ * are cancelled and sends freed.
+ *
+ * Sharing: application threads; ftp.coll_world is immutable after
+ * MPI_Init, and MPI forbids two threads to run collectives on one
+ * communicator at once. */
+#include "ftshim_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/call.h"
+
+#ifdef OPEN_MPI
+#define COLL_P2P 1
+#else
+#define COLL_P2P 0
+#endif
+
+/* Larger reductions stay with the twin (and its bandwidth-minded
+ * algorithms). */
+#define ALLREDUCE_P2P_MAX 2048
+
+enum { TAG_BARRIER = 0, TAG_ALLREDUCE = 1 };
+
+void ftp_coll_p2p_start(void)
+{
+	int *ub = NULL, flag = 0;
+
+	ftp.coll_world = MPI_COMM_NULL;
+	if (!COLL_P2P)
+		return;
+	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+	ftp.coll_tag_ub = flag && ub ? *ub : 32767;
+	/* Every rank calls this, so either all have it or the call failed
+	 * everywhere and the twins are used. */
+	if (PMPI_Comm_dup(MPI_COMM_WORLD, &ftp.coll_world) != MPI_SUCCESS)
+		ftp.coll_world = MPI_COMM_NULL;
+	else
+		PMPI_Comm_set_errhandler(ftp.coll_world, MPI_ERRORS_RETURN);
+}
+
+/* Whether c's collectives can run here: an intracommunicator ftshim
+ * knows, once the private communicator exists. */
+static bool usable(const struct ftp_call *c)
+{
+	return COLL_P2P && ftp.coll_world != MPI_COMM_NULL && c->comm->core->remote_size == 0;
+}
+
+/* The tag of kind for c's communicator: the same at every member. */
+static int tag_of(const struct ftp_call *c, int kind)
+{
+	uint64_t h = c->comm->core->id * UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t pairs = (uint64_t)ftp.coll_tag_ub / 2;
+
+	return (int)((h >> 17) % pairs) * 2 + kind;
+}
+
+/* Cancel a pending exchange given up on (a send may not cancel: freeing
+ * it lets the MPI finish it or not). */
+static void abandon(MPI_Request *req, bool recv)
+{
+	if (*req == MPI_REQUEST_NULL)
+		return;
+	PMPI_Cancel(req);
+	if (recv)
+		PMPI_Wait(req, MPI_STATUS_IGNORE);
+	else if (*req != MPI_REQUEST_NULL)
+		PMPI_Request_free(req);
+}
+
+/* Complete one round, reqs[0] a receive (or null) and reqs[1] a send (or
+ * null), watching every member of c's communicator. */
+static int exchange_wait(struct ftp_call *c, MPI_Request reqs[2])
+{
+	uint64_t seen = 0, polls = 0;
+	MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: GCC takes MPICH's for an empty array */
+	int flag = 0;
+
+	for (;;) {
+		int rc = PMPI_Testall(2, reqs, &flag, st);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+		int err = ftp_poll_step(c, false, &seen, &polls);
+		if (err != MPI_SUCCESS) {
+			abandon(&reqs[0], true);
+			abandon(&reqs[1], false);
+			return err;
+		}
+	}
+}
+
+/* Receive count items from rank src of c's communicator into rbuf and
+ * send count items of sbuf to its rank dst (either may be MPI_PROC_NULL),
+ * on the private communicator. */
+static int exchange(struct ftp_call *c, int tag, void *rbuf, const void *sbuf, int count,
+		    MPI_Datatype datatype, int src, int dst)
+{
+	MPI_Request reqs[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+	const int32_t *world = c->comm->core->members;
+	int rc = MPI_SUCCESS;
+
+	/* No call at all for a missing side: Open MPI refuses a NULL buffer
+	 * even with MPI_PROC_NULL. */
+	if (src != MPI_PROC_NULL)
+		rc = PMPI_Irecv(rbuf, count, datatype, world[src], tag, ftp.coll_world, &reqs[0]);
+	if (rc == MPI_SUCCESS && dst != MPI_PROC_NULL)
+		rc = PMPI_Isend(sbuf, count, datatype, world[dst], tag, ftp.coll_world, &reqs[1]);
+	if (rc != MPI_SUCCESS) {
+		abandon(&reqs[0], true);
+		return rc;
+	}
+	return exchange_wait(c, reqs);
+}
+
+/* Dissemination barrier: ceil(log2 p) rounds of empty messages. */
+static int barrier_p2p(struct ftp_call *c)
+{
+	int rank, size, rc = MPI_SUCCESS, tag = tag_of(c, TAG_BARRIER);
+
+	PMPI_Comm_rank(c->real, &rank);
+	PMPI_Comm_size(c->real, &size);
+	for (int k = 1; k < size && rc == MPI_SUCCESS; k <<= 1)
+		rc = exchange(c, tag, NULL, NULL, 0, MPI_BYTE, (rank - k + size) % size,
+			      (rank + k) % size);
+	return rc;
+}
+
+/* Whether count items of datatype are plain contiguous bytes this module
+ * can copy with memcpy and keep on the stack. */
+static bool fits_p2p(int count, MPI_Datatype datatype, size_t *bytes)
+{
+	MPI_Aint lb, extent, tlb, textent;
+	int size;
+
+	if (count < 0 || PMPI_Type_size(datatype, &size) != MPI_SUCCESS ||
+	    PMPI_Type_get_extent(datatype, &lb, &extent) != MPI_SUCCESS ||
+	    PMPI_Type_get_true_extent(datatype, &tlb, &textent) != MPI_SUCCESS)
+		return false;
+	if (size <= 0 || lb != 0 || tlb != 0 || extent != size || textent != size ||
+	    (size_t)count > ALLREDUCE_P2P_MAX / (size_t)size)
+		return false;
+	*bytes = (size_t)count * (size_t)size;
+	return true;
+}
+
+/* Recursive doubling (after folding the ranks beyond the largest power of
+ * two into their neighbours), keeping rank order in every reduction so
+ * that non-commutative operations get the order MPI requires. */
+static int allreduce_p2p(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			 MPI_Datatype datatype, MPI_Op op, size_t bytes)
+{
+	_Alignas(max_align_t) char tmp[ALLREDUCE_P2P_MAX];
+	int rank, size, rc = MPI_SUCCESS, tag = tag_of(c, TAG_ALLREDUCE);
+
+	PMPI_Comm_rank(c->real, &rank);
+	PMPI_Comm_size(c->real, &size);
+	if (sendbuf != MPI_IN_PLACE && bytes)
+		memcpy(recvbuf, sendbuf, bytes);
+	int pof2 = 1;
+	while (pof2 <= size / 2)
+		pof2 <<= 1;
+	int rem = size - pof2, vrank = rank - rem;
+	if (rank < 2 * rem) {
+		/* Even ranks hand their data to the next rank and wait. */
+		if (rank % 2 == 0) {
+			rc = exchange(c, tag, NULL, recvbuf, count, datatype,
+				      MPI_PROC_NULL, rank + 1);
+			vrank = -1;
+		} else {
+			rc = exchange(c, tag, tmp, NULL, count, datatype, rank - 1,
+				      MPI_PROC_NULL);
+			if (rc == MPI_SUCCESS)
+				rc = PMPI_Reduce_local(tmp, recvbuf, count, datatype, op);
+			vrank = rank / 2;
+		}
+	}
+	for (int mask = 1; vrank >= 0 && mask < pof2 && rc == MPI_SUCCESS; mask <<= 1) {
+		int vpeer = vrank ^ mask;
+		int peer = vpeer < rem ? 2 * vpeer + 1 : vpeer + rem;
+		rc = exchange(c, tag, tmp, recvbuf, count, datatype, peer, peer);
+		if (rc != MPI_SUCCESS)
+			break;
+		if (peer < rank) {
+			rc = PMPI_Reduce_local(tmp, recvbuf, count, datatype, op);
+		} else {
+			/* mine op theirs, kept in tmp, then back. */
+			rc = PMPI_Reduce_local(recvbuf, tmp, count, datatype, op);
+			memcpy(recvbuf, tmp, bytes);
+		}
+	}
+	if (rc == MPI_SUCCESS && rank < 2 * rem)
+		rc = rank % 2 ? exchange(c, tag, NULL, recvbuf, count, datatype,
+					 MPI_PROC_NULL, rank - 1)
+			      : exchange(c, tag, recvbuf, NULL, count, datatype,
+					 rank + 1, MPI_PROC_NULL);
+	return rc;
+}
+
+/* The MPI's own errors on the private communicator (an invalid operation
+ * given to MPI_Reduce_local, ...) go to the application's communicator's
+ * handler, as the MPI's collective would have sent them; ftshim's own go
+ * there in ftp_post_coll. */
+static int mpi_error(struct ftp_call *c, int rc)
+{
+	if (rc != MPI_SUCCESS && !ftp_is_ft_error(rc))
+		PMPI_Comm_call_errhandler(c->real, rc);
+	return rc;
+}
+
+FT_EXPORT int MPI_Barrier(MPI_Comm comm)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Barrier);
+	int rc = ftp_pre_coll(&c, comm);
+
+	if (rc == MPI_SUCCESS) {
+		if (c.direct)
+			rc = PMPI_Barrier(c.real);
+		else if (usable(&c))
+			rc = mpi_error(&c, barrier_p2p(&c));
+		else
+			rc = ftp_block(&c, PMPI_Ibarrier(c.real, &c.req), MPI_STATUS_IGNORE);
+	}
+	return ftp_post_coll(&c, rc);
+}
+
+FT_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+			    MPI_Op op, MPI_Comm comm)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Allreduce);
+	int rc = ftp_pre_coll(&c, comm);
+	size_t bytes;
+
+	if (rc == MPI_SUCCESS) {
+		if (c.direct)
+			rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, c.real);
+		else if (usable(&c) && fits_p2p(count, datatype, &bytes))
+			rc = mpi_error(&c, allreduce_p2p(&c, sendbuf, recvbuf, count, datatype, op, bytes));
+		else
+			rc = ftp_block(&c, PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, c.real,
+							   &c.req),
+				       MPI_STATUS_IGNORE);
+	}
+	return ftp_post_coll(&c, rc);
+}
