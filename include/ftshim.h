@@ -28,7 +28,8 @@ int ftshim_comm_id(MPI_Comm comm, uint64_t *id);
 
 /* The state of a process, by its rank in MPI_COMM_WORLD, as this process
  * knows it now: FTSHIM_ALIVE or FTSHIM_FAILED. A failed process stays
- * failed (fail-stop). -1 if ftshim is inactive or the rank is out of
+ * failed (fail-stop), unless FTSHIM_READMIT=1 re-admits it (then it is
+ * FTSHIM_ALIVE again). -1 if ftshim is inactive or the rank is out of
  * range. */
 #define FTSHIM_ALIVE 0
 #define FTSHIM_FAILED 1
@@ -46,6 +47,12 @@ int ftshim_failed_ranks(int *ranks, int max);
  * or -1 if fn is NULL or there are already 16. */
 typedef void (*ftshim_failure_fn)(int world_rank, void *arg);
 int ftshim_on_failure(ftshim_failure_fn fn, void *arg);
+
+/* With FTSHIM_READMIT=1: call fn(world_rank, arg) when a process declared
+ * failed by heartbeat timeout is heard again and re-admitted (alive for
+ * point-to-point again; communicators that had it stay failed). As
+ * ftshim_on_failure otherwise; a separate list of up to 16. */
+int ftshim_on_readmit(ftshim_failure_fn fn, void *arg);
 
 /* Mark a point of the program for FTSHIM_INJECT: a clause with
  * at=point:NAME:VALUE kills its ranks when they get here with that name

@@ -117,9 +117,18 @@ static bool get_view(uint64_t id, struct view *v)
 	return true;
 }
 
+/* A member re-admitted since it failed (FTSHIM_READMIT) stays out of
+ * agreements on the communicators that had it. */
 static bool member_failed(const struct view *v, uint32_t i)
 {
-	return ft_proc_is_failed(&ftp.procs, (uint32_t)v->members[i]);
+	return ft_proc_ever_failed(&ftp.procs, (uint32_t)v->members[i]);
+}
+
+/* A rank re-admitted itself takes part in no agreement: the others went
+ * on without it in every communicator it was in. */
+static bool left_out(void)
+{
+	return atomic_load_explicit(&ftp.self_readmitted, memory_order_relaxed);
 }
 
 /* The coordinator: the lowest index this process does not know failed. */
@@ -578,7 +587,9 @@ FT_EXPORT int MPIX_Comm_agree(MPI_Comm comm, int *flag)
 	int rc = MPI_ERR_COMM;
 
 	ftp_resolve(&c, comm);
-	if (c.comm) {
+	if (c.comm && left_out()) {
+		rc = FTP_ERR_PROC_FAILED;
+	} else if (c.comm) {
 		uint32_t value = (uint32_t)*flag;
 		uint64_t start = ftp_wall_now();
 		rc = agree_run(c.comm, &value, NULL);
@@ -637,7 +648,7 @@ static int shrink_build(struct shrink *s)
 	for (uint32_t i = 0; i < s->n; i++) {
 		if (bit(s->failed, i))
 			continue;
-		if (ft_proc_is_failed(&ftp.procs, (uint32_t)e->core->members[i]))
+		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)e->core->members[i]))
 			return -1;
 		s->ranks[nalive++] = (int)i;
 	}
@@ -668,6 +679,8 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 		/* Intercommunicators are not shrunk (yet). */
 		return ftp_post_plain(&c, rc);
 	}
+	if (left_out())
+		return ftp_post_plain(&c, FTP_ERR_PROC_FAILED);
 	if (!shrink_init(&s, &c, newcomm))
 		return ftp_post_plain(&c, MPI_ERR_NO_MEM);
 	uint64_t start = ftp_wall_now();
@@ -728,6 +741,8 @@ FT_EXPORT int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 	int rc = MPI_ERR_COMM;
 
 	ftp_resolve(&c, comm);
+	if (c.comm && left_out())
+		return ftp_post_plain(&c, FTP_ERR_PROC_FAILED);
 	if (c.comm && !(o = calloc(1, sizeof *o)))
 		rc = MPI_ERR_NO_MEM;
 	if (o && (o->a = agree_start(c.comm, (uint32_t)*flag))) {
@@ -776,6 +791,8 @@ FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *r
 	int rc = MPI_ERR_COMM;
 
 	ftp_resolve(&c, comm);
+	if (c.comm && left_out())
+		return ftp_post_plain(&c, FTP_ERR_PROC_FAILED);
 	if (c.comm && !c.comm->core->remote_size) {
 		o = calloc(1, sizeof *o);
 		rc = MPI_ERR_NO_MEM;

@@ -41,16 +41,20 @@ static bool is_member(const struct ft_comm *core, int32_t world)
 	return false;
 }
 
-/* Has a member (of either group) failed? Cached per value of ftp.events. */
+/* Has a member (of either group) failed? Cached per value of ftp.events.
+ * A member re-admitted since (FTSHIM_READMIT) still counts, and so does
+ * this rank once it was re-admitted itself: a communicator that lost a
+ * member stays so (ULFM), the same at every member. */
 static bool failed_member(struct ftp_comm *e, uint64_t events)
 {
 	if (atomic_load_explicit(&e->checked, memory_order_acquire) == events)
 		return atomic_load_explicit(&e->failed_member, memory_order_relaxed);
 	const struct ft_comm *core = e->core;
 	uint32_t n = core->local_size + core->remote_size;
-	bool any = false;
+	bool any = atomic_load_explicit(&ftp.self_readmitted, memory_order_relaxed) &&
+		   is_member(core, ftp.world_rank);
 	for (uint32_t i = 0; i < n && !any; i++)
-		any = ft_proc_is_failed(&ftp.procs, (uint32_t)core->members[i]);
+		any = ft_proc_ever_failed(&ftp.procs, (uint32_t)core->members[i]);
 	atomic_store_explicit(&e->failed_member, any, memory_order_relaxed);
 	atomic_store_explicit(&e->checked, events, memory_order_release);
 	return any;
@@ -224,8 +228,13 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
 	for (int i = 0; i < size; i++)
 		ranks[i] = i;
 	if (PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, ranks + size) == MPI_SUCCESS) {
+		/* As for any collective: a member that failed, even if
+		 * re-admitted since, and this rank if it was (see failed_member). */
+		bool self_back = atomic_load_explicit(&ftp.self_readmitted, memory_order_relaxed);
 		for (int i = 0; i < size && rc == MPI_SUCCESS; i++)
-			if (ranks[size + i] >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)ranks[size + i]))
+			if (ranks[size + i] >= 0 &&
+			    (ft_proc_ever_failed(&ftp.procs, (uint32_t)ranks[size + i]) ||
+			     (self_back && ranks[size + i] == ftp.world_rank)))
 				rc = FTP_ERR_PROC_FAILED;
 		/* Collective over the group only, with nothing to fence on: a
 		 * member may still be on its way, or die inside. */

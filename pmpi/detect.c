@@ -23,13 +23,46 @@
 #define MAX_CALLBACKS 16
 
 /* Registered by the application thread(s) under callbacks_lock; called on
- * the detector thread, under the same lock. */
+ * the detector thread, a copy taken under the same lock. One list for
+ * failures (ftshim_on_failure), one for re-admissions (ftshim_on_readmit). */
 static pthread_mutex_t callbacks_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	ftshim_failure_fn fn;
-	void *arg;
-} callbacks[MAX_CALLBACKS];
-static int ncallbacks;
+struct callback_list {
+	struct {
+		ftshim_failure_fn fn;
+		void *arg;
+	} v[MAX_CALLBACKS];
+	int n;
+};
+static struct callback_list on_failure_list, on_readmit_list;
+
+static int add_callback(struct callback_list *l, ftshim_failure_fn fn, void *arg)
+{
+	int rc = -1;
+
+	if (!fn)
+		return -1;
+	pthread_mutex_lock(&callbacks_lock);
+	if (l->n < MAX_CALLBACKS) {
+		l->v[l->n].fn = fn;
+		l->v[l->n].arg = arg;
+		l->n++;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&callbacks_lock);
+	return rc;
+}
+
+/* Call a copy, outside the lock, so that a callback may register another. */
+static void call_callbacks(const struct callback_list *l, uint32_t rank)
+{
+	struct callback_list now_registered;
+
+	pthread_mutex_lock(&callbacks_lock);
+	now_registered = *l;
+	pthread_mutex_unlock(&callbacks_lock);
+	for (int i = 0; i < now_registered.n; i++)
+		now_registered.v[i].fn((int)rank, now_registered.v[i].arg);
+}
 
 /* Written by the application thread in MPI_Init / MPI_Finalize only. */
 static struct ft_engine *engine;
@@ -94,6 +127,34 @@ static void report_failure(const struct ft_entry *e, uint32_t told_by)
 			      e->rank, ftp_detection_word(e->how), e->detector, told_by, failed_s);
 }
 
+/* FTSHIM_READMIT: a rank declared failed by heartbeat timeout was heard
+ * again, and everyone takes it back; or this very rank is back. */
+static void on_readmitted(const struct ft_entry *e, uint32_t told_by)
+{
+	uint64_t now = ftp_wall_now();
+
+	if (e->rank == (uint32_t)ftp.world_rank) {
+		/* Its communicators stay failed at the others: so here too. */
+		atomic_store_explicit(&ftp.self_readmitted, true, memory_order_relaxed);
+		atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
+		ft_warn("this rank is back in the job: re-admitted by rank %u (FTSHIM_READMIT=1); "
+			"point-to-point works again, but every communicator it was in stays failed "
+			"(collectives, agreement and shrink on them return MPI_ERR_PROC_FAILED)",
+			e->detector);
+		ft_events_add(now, "readmission", ",\"readmitted\":%u,\"readmitted_by\":%u", e->rank, e->detector);
+		return;
+	}
+	if (!ft_proc_readmit(&ftp.procs, e->rank))
+		return;
+	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
+	ft_info("rank %u is back: it was declared failed by heartbeat timeout and then heard again "
+		"by rank %u%s, so it is re-admitted (FTSHIM_READMIT=1): point-to-point with it works "
+		"again; communicators that had it stay failed",
+		e->rank, e->detector, told_by == e->detector ? "" : " (told by another rank)");
+	ft_events_add(now, "readmission", ",\"readmitted\":%u,\"readmitted_by\":%u", e->rank, e->detector);
+	call_callbacks(&on_readmit_list, e->rank);
+}
+
 static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 {
 	(void)ctx;
@@ -111,23 +172,22 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 		ft_engine_exit_soon(engine, e->how & 0xff ? e->how & 0xff : 1);
 		return;
 	}
-	if (!ft_proc_mark_failed(&ftp.procs, e->rank, (enum ft_fail_how)e->how, (int32_t)e->detector,
-				 (int32_t)told_by, ft_clock_now()))
+	if (e->event == FT_EV_READMITTED) {
+		on_readmitted(e, told_by);
+		return;
+	}
+	bool changed = e->event == FT_EV_FAILED_AGAIN
+			       ? ft_proc_mark_failed_again(&ftp.procs, e->rank)
+			       : ft_proc_mark_failed(&ftp.procs, e->rank, (enum ft_fail_how)e->how,
+						     (int32_t)e->detector, (int32_t)told_by, ft_clock_now());
+	if (!changed)
 		return;
 	/* release: a wrapper that sees the new value sees the table entry. */
 	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
 	ftp_agree_on_failure();
 	ftp_hang_watch_on_failure(e->rank);
 	report_failure(e, told_by);
-	/* Call a copy, outside the lock, so that a callback may register
-	 * another. */
-	pthread_mutex_lock(&callbacks_lock);
-	int n = ncallbacks;
-	__typeof__(callbacks) now_registered;
-	memcpy(now_registered, callbacks, sizeof callbacks);
-	pthread_mutex_unlock(&callbacks_lock);
-	for (int i = 0; i < n; i++)
-		now_registered[i].fn((int)e->rank, now_registered[i].arg);
+	call_callbacks(&on_failure_list, e->rank);
 }
 
 static void on_app(void *ctx, const struct ft_msg *m)
@@ -156,6 +216,17 @@ static void on_excluded(void *ctx, uint32_t by, uint32_t how)
 		 "unreachable or stopped; the job goes on without it, and it exits now (status %d)",
 		 by, how < FT_HOW_COUNT ? ft_fail_how_names[how] : "unknown", FT_EXIT_EXCLUDED);
 	_exit(FT_EXIT_EXCLUDED);
+}
+
+/* FTSHIM_READMIT: the others declared this rank failed while it was
+ * stopped or unreachable; it goes on, and its next heartbeat makes them
+ * take it back. */
+static void on_declared_self(void *ctx, uint32_t by, uint32_t how)
+{
+	(void)ctx;
+	ft_warn("this rank was declared failed by the others (rank %u, %s) while it was "
+		"unreachable or stopped; FTSHIM_READMIT=1: it goes on and waits to be re-admitted",
+		by, how < FT_HOW_COUNT ? ft_fail_how_names[how] : "unknown");
 }
 
 /* Fail-stop on the losing side of a partition: the ranks this one can
@@ -211,6 +282,7 @@ int ftp_detect_start(int listen_fd)
 			.bcast = (enum ft_bcast_kind)ftp.cfg.bcast,
 			.shuffle = ftp.cfg.ring_shuffle,
 			.quorum = ftp.cfg.partition == FT_PARTITION_MAJORITY,
+			.readmit = ftp.cfg.readmit,
 		},
 		.endpoints = eps,
 		.listen_fd = listen_fd,
@@ -222,7 +294,8 @@ int ftp_detect_start(int listen_fd)
 	cfg.det.seed = seed;
 	cfg.det.wall_offset_ns = ftp.wall_offset_ns;
 	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded,
-					 .lost_quorum = on_lost_quorum, .app = on_app };
+					 .lost_quorum = on_lost_quorum, .declared_self = on_declared_self,
+					 .app = on_app };
 	ft_overlay_format(&eps[ftp.world_rank], where, sizeof where);
 	rc = ft_engine_start(&engine, &cfg, &hooks);
 	free(eps);
@@ -285,17 +358,10 @@ FT_EXPORT int ftshim_failed_ranks(int *ranks, int max)
 
 FT_EXPORT int ftshim_on_failure(ftshim_failure_fn fn, void *arg)
 {
-	int rc = -1;
+	return add_callback(&on_failure_list, fn, arg);
+}
 
-	if (!fn)
-		return -1;
-	pthread_mutex_lock(&callbacks_lock);
-	if (ncallbacks < MAX_CALLBACKS) {
-		callbacks[ncallbacks].fn = fn;
-		callbacks[ncallbacks].arg = arg;
-		ncallbacks++;
-		rc = 0;
-	}
-	pthread_mutex_unlock(&callbacks_lock);
-	return rc;
+FT_EXPORT int ftshim_on_readmit(ftshim_failure_fn fn, void *arg)
+{
+	return add_callback(&on_readmit_list, fn, arg);
 }

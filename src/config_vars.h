@@ -44,6 +44,11 @@
 	  "still reaches a strict majority of the job's live ranks (or half of them, holding the " \
 	  "lowest rank); a rank that cannot exits with status 74, so a network partition never " \
 	  "leaves two jobs; off: declare at once, and every side of a partition goes on alone") \
+	X(READMIT, readmit, BOOL, "0", 0, 1, NULL, \
+	  "1 re-admits, once, a rank declared failed by heartbeat timeout that is heard again " \
+	  "(OCFTL's false positives): it is alive again for point-to-point and ftshim_rank_state, " \
+	  "but every communicator that had it stays failed, so this breaks ULFM's fail-stop " \
+	  "consistency; 0: it is told it failed and exits with status 75") \
 	X(IFACE, iface, STRING, "", 0, 0, NULL, \
 	  "The network interface (eth0) or IPv4 address the control plane binds to; unset: all " \
 	  "interfaces, with the first non-loopback address published to other hosts") \

@@ -93,9 +93,24 @@ static int known_add(struct ft_known *k, uint32_t rank, uint16_t event)
 	return 1;
 }
 
+#define EV_BIT(ev) (1u << (ev))
+
+/* Failed, by the events known of a rank: FAILED and not re-admitted, or
+ * failed again since. */
+static bool events_failed(uint8_t ev)
+{
+	return (ev & EV_BIT(FT_EV_FAILED)) &&
+	       (!(ev & EV_BIT(FT_EV_READMITTED)) || (ev & EV_BIT(FT_EV_FAILED_AGAIN)));
+}
+
+static bool events_left(uint8_t ev)
+{
+	return events_failed(ev) || (ev & EV_BIT(FT_EV_DEPARTED));
+}
+
 bool ft_det_knows_failed(const struct ft_detector *d, uint32_t rank)
 {
-	return known_events(&d->known, rank) & (1u << FT_EV_FAILED);
+	return events_failed(known_events(&d->known, rank));
 }
 
 bool ft_det_knows_departed(const struct ft_detector *d, uint32_t rank)
@@ -406,7 +421,9 @@ static int append_news(struct ft_detector *d, const struct ft_entry *e)
 	if (d->nnews == d->news_cap) {
 		uint32_t cap = d->news_cap ? 2 * d->news_cap : 16;
 		struct ft_entry *news = realloc(d->news, cap * sizeof *news);
-		struct ft_entry *fresh = realloc(d->fresh, cap * sizeof *fresh);
+		/* Room for each new entry and the history it carries (see
+		 * with_history): at most three per entry. */
+		struct ft_entry *fresh = realloc(d->fresh, 3 * cap * sizeof *fresh);
 		if (fresh)
 			d->fresh = fresh;
 		if (!news || !fresh) {
@@ -421,31 +438,76 @@ static int append_news(struct ft_detector *d, const struct ft_entry *e)
 	return 0;
 }
 
+/* This process is told that it failed (by, how). Fail-stop: it is out
+ * (ops.excluded), unless re-admission may bring it back: with
+ * cfg.readmit, a first failure by heartbeat timeout, it goes on and waits
+ * for it. Returns true if it goes on. */
+static bool told_failed(struct ft_detector *d, uint32_t by, uint32_t how, bool again)
+{
+	if (d->cfg.readmit && !again && how == FT_HOW_HB_TIMEOUT) {
+		/* Late word of the first failure, undone already. */
+		if (known_events(&d->known, d->cfg.self) & EV_BIT(FT_EV_READMITTED))
+			return true;
+		if (!d->awaiting_readmission) {
+			d->awaiting_readmission = true;
+			if (d->ops.declared_self)
+				d->ops.declared_self(d->ops.ctx, by, how);
+		}
+		return true;
+	}
+	if (!d->excluded) {
+		d->excluded = true;
+		d->ops.excluded(d->ops.ctx, by, how);
+	}
+	return false;
+}
+
 /* Record one entry. Returns true if it was news to this process. */
 static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told_by, uint64_t now)
 {
-	if (e->rank >= d->cfg.nprocs ||
-	    (e->event != FT_EV_FAILED && e->event != FT_EV_DEPARTED && e->event != FT_EV_ABORT))
+	if (e->rank >= d->cfg.nprocs || e->event < FT_EV_FAILED || e->event > FT_EV_FAILED_AGAIN)
 		return false;
-	if (e->rank == d->cfg.self && e->event == FT_EV_FAILED) {
-		if (!d->excluded) {
-			d->excluded = true;
-			d->ops.excluded(d->ops.ctx, told_by, e->how);
-		}
+	bool self = e->rank == d->cfg.self;
+	uint8_t before = known_events(&d->known, e->rank);
+	/* Every sender puts a re-admission's history first (with_history):
+	 * without it, the entry is dropped, and anti-entropy brings both. */
+	if ((e->event == FT_EV_READMITTED && !(before & EV_BIT(FT_EV_FAILED))) ||
+	    (e->event == FT_EV_FAILED_AGAIN && !(before & EV_BIT(FT_EV_READMITTED))))
 		return false;
-	}
-	bool had_any = (known_events(&d->known, e->rank) &
-			((1u << FT_EV_FAILED) | (1u << FT_EV_DEPARTED))) != 0;
+	/* News that this process failed: recorded like any news (so that its
+	 * view and digest agree with the others') only if it goes on. */
+	if (self && (e->event == FT_EV_FAILED || e->event == FT_EV_FAILED_AGAIN) &&
+	    !(before & EV_BIT(e->event)) &&
+	    !told_failed(d, told_by, e->how, e->event == FT_EV_FAILED_AGAIN))
+		return false;
 	int rc = known_add(&d->known, e->rank, e->event);
 	if (rc == 0)
 		d->stats.duplicates++;
 	if (rc <= 0 || append_news(d, e) != 0)
 		return false;
-	if (!had_any && e->rank != d->cfg.self && e->event != FT_EV_ABORT)
-		d->nleft++;
-	d->digest ^= news_hash(e->rank, e->event);
-	if (e->event == FT_EV_FAILED) {
+	uint8_t after = (uint8_t)(before | EV_BIT(e->event));
+	bool failed_before = events_failed(before), failed_now = events_failed(after);
+	if (!self && events_left(before) != events_left(after)) {
+		if (events_left(after))
+			d->nleft++;
+		else
+			d->nleft--;
+	}
+	if (failed_now && !failed_before)
 		d->nfailed++;
+	else if (failed_before && !failed_now)
+		d->nfailed--;
+	d->digest ^= news_hash(e->rank, e->event);
+	if (self) {
+		if (e->event == FT_EV_READMITTED)
+			d->awaiting_readmission = false;
+	} else if (failed_before && !failed_now) {
+		/* Re-admitted: back in the ring, maybe as a neighbour. */
+		if (d->owns_ring)
+			ft_ring_insert(d->ring, e->rank);
+		if (d->started)
+			update_neighbours(d, now);
+	} else if (failed_now && !failed_before) {
 		drop_suspect(d, e->rank);
 		/* A rank that answered this round and has failed since counts
 		 * neither among the members nor among those reached. */
@@ -454,16 +516,56 @@ static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told
 		if (d->owns_ring)
 			ft_ring_remove(d->ring, e->rank);
 		/* The one who saw it tells the failed rank, in case it was only
-		 * paused: when it resumes, this is the first thing it reads. */
+		 * paused: when it resumes, this is the first thing it reads. A
+		 * second failure is told as a notice, which re-admission (see
+		 * told_failed) never waits out. */
 		if (e->detector == d->cfg.self)
-			send_excluded(d, e->rank, e->how, d->cfg.self);
+			send_excluded(d, e->rank,
+				      e->event == FT_EV_FAILED_AGAIN ? FT_HOW_NOTICE : e->how,
+				      d->cfg.self);
 		if (d->started && (e->rank == d->observed || e->rank == d->emit_to))
 			update_neighbours(d, now);
-	} else if (e->event == FT_EV_DEPARTED) {
-		d->ndeparted++;
 	}
-	d->ops.learned(d->ops.ctx, e, told_by);
+	if (e->event == FT_EV_DEPARTED)
+		d->ndeparted++;
+	/* Its own failure went to told_failed (ops.declared_self). */
+	if (!self || e->event == FT_EV_READMITTED || e->event == FT_EV_DEPARTED || e->event == FT_EV_ABORT)
+		d->ops.learned(d->ops.ctx, e, told_by);
 	return true;
+}
+
+/* The entry this process holds for (rank, event), or NULL. */
+static const struct ft_entry *held_entry(const struct ft_detector *d, uint32_t rank, uint16_t event)
+{
+	for (uint32_t i = 0; i < d->nnews; i++)
+		if (d->news[i].rank == rank && d->news[i].event == event)
+			return &d->news[i];
+	return NULL;
+}
+
+/* Append e to out[*n], preceded by the news it follows (FAILED before a
+ * READMITTED; FAILED and READMITTED before a FAILED_AGAIN), so that a
+ * process never learns of a re-admission before the failure it undoes,
+ * whatever path the news takes. O(news), on re-admissions only. */
+static void with_history(const struct ft_detector *d, const struct ft_entry *e, struct ft_entry *out,
+			 uint32_t *n)
+{
+	uint16_t before[2];
+	uint32_t nb = 0;
+
+	if (e->event == FT_EV_READMITTED || e->event == FT_EV_FAILED_AGAIN)
+		before[nb++] = FT_EV_FAILED;
+	if (e->event == FT_EV_FAILED_AGAIN)
+		before[nb++] = FT_EV_READMITTED;
+	for (uint32_t i = 0; i < nb; i++) {
+		const struct ft_entry *h = held_entry(d, e->rank, before[i]);
+		bool there = false;
+		for (uint32_t j = 0; j < *n && !there; j++)
+			there = out[j].rank == e->rank && out[j].event == before[i];
+		if (h && !there)
+			out[(*n)++] = *h;
+	}
+	out[(*n)++] = *e;
 }
 
 /* Learn a list from one message and flood what was new. */
@@ -473,7 +575,7 @@ static void learn_list(struct ft_detector *d, const struct ft_msg *m, uint64_t n
 
 	for (uint32_t i = 0; i < m->list.count && !d->excluded; i++) {
 		if (learn(d, &m->list.entries[i], m->from, now))
-			d->fresh[nfresh++] = m->list.entries[i];
+			with_history(d, &m->list.entries[i], d->fresh, &nfresh);
 	}
 	if (!d->excluded)
 		flood(d, d->fresh, nfresh);
@@ -483,13 +585,20 @@ static void learn_list(struct ft_detector *d, const struct ft_msg *m, uint64_t n
  * this process can tell. */
 static void declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t failed_ns, uint64_t now)
 {
-	struct ft_entry e = { .rank = rank, .event = FT_EV_FAILED, .how = how, .detector = d->cfg.self,
+	/* A re-admitted rank that fails again does so for good. */
+	bool again = known_events(&d->known, rank) & EV_BIT(FT_EV_READMITTED);
+	struct ft_entry e = { .rank = rank, .event = again ? FT_EV_FAILED_AGAIN : FT_EV_FAILED,
+			      .how = how, .detector = d->cfg.self,
 			      .at_ns = failed_ns + (uint64_t)d->cfg.wall_offset_ns };
 
 	if (d->excluded || rank == d->cfg.self)
 		return;
-	if (learn(d, &e, d->cfg.self, now))
-		flood(d, &e, 1);
+	if (learn(d, &e, d->cfg.self, now)) {
+		struct ft_entry out[3];
+		uint32_t n = 0;
+		with_history(d, &e, out, &n);
+		flood(d, out, n);
+	}
 }
 
 void ft_det_declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t now)
@@ -576,8 +685,12 @@ uint64_t ft_det_tick(struct ft_detector *d, uint64_t now)
 	}
 	/* A departed rank stops its heartbeats only when every rank has
 	 * departed; its silence is not a failure. */
+	/* A process waiting to be re-admitted suspects nobody: the others
+	 * have left it out of their ring, and its first heartbeat brings it
+	 * back. */
 	if (d->observed != FT_RANK_NONE && now >= d->deadline_ns &&
-	    !ft_det_knows_departed(d, d->observed) && !is_suspect(d, d->observed))
+	    !ft_det_knows_departed(d, d->observed) && !is_suspect(d, d->observed) &&
+	    !d->awaiting_readmission)
 		suspect(d, d->observed, d->heard_ns, now); /* silent since */
 	if (d->q.active)
 		check_quorum(d, now);
@@ -618,6 +731,38 @@ static void on_heartbeat(struct ft_detector *d, const struct ft_msg *m, uint64_t
 	}
 }
 
+/* Whether a failed rank that was just heard from comes back: only with
+ * cfg.readmit, once, and only after a silence (a refused connection
+ * proves death; a rank that departed or aborted is done). */
+static const struct ft_entry *readmittable(const struct ft_detector *d, uint32_t rank)
+{
+	uint8_t ev = known_events(&d->known, rank);
+
+	if (!d->cfg.readmit ||
+	    (ev & (EV_BIT(FT_EV_READMITTED) | EV_BIT(FT_EV_DEPARTED) | EV_BIT(FT_EV_ABORT))))
+		return NULL;
+	const struct ft_entry *f = held_entry(d, rank, FT_EV_FAILED);
+	return f && f->how == FT_HOW_HB_TIMEOUT ? f : NULL;
+}
+
+/* Re-admit rank (failed as *f), flooding the news with its history; the
+ * rank gets this process's whole view, its own failure and re-admission
+ * included. */
+static void readmit(struct ft_detector *d, const struct ft_entry *f, uint64_t now)
+{
+	struct ft_entry e = { .rank = f->rank, .event = FT_EV_READMITTED, .detector = d->cfg.self,
+			      .at_ns = now + (uint64_t)d->cfg.wall_offset_ns };
+	struct ft_entry out[3];
+	uint32_t n = 0;
+
+	if (!learn(d, &e, d->cfg.self, now))
+		return;
+	d->stats.readmitted++;
+	with_history(d, &e, out, &n);
+	flood(d, out, n);
+	send_view(d, f->rank, 0);
+}
+
 void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
 {
 	if (m->type <= 0 || m->type >= FT_MSG_TYPE_END || m->from >= d->cfg.nprocs ||
@@ -625,11 +770,16 @@ void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
 		return;
 	d->stats.received[m->type]++;
 	if (ft_det_knows_failed(d, m->from)) {
-		/* Fail-stop: a rank we know failed does not come back. */
-		d->stats.from_failed++;
-		if (m->type != FT_MSG_EXCLUDED)
-			send_excluded(d, m->from, FT_HOW_NOTICE, d->cfg.self);
-		return;
+		const struct ft_entry *f = readmittable(d, m->from);
+		if (f) {
+			readmit(d, f, now); /* then take the message as from any rank */
+		} else {
+			/* Fail-stop: a rank we know failed does not come back. */
+			d->stats.from_failed++;
+			if (m->type != FT_MSG_EXCLUDED)
+				send_excluded(d, m->from, FT_HOW_NOTICE, d->cfg.self);
+			return;
+		}
 	}
 	switch (m->type) {
 	case FT_MSG_HEARTBEAT:
@@ -648,10 +798,9 @@ void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
 		on_probe(d, m, now);
 		break;
 	case FT_MSG_EXCLUDED:
-		if (!d->excluded) {
-			d->excluded = true;
-			d->ops.excluded(d->ops.ctx, m->from, m->excluded.how);
-		}
+		/* One for a heartbeat timeout is about a first failure (see
+		 * learn); a second one comes as a notice. */
+		told_failed(d, m->from, m->excluded.how, false);
 		break;
 	default:
 		break;

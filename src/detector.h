@@ -38,6 +38,17 @@
  *    ft_det_connection_lost) need no round: a dead process is on no side.
  *    Two sides cannot both win: each would need more than half of a
  *    membership that, failures aside, holds both.
+ *  - Re-admission (cfg.readmit, OCFTL's "false positive"): a message from
+ *    a rank declared failed by heartbeat timeout (a silence; a refused
+ *    connection proves death) makes whoever gets it flood news READMITTED
+ *    and send the rank its view; the rank is back in the ring and
+ *    no longer counts as failed. The rank itself, told it failed, waits
+ *    for that instead of reporting ops.excluded. Once only: a re-admitted
+ *    rank that fails again (FT_EV_FAILED_AGAIN) stays failed. Whoever
+ *    sends either entry sends the entries it follows first (FAILED, then
+ *    READMITTED), and an entry that arrives without them is dropped, so no
+ *    process learns them out of order. The news set still only grows, so
+ *    the flood, the digests and the anti-entropy work unchanged.
  *
  * Thread rule: one thread drives a detector; nothing here is shared. */
 #ifndef FTSHIM_DETECTOR_H
@@ -61,6 +72,7 @@ struct ft_det_config {
 	int64_t wall_offset_ns;   /* the clock's time plus this is the wall clock
 				     (ns since the epoch), for entries' at_ns */
 	bool quorum;              /* heartbeat timeouts need a majority (see above) */
+	bool readmit;             /* re-admit a failed rank heard again (see above) */
 };
 
 struct ft_det_ops {
@@ -79,6 +91,10 @@ struct ft_det_ops {
 	 * detector has stopped, as after excluded. May be NULL without
 	 * cfg.quorum. */
 	void (*lost_quorum)(void *ctx, uint32_t reached, uint32_t members, uint32_t lowest);
+	/* cfg.readmit: the others declared this process failed (by told it,
+	 * how); it goes on and waits to be re-admitted (ops.learned with
+	 * FT_EV_READMITTED for itself). May be NULL. */
+	void (*declared_self)(void *ctx, uint32_t by, uint32_t how);
 };
 
 struct ft_det_stats {
@@ -89,6 +105,7 @@ struct ft_det_stats {
 	uint64_t from_failed;               /* messages from ranks known failed */
 	uint64_t quorum_rounds;             /* rounds started */
 	uint64_t suspects_cleared;          /* suspects heard again before a verdict */
+	uint64_t readmitted;                /* failed ranks this process heard and re-admitted */
 };
 
 /* What this process knows about other ranks: an open-addressing set, so
@@ -119,6 +136,7 @@ struct ft_detector {
 	uint64_t last_tick_ns;     /* when ft_det_tick last ran, 0 before start */
 	uint32_t mismatches;       /* heartbeats in a row whose digest differed */
 	bool started, departing, excluded;
+	bool awaiting_readmission; /* cfg.readmit: told this process failed */
 
 	/* The quorum round (cfg.quorum), while active: the suspects waiting
 	 * for its verdict and the ranks that answered it. */
@@ -182,7 +200,8 @@ static inline bool ft_det_all_left(const struct ft_detector *d)
 	return d->nleft + 1 >= d->cfg.nprocs;
 }
 
-/* Whether this process knows rank failed / departed. */
+/* Whether this process knows rank failed (and not re-admitted since, or
+ * failed again) / departed. */
 bool ft_det_knows_failed(const struct ft_detector *d, uint32_t rank);
 bool ft_det_knows_departed(const struct ft_detector *d, uint32_t rank);
 

@@ -370,7 +370,7 @@ static void engine_learned(void *ctx, const struct ft_entry *entry, uint32_t tol
 {
 	struct ft_engine *e = ctx;
 
-	if (entry->event == FT_EV_FAILED) {
+	if (entry->event == FT_EV_FAILED || entry->event == FT_EV_FAILED_AGAIN) {
 		/* Stop talking to it once what is queued (its EXCLUDED) is out. */
 		for (struct conn *c = e->conns; c; c = c->next) {
 			if (c->rank == entry->rank && !c->closing) {
@@ -391,6 +391,14 @@ static void engine_excluded(void *ctx, uint32_t by, uint32_t how)
 
 	if (e->hooks.excluded)
 		e->hooks.excluded(e->hooks.ctx, by, how);
+}
+
+static void engine_declared_self(void *ctx, uint32_t by, uint32_t how)
+{
+	struct ft_engine *e = ctx;
+
+	if (e->hooks.declared_self)
+		e->hooks.declared_self(e->hooks.ctx, by, how);
 }
 
 static void engine_lost_quorum(void *ctx, uint32_t reached, uint32_t members, uint32_t lowest)
@@ -810,7 +818,8 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 {
 	struct ft_engine *e = calloc(1, sizeof *e);
 	struct ft_det_ops ops = { .send = engine_send, .learned = engine_learned,
-				  .excluded = engine_excluded, .lost_quorum = engine_lost_quorum };
+				  .excluded = engine_excluded, .lost_quorum = engine_lost_quorum,
+				  .declared_self = engine_declared_self };
 	uint32_t n = cfg->det.nprocs;
 	sigset_t all, old;
 	int rc = -ENOMEM;

@@ -36,6 +36,10 @@ struct ft_engine_hooks {
 	 * thread; see ft_det_ops.lost_quorum). After it returns the engine
 	 * stops talking. */
 	void (*lost_quorum)(void *ctx, uint32_t reached, uint32_t members, uint32_t lowest);
+	/* With re-admission, the others declared this process failed; it goes
+	 * on and waits to be re-admitted (detector thread; see
+	 * ft_det_ops.declared_self). May be NULL. */
+	void (*declared_self)(void *ctx, uint32_t by, uint32_t how);
 	/* A message of the MPI side (FT_MSG_APP) from a rank not known
 	 * failed, or posted to this rank itself (detector thread). */
 	void (*app)(void *ctx, const struct ft_msg *m);

@@ -240,7 +240,7 @@ static enum ft_frame_error get_entries(const uint8_t *p, uint32_t count, uint32_
 
 		if (e.rank >= nprocs || e.detector >= nprocs || e.how > ENTRY_MAX_HOW)
 			return FT_FRAME_BAD_PAYLOAD;
-		if (e.event != FT_EV_FAILED && e.event != FT_EV_DEPARTED && e.event != FT_EV_ABORT)
+		if (e.event < FT_EV_FAILED || e.event > FT_EV_FAILED_AGAIN)
 			return FT_FRAME_BAD_PAYLOAD;
 		scratch[i] = e;
 	}

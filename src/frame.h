@@ -70,6 +70,10 @@ enum ft_event {
 	FT_EV_DEPARTED = 2, /* the rank entered MPI_Finalize and will leave */
 	FT_EV_ABORT = 3,    /* the rank ends the job (MPI_Abort, a fatal error);
 			       how carries the exit status */
+	FT_EV_READMITTED = 4, /* FTSHIM_READMIT: the rank, failed by heartbeat
+				 timeout, was heard again and is back;
+				 detector: the rank that heard it */
+	FT_EV_FAILED_AGAIN = 5, /* a re-admitted rank failed again, for good */
 };
 
 #define FT_SYNC_REPLY 1u /* SYNC flag: answer with your view if it differs */

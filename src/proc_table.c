@@ -69,6 +69,30 @@ bool ft_proc_mark_failed(struct ft_proc_table *t, uint32_t rank, enum ft_fail_ho
 	return true;
 }
 
+/* Move rank from one settled state to another and publish it. */
+static bool move(struct ft_proc_table *t, uint32_t rank, uint32_t from, uint32_t to)
+{
+	if (rank >= t->size)
+		return false;
+	uint32_t expected = from;
+	if (!atomic_compare_exchange_strong_explicit(&t->procs[rank].state, &expected, to,
+						     memory_order_release, memory_order_relaxed))
+		return false;
+	atomic_fetch_add_explicit(&t->epoch, 1, memory_order_release);
+	return true;
+}
+
+bool ft_proc_readmit(struct ft_proc_table *t, uint32_t rank)
+{
+	return move(t, rank, FT_PROC_FAILED, FT_PROC_READMITTED);
+}
+
+bool ft_proc_mark_failed_again(struct ft_proc_table *t, uint32_t rank)
+{
+	/* The details stay those of the first failure (readers may hold them). */
+	return move(t, rank, FT_PROC_READMITTED, FT_PROC_FAILED);
+}
+
 uint32_t ft_proc_failed_list(const struct ft_proc_table *t, int32_t *out, uint32_t max)
 {
 	uint32_t n = 0;

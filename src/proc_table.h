@@ -3,7 +3,12 @@
  *
  * Sharing: the detector thread (and, for its own rank, the application
  * thread) marks ranks failed; any thread reads. A rank's state only moves
- * forward, ALIVE -> FAILED, by compare-and-swap; the details of the failure
+ * forward, ALIVE -> FAILED, by compare-and-swap, except with re-admission
+ * (FTSHIM_READMIT): FAILED -> READMITTED -> FAILED, once, written by the
+ * detector thread only. A re-admitted rank is alive for point-to-point
+ * (ft_proc_is_failed is false) but stays failed for every communicator
+ * that had it (ft_proc_ever_failed), and keeps its place in the order
+ * list: what ULFM acknowledged stays acknowledged. The details of the failure
  * (how, when, who told us) are written by the one caller that wins the
  * swap, before it publishes FAILED with release order, so a reader that
  * sees FAILED with acquire order also sees the details. After each change
@@ -34,6 +39,7 @@ enum ft_proc_state {
 	FT_PROC_ALIVE = 0,
 	FT_PROC_CLAIMED = 1, /* a writer is filling in the details; reads as alive */
 	FT_PROC_FAILED = 2,
+	FT_PROC_READMITTED = 3, /* failed, then heard again and re-admitted */
 };
 
 struct ft_proc {
@@ -77,6 +83,22 @@ static inline bool ft_proc_is_failed(const struct ft_proc_table *t, uint32_t ran
 	       atomic_load_explicit(&t->procs[rank].state, memory_order_acquire) == FT_PROC_FAILED;
 }
 
+/* Failed now, or failed and re-admitted since: what communicators go by. */
+static inline bool ft_proc_ever_failed(const struct ft_proc_table *t, uint32_t rank)
+{
+	if (rank >= t->size)
+		return false;
+	uint32_t s = atomic_load_explicit(&t->procs[rank].state, memory_order_acquire);
+
+	return s == FT_PROC_FAILED || s == FT_PROC_READMITTED;
+}
+
+/* FTSHIM_READMIT: a failed rank is back (true), or has failed again
+ * (ft_proc_mark_failed_again, true if it was re-admitted). Each bumps
+ * the epoch; neither touches the order list. Detector thread only. */
+bool ft_proc_readmit(struct ft_proc_table *t, uint32_t rank);
+bool ft_proc_mark_failed_again(struct ft_proc_table *t, uint32_t rank);
+
 static inline uint64_t ft_proc_epoch(const struct ft_proc_table *t)
 {
 	/* acquire: whoever sees the new epoch sees every state change before it. */
@@ -90,8 +112,9 @@ static inline uint32_t ft_proc_nfailed(const struct ft_proc_table *t)
 	return atomic_load_explicit(&t->nfailed, memory_order_acquire);
 }
 
-/* Copy the failed ranks in ascending order into out (room for max); returns
- * how many there are (which may exceed max). */
+/* Copy the ranks failed now (re-admitted ones aside) in ascending order
+ * into out (room for max); returns how many there are (which may exceed
+ * max). */
 uint32_t ft_proc_failed_list(const struct ft_proc_table *t, int32_t *out, uint32_t max);
 
 #endif

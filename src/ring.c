@@ -142,6 +142,18 @@ bool ft_ring_remove(struct ft_ring *r, uint32_t rank)
 	return true;
 }
 
+bool ft_ring_insert(struct ft_ring *r, uint32_t rank)
+{
+	if (rank >= r->n || ft_ring_contains(r, rank))
+		return false;
+	uint32_t pos = r->pos_of[rank];
+	r->in[pos] = 1;
+	for (uint64_t i = (uint64_t)pos + 1; i <= r->n; i += lowbit((uint32_t)i))
+		r->tree[i - 1]++;
+	r->nin++;
+	return true;
+}
+
 /* With `before` in-ring ranks at positions below rank's, the k-th (0-based)
  * of the m others going forward has index before + self + k, wrapping past
  * nin to the indices below; going backward, before - 1 - k, wrapping the

@@ -41,6 +41,9 @@ void ft_ring_destroy(struct ft_ring *r);
 
 /* Take rank out of the ring; true if it was in. */
 bool ft_ring_remove(struct ft_ring *r, uint32_t rank);
+/* Put a removed rank back at its position (re-admission); true if it
+ * was out. */
+bool ft_ring_insert(struct ft_ring *r, uint32_t rank);
 bool ft_ring_contains(const struct ft_ring *r, uint32_t rank);
 
 /* The in-ring rank d steps from rank (d > 0 forward, d < 0 backward),

@@ -24,7 +24,12 @@
  * the lowest rank, declares exactly the other side failed, every rank of
  * the other side reports lost_quorum and declares no one; healing then
  * brings no one back; failures proven by a refused connection need no
- * majority; a job of two; and, with rounds off, two jobs. */
+ * majority; a job of two; and, with rounds off, two jobs. The "readmit"
+ * case (with and without rounds) pauses a rank past the timeout and
+ * resumes it: everyone re-admits it once (the ring closes back over it,
+ * no one is declared failed afterwards, the views agree), it is never
+ * excluded; a second pause is final; a death proven by a refused
+ * connection is never undone. */
 #include "ftshim_config.h"
 
 #include <check.h>
@@ -75,6 +80,7 @@ struct node {
 	uint32_t nexcluded, excluded_by, excluded_how;
 	uint32_t nlost, lost_reached, lost_members, lost_lowest; /* ops.lost_quorum */
 	uint64_t lost_at;
+	uint32_t ndeclared; /* ops.declared_self */
 };
 
 /* A message in flight; for lists, m.list.entries points to entries, a
@@ -199,12 +205,33 @@ static void sim_lost_quorum(void *ctx, uint32_t reached, uint32_t members, uint3
 	nd->dead = true;
 }
 
-/* Whether sim_init turns quorum rounds on (set by the "quorum" case). */
-static bool sim_quorum;
+/* Whether sim_init turns quorum rounds / re-admission on (set by the
+ * "quorum" and "readmit" cases). */
+static bool sim_quorum, sim_readmit;
+
+static void sim_declared_self(void *ctx, uint32_t by, uint32_t how)
+{
+	struct node *nd = ctx;
+
+	(void)by;
+	ck_assert_uint_eq(how, FT_HOW_HB_TIMEOUT);
+	nd->ndeclared++;
+}
+
 
 static void quorum_on(void)
 {
 	sim_quorum = true;
+}
+
+static void readmit_on(void)
+{
+	sim_readmit = true;
+}
+
+static void readmit_quorum_on(void)
+{
+	sim_readmit = sim_quorum = true;
 }
 
 static void sim_destroy(void)
@@ -220,6 +247,7 @@ static void sim_destroy(void)
 static void sim_teardown(void)
 {
 	sim_destroy();
+	sim_quorum = sim_readmit = false; /* for the next case, with CK_FORK=no */
 }
 
 static void sim_init(uint32_t n, enum ft_bcast_kind kind, bool shuffle, uint64_t seed)
@@ -234,10 +262,11 @@ static void sim_init(uint32_t n, enum ft_bcast_kind kind, bool shuffle, uint64_t
 		struct ft_det_config cfg = {
 			.nprocs = n, .self = r, .period_ns = PERIOD_MS * MS, .timeout_ns = TIMEOUT_MS * MS,
 			.grace_ns = GRACE_MS * MS, .bcast = kind, .shuffle = shuffle, .seed = seed,
-			.quorum = sim_quorum,
+			.quorum = sim_quorum, .readmit = sim_readmit,
 		};
 		struct ft_det_ops ops = { .ctx = nd, .send = sim_send, .learned = sim_learned,
-					  .excluded = sim_excluded, .lost_quorum = sim_lost_quorum };
+					  .excluded = sim_excluded, .lost_quorum = sim_lost_quorum,
+					  .declared_self = sim_declared_self };
 		nd->rank = r;
 		ck_assert_int_eq(ft_det_init(&nd->d, &cfg, &ops, NULL), 0);
 	}
@@ -1378,6 +1407,182 @@ START_TEST(test_partition_without_quorum)
 }
 END_TEST
 
+/* --- re-admission ---------------------------------------------------------- */
+
+/* Pause rank p past the timeout until every other live rank knows it
+ * failed (by event), then resume it and let it run ms. */
+static void pause_resume(uint32_t p, uint16_t event, uint64_t ms)
+{
+	sim.nodes[p].paused = true;
+	for (uint32_t k = 0; k < 20 * TIMEOUT_MS; k++) {
+		uint32_t knowing = 0, others = 0;
+		for (uint32_t r = 0; r < sim.n; r++) {
+			if (r == p || !live(r))
+				continue;
+			others++;
+			knowing += count_learned(r, p, event) == 1;
+		}
+		if (knowing == others)
+			break;
+		advance(1);
+	}
+	for (uint32_t r = 0; r < sim.n; r++)
+		if (r != p && live(r))
+			ck_assert_uint_eq(count_learned(r, p, event), 1);
+	advance(50);
+	resume(p);
+	advance(ms);
+}
+
+static void check_views_agree(void)
+{
+	for (uint32_t r = 1; r < sim.n; r++) {
+		if (!live(r) || !live(0))
+			continue;
+		ck_assert_uint_eq(det(r)->digest, det(0)->digest);
+		ck_assert_uint_eq(det(r)->nfailed, det(0)->nfailed);
+	}
+}
+
+START_TEST(test_readmission)
+{
+	const uint32_t n = 8;
+
+	sim_init(n, FT_BCAST_CHORD, false, 0);
+	sim_start();
+	advance(300);
+	pause_resume(2, FT_EV_FAILED, 100);
+	/* Told it failed, it waited instead of leaving, and is back. */
+	ck_assert_uint_eq(sim.nodes[2].nexcluded, 0);
+	ck_assert_uint_eq(sim.nodes[2].ndeclared, 1);
+	ck_assert_uint_eq(count_learned(2, 2, FT_EV_READMITTED), 1);
+	ck_assert(!det(2)->awaiting_readmission);
+	for (uint32_t r = 0; r < n; r++) {
+		if (r != 2) {
+			ck_assert_uint_eq(count_learned(r, 2, FT_EV_READMITTED), 1);
+			ck_assert(!ft_det_knows_failed(det(r), 2));
+			ck_assert_uint_eq(det(r)->nleft, 0);
+		}
+		ck_assert_uint_eq(det(r)->nfailed, 0);
+	}
+	/* Everyone learned the failure before the re-admission. */
+	for (uint32_t r = 0; r < n; r++) {
+		if (r == 2)
+			continue;
+		const struct rec *f = find_learned(r, 2, FT_EV_FAILED), *b = find_learned(r, 2, FT_EV_READMITTED);
+		ck_assert(f && b && f < b);
+	}
+	/* Re-admitted by the rank its first heartbeat went to. */
+	ck_assert_uint_eq(det(3)->stats.readmitted, 1);
+	/* The ring is whole again: 2 watches 1, 3 watches 2. */
+	ck_assert_uint_eq(det(1)->emit_to, 2);
+	ck_assert_uint_eq(det(2)->observed, 1);
+	ck_assert_uint_eq(det(2)->emit_to, 3);
+	ck_assert_uint_eq(det(3)->observed, 2);
+	check_views_agree();
+	/* And it stays so: nobody is declared failed any more. */
+	uint32_t before[MAX_NODES];
+	for (uint32_t r = 0; r < n; r++)
+		before[r] = sim.nodes[r].nrecs;
+	advance(2000);
+	for (uint32_t r = 0; r < n; r++) {
+		ck_assert_uint_eq(sim.nodes[r].nrecs, before[r]);
+		ck_assert_uint_eq(sim.nodes[r].nexcluded, 0);
+		ck_assert_uint_eq(sim.nodes[r].nlost, 0);
+	}
+	check_views_agree();
+	sim_destroy();
+}
+END_TEST
+
+START_TEST(test_readmission_once)
+{
+	const uint32_t n = 6;
+
+	sim_init(n, FT_BCAST_CHORD, false, 0);
+	sim_start();
+	advance(300);
+	pause_resume(4, FT_EV_FAILED, 100);
+	ck_assert_uint_eq(count_learned(0, 4, FT_EV_READMITTED), 1);
+	/* A second silence is final. */
+	pause_resume(4, FT_EV_FAILED_AGAIN, 100);
+	ck_assert_uint_eq(sim.nodes[4].nexcluded, 1);
+	for (uint32_t r = 0; r < n; r++) {
+		if (r == 4)
+			continue;
+		ck_assert(ft_det_knows_failed(det(r), 4));
+		ck_assert_uint_eq(count_learned(r, 4, FT_EV_READMITTED), 1);
+		ck_assert_uint_eq(det(r)->nfailed, 1);
+	}
+	ck_assert_uint_eq(det(3)->emit_to, 5);
+	ck_assert_uint_eq(det(5)->observed, 3);
+	advance(1000);
+	for (uint32_t r = 0; r < n; r++)
+		if (r != 4)
+			ck_assert_uint_eq(sim.nodes[r].nexcluded, 0);
+	sim_destroy();
+}
+END_TEST
+
+/* A re-admission that arrives without the failure it undoes (no sender
+ * does that) is dropped; with it, both are learned in order. */
+START_TEST(test_readmission_needs_history)
+{
+	sim_init(4, FT_BCAST_CHORD, false, 0);
+	sim_start();
+	advance(300);
+	struct ft_entry failed = { .rank = 1, .event = FT_EV_FAILED, .how = FT_HOW_HB_TIMEOUT, .detector = 2 };
+	struct ft_entry back = { .rank = 1, .event = FT_EV_READMITTED, .detector = 2 };
+	struct ft_msg m = list_msg(FT_MSG_NOTICE, 2, &back, 1);
+	inject(3, &m);
+	ck_assert_uint_eq(count_learned(3, 1, FT_EV_READMITTED), 0);
+	ck_assert(!ft_det_knows_failed(det(3), 1));
+	struct ft_entry both[2] = { failed, back };
+	m = list_msg(FT_MSG_NOTICE, 2, both, 2);
+	inject(3, &m);
+	ck_assert_uint_eq(count_learned(3, 1, FT_EV_FAILED), 1);
+	ck_assert_uint_eq(count_learned(3, 1, FT_EV_READMITTED), 1);
+	ck_assert(!ft_det_knows_failed(det(3), 1));
+	ck_assert_uint_eq(det(3)->nfailed, 0);
+	/* What 3 floods carries the history too. */
+	for (size_t i = sim.q.head; i < sim.q.len; i++) {
+		const struct qmsg *qm = &sim.q.v[i];
+		if (qm->m.from != 3 || qm->m.type != FT_MSG_NOTICE)
+			continue;
+		ck_assert_uint_eq(qm->m.list.count, 2);
+		ck_assert_uint_eq(qm->m.list.entries[0].event, FT_EV_FAILED);
+		ck_assert_uint_eq(qm->m.list.entries[1].event, FT_EV_READMITTED);
+	}
+	sim_destroy();
+}
+END_TEST
+
+START_TEST(test_proven_death_not_readmitted)
+{
+	const uint32_t n = 5;
+
+	sim_init(n, FT_BCAST_CHORD, false, 0);
+	sim_start();
+	advance(300);
+	/* A refused connection proves death: even if the rank then speaks
+	 * (a stale frame), it stays failed and is told so. */
+	sim.nodes[1].paused = true;
+	ft_det_declare(det(2), 1, FT_HOW_CONN_LOST, sim.now);
+	advance(50);
+	for (uint32_t r = 0; r < n; r++)
+		if (r != 1)
+			ck_assert(ft_det_knows_failed(det(r), 1));
+	resume(1);
+	advance(50);
+	ck_assert_uint_eq(sim.nodes[1].nexcluded, 1);
+	for (uint32_t r = 0; r < n; r++) {
+		ck_assert_uint_eq(count_learned(r, 1, FT_EV_READMITTED), 0);
+		ck_assert_uint_eq(det(r)->stats.readmitted, 0);
+	}
+	sim_destroy();
+}
+END_TEST
+
 static Suite *detector_suite(void)
 {
 	Suite *s = suite_create("detector");
@@ -1429,6 +1634,24 @@ static Suite *detector_suite(void)
 	tcase_set_timeout(tc_quorum, 60);
 	tcase_add_checked_fixture(tc_quorum, quorum_on, sim_teardown);
 	suite_add_tcase(s, tc_quorum);
+
+	TCase *tc_readmit = tcase_create("readmit");
+	tcase_add_test(tc_readmit, test_readmission);
+	tcase_add_test(tc_readmit, test_readmission_once);
+	tcase_add_test(tc_readmit, test_proven_death_not_readmitted);
+	tcase_add_test(tc_readmit, test_readmission_needs_history);
+	tcase_add_test(tc_readmit, test_steady_state);
+	tcase_add_test(tc_readmit, test_silent_death);
+	tcase_set_timeout(tc_readmit, 60);
+	tcase_add_checked_fixture(tc_readmit, readmit_on, sim_teardown);
+	suite_add_tcase(s, tc_readmit);
+
+	TCase *tc_readmit_q = tcase_create("readmit_quorum");
+	tcase_add_test(tc_readmit_q, test_readmission);
+	tcase_add_test(tc_readmit_q, test_readmission_once);
+	tcase_set_timeout(tc_readmit_q, 60);
+	tcase_add_checked_fixture(tc_readmit_q, readmit_quorum_on, sim_teardown);
+	suite_add_tcase(s, tc_readmit_q);
 	return s;
 }
 

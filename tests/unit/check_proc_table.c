@@ -162,6 +162,43 @@ START_TEST(test_failed_list)
 }
 END_TEST
 
+/* FTSHIM_READMIT: FAILED -> READMITTED -> FAILED, once; the order list
+ * (what ULFM acknowledged) keeps the rank throughout. */
+START_TEST(test_readmit)
+{
+	struct ft_proc_table t;
+	int32_t out[4];
+
+	ck_assert_int_eq(ft_proc_table_init(&t, 4), 0);
+	ck_assert(!ft_proc_readmit(&t, 2)); /* alive: nothing to undo */
+	ck_assert(ft_proc_mark_failed(&t, 2, FT_HOW_HB_TIMEOUT, 1, 1, 5));
+	uint64_t epoch = ft_proc_epoch(&t);
+	ck_assert(ft_proc_readmit(&t, 2));
+	ck_assert_uint_gt(ft_proc_epoch(&t), epoch);
+	ck_assert(!ft_proc_is_failed(&t, 2));
+	ck_assert(ft_proc_ever_failed(&t, 2));
+	ck_assert(!ft_proc_ever_failed(&t, 1));
+	ck_assert_uint_eq(ft_proc_nfailed(&t), 1);
+	ck_assert_int_eq(t.order[0], 2);
+	ck_assert_uint_eq(ft_proc_failed_list(&t, out, 4), 0);
+	ck_assert(!ft_proc_readmit(&t, 2));
+	/* A re-admitted rank cannot be marked failed the first way again. */
+	ck_assert(!ft_proc_mark_failed(&t, 2, FT_HOW_HB_TIMEOUT, 1, 1, 6));
+	ck_assert(ft_proc_mark_failed_again(&t, 2));
+	ck_assert(!ft_proc_mark_failed_again(&t, 2));
+	ck_assert(ft_proc_is_failed(&t, 2));
+	ck_assert_uint_eq(ft_proc_nfailed(&t), 1);
+	ck_assert_uint_eq(ft_proc_failed_list(&t, out, 4), 1);
+	ck_assert_int_eq(out[0], 2);
+	/* The details are those of the first failure. */
+	ck_assert_int_eq(t.procs[2].detector, 1);
+	ck_assert_uint_eq(t.procs[2].learned_ns, 5);
+	ck_assert(!ft_proc_readmit(&t, 9));
+	ck_assert(!ft_proc_mark_failed_again(&t, 9));
+	ft_proc_table_destroy(&t);
+}
+END_TEST
+
 START_TEST(test_how_names)
 {
 	for (int h = 0; h < FT_HOW_COUNT; h++) {
@@ -315,6 +352,7 @@ static Suite *proc_table_suite(void)
 	tcase_add_test(tc, test_claimed_reads_alive);
 	tcase_add_test(tc, test_failed_list);
 	tcase_add_test(tc, test_how_names);
+	tcase_add_test(tc, test_readmit);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(tc_race, test_race_mark_same_ranks);

@@ -299,6 +299,32 @@ START_TEST(test_remove_skips)
 }
 END_TEST
 
+/* Re-admission: a removed rank goes back to its own position. */
+START_TEST(test_insert_restores)
+{
+	struct ft_ring r;
+	const uint32_t n = 10;
+
+	ck_assert_int_eq(ft_ring_init(&r, n, true, 42), 0);
+	uint32_t succ = ft_ring_successor(&r, 3), pred = ft_ring_predecessor(&r, 3);
+	ck_assert(!ft_ring_insert(&r, 3)); /* already in */
+	ck_assert(ft_ring_remove(&r, 3));
+	ck_assert(ft_ring_remove(&r, succ));
+	ck_assert_uint_eq(r.nin, n - 2);
+	ck_assert(ft_ring_insert(&r, 3));
+	ck_assert(!ft_ring_insert(&r, 3));
+	ck_assert(!ft_ring_insert(&r, n)); /* out of range */
+	ck_assert_uint_eq(r.nin, n - 1);
+	ck_assert(ft_ring_contains(&r, 3));
+	ck_assert_uint_eq(ft_ring_predecessor(&r, 3), pred);
+	ck_assert_uint_eq(ft_ring_successor(&r, 3), ft_ring_step(&r, pred, 2));
+	ck_assert(ft_ring_insert(&r, succ));
+	ck_assert_uint_eq(ft_ring_successor(&r, 3), succ);
+	check_steps_against_model(&r, 11);
+	ft_ring_destroy(&r);
+}
+END_TEST
+
 START_TEST(test_step_from_removed)
 {
 	struct ft_ring r;
@@ -746,6 +772,7 @@ static Suite *ring_suite(void)
 	suite_add_tcase(s, tc_pos);
 
 	tcase_add_test(tc_step, test_remove_skips);
+	tcase_add_test(tc_step, test_insert_restores);
 	tcase_add_test(tc_step, test_step_from_removed);
 	tcase_add_test(tc_step, test_step_enumerates);
 	tcase_add_test(tc_step, test_small_and_empty);
