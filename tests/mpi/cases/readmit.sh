@@ -12,8 +12,6 @@ kill -CONT "$(cat stopped.2.pid)"
 wait_job
 expect_rc 0
 expect_all_checks
-grep -q '^back ok$' "$OUT" || fail "rank 2 did not finish"
-[ "$(grep -c '^survivor [0-9] ok$' "$OUT")" = 3 ] || fail "not every other rank finished"
 expect_detected 2 0,1,3
 for r in 0 1 3; do
 	n=$(grep -cE "^ftshim\[$r\] \+[0-9.]+ info: rank 2 is back: it was declared failed by heartbeat timeout and then heard again by rank [0-9]" "$ERR" || true)
