@@ -164,6 +164,7 @@ void ftp_rundir_report(void)
 		const struct ft_proc *p = &ftp.procs.procs[r];
 		ranks[r].host = ftp.peers[r].host;
 		ranks[r].failed = ft_proc_is_failed(&ftp.procs, (uint32_t)r);
+		ranks[r].readmitted = !ranks[r].failed && ft_proc_ever_failed(&ftp.procs, (uint32_t)r);
 		if (!ranks[r].failed)
 			continue;
 		ranks[r].detection = ftp_detection_word(p->how);

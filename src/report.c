@@ -340,6 +340,18 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 	rank_list(&out, in, true);
 	buf_printf(&out, "%s", ",\n  \"finished\": ");
 	rank_list(&out, in, false);
+	/* Taken back after a failure (FTSHIM_READMIT): alive, and finished. */
+	struct buf back = { 0 };
+	uint32_t nback = 0;
+	buf_printf(&out, "%s", ",\n  \"readmitted\": [");
+	for (uint32_t r = 0; r < in->nprocs; r++) {
+		if (!in->ranks[r].readmitted || in->ranks[r].failed)
+			continue;
+		buf_printf(&out, "%s%u", nback ? ", " : "", r);
+		buf_printf(&back, "%s%u", nback ? ", " : "", r);
+		nback++;
+	}
+	buf_printf(&out, "%s", "]");
 	buf_printf(&out, "%s", ",\n  \"missing_ranks\": [");
 	bool first = true;
 	for (uint32_t r = 0; r < in->nprocs; r++) {
@@ -358,14 +370,19 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 	buf_printf(&out, "\n  ]\n}\n");
 
 	uint32_t finished = in->nprocs - nfailed;
+	char readmitted[96] = "";
+	if (nback)
+		snprintf(readmitted, sizeof readmitted, " (re-admitted after a failure: rank%s %s)",
+			 nback == 1 ? "" : "s", back.p ? back.p : "");
 	if (nfailed == 0)
-		snprintf(summary, summary_len, "ftshim: no failures; %u of %u ranks finished", finished, in->nprocs);
-	else
-		snprintf(summary, summary_len, "ftshim: %u failure%s (%s); detected in %s; %u of %u ranks finished",
-			 nfailed, nfailed == 1 ? "" : "s", listed.p ? listed.p : "", delays.p ? delays.p : "",
+		snprintf(summary, summary_len, "ftshim: no failures%s; %u of %u ranks finished", readmitted,
 			 finished, in->nprocs);
+	else
+		snprintf(summary, summary_len, "ftshim: %u failure%s (%s)%s; detected in %s; %u of %u ranks finished",
+			 nfailed, nfailed == 1 ? "" : "s", listed.p ? listed.p : "", readmitted,
+			 delays.p ? delays.p : "", finished, in->nprocs);
 
-	if (out.oom || events.oom || failures.oom) {
+	if (out.oom || events.oom || failures.oom || back.oom) {
 		rc = -ENOMEM;
 	} else {
 		char path[PATH_MAX];
@@ -373,6 +390,7 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 		rc = ft_write_file_atomically(path, out.p, out.len);
 	}
 	free(out.p);
+	free(back.p);
 	free(events.p);
 	free(failures.p);
 	free(listed.p);

@@ -24,6 +24,7 @@
 struct ft_report_rank {
 	const char *host;
 	bool failed;
+	bool readmitted;            /* failed, then taken back (FTSHIM_READMIT) */
 	const char *detection;      /* failed: how it was learned ("crash", ...) */
 	uint32_t detector;          /* failed: the rank that saw it */
 	uint64_t failed_unix_ns;    /* failed: the detector's estimate, 0 if unknown */

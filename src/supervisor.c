@@ -1,9 +1,9 @@
 /* supervisor.c: the parent that turns a rank's death by signal into an
  * exit (see supervisor.h). The parent is a copy of the process before
  * main: it must touch nothing it shares with the child (the PMI socket,
- * stdio buffers), so it only relays signals, waits, records a death by
- * signal for the job report (a line appended with plain system calls to
- * the file the child named) and _exits. */
+ * which it closes, stdio buffers), so it only relays signals, waits,
+ * records a death by signal for the job report (a line appended with
+ * plain system calls to the file the child named) and _exits. */
 #include "ftshim_config.h"
 
 #include <errno.h>
@@ -81,12 +81,31 @@ static void relay(int sig)
 	errno = saved;
 }
 
+/* The parent keeps no descriptor but stdio. Above all not its copy of
+ * the PMI socket: Hydra's proxy marks a rank whose PMI socket closes
+ * without a finalize with a provisional raw status 1, and keeps it if
+ * that close is handled after it has reaped the process. Held by the
+ * parent too, the socket closed only when the parent exited, at the
+ * moment its status was reaped, and one job in a few then ended with
+ * "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Hangup (signal 1)"
+ * (raw status 1 read as a death by SIGHUP) and exit status 1. Closed
+ * here, it closes when the rank itself dies, well before. */
+static void close_inherited(void)
+{
+	if (close_range(3, ~0u, 0) == 0)
+		return;
+	long max = sysconf(_SC_OPEN_MAX);
+	for (long fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+		close((int)fd);
+}
+
 static _Noreturn void supervise_child(pid_t child)
 {
 	struct sigaction sa;
 	int status;
 
 	supervised_child = child;
+	close_inherited();
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = relay;
 	sa.sa_flags = SA_RESTART;

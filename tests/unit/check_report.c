@@ -272,6 +272,26 @@ START_TEST(test_report_no_failure)
 }
 END_TEST
 
+/* FTSHIM_READMIT: a rank failed and taken back is listed and said. */
+START_TEST(test_report_readmitted)
+{
+	char summary[512];
+
+	make_jobdir();
+	struct ft_report_input in = input();
+	ranks[2].failed = false;
+	ranks[2].readmitted = true;
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	ck_assert_str_eq(summary, "ftshim: no failures (re-admitted after a failure: rank 2); 4 of 4 ranks finished");
+	char *r = read_text("report.json");
+	ck_assert_ptr_nonnull(strstr(r, "\"failed\": [],"));
+	ck_assert_ptr_nonnull(strstr(r, "\"readmitted\": [2],"));
+	free(r);
+	ranks[2].readmitted = false;
+	remove_jobdir();
+}
+END_TEST
+
 START_TEST(test_report_many_events)
 {
 	char summary[512], path[128];
@@ -322,6 +342,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_report_not_injected);
 	tcase_add_test(tc, test_report_death_recorded);
 	tcase_add_test(tc, test_report_no_failure);
+	tcase_add_test(tc, test_report_readmitted);
 	tcase_add_test(tc, test_report_many_events);
 	tcase_add_test(tc, test_report_no_rundir);
 	suite_add_tcase(s, tc);
