@@ -128,7 +128,7 @@ static bool member_failed(const struct view *v, uint32_t i)
  * on without it in every communicator it was in. */
 static bool left_out(void)
 {
-	return atomic_load_explicit(&ftp.self_readmitted, memory_order_relaxed);
+	return ft_proc_ever_failed(&ftp.procs, (uint32_t)ftp.world_rank);
 }
 
 /* The coordinator: the lowest index this process does not know failed. */

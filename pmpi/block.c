@@ -42,17 +42,15 @@ static bool is_member(const struct ft_comm *core, int32_t world)
 }
 
 /* Has a member (of either group) failed? Cached per value of ftp.events.
- * A member re-admitted since (FTSHIM_READMIT) still counts, and so does
- * this rank once it was re-admitted itself: a communicator that lost a
- * member stays so (ULFM), the same at every member. */
+ * A member re-admitted since (FTSHIM_READMIT), this rank included, still
+ * counts: a communicator that lost a member stays so (ULFM). */
 static bool failed_member(struct ftp_comm *e, uint64_t events)
 {
 	if (atomic_load_explicit(&e->checked, memory_order_acquire) == events)
 		return atomic_load_explicit(&e->failed_member, memory_order_relaxed);
 	const struct ft_comm *core = e->core;
 	uint32_t n = core->local_size + core->remote_size;
-	bool any = atomic_load_explicit(&ftp.self_readmitted, memory_order_relaxed) &&
-		   is_member(core, ftp.world_rank);
+	bool any = false;
 	for (uint32_t i = 0; i < n && !any; i++)
 		any = ft_proc_ever_failed(&ftp.procs, (uint32_t)core->members[i]);
 	atomic_store_explicit(&e->failed_member, any, memory_order_relaxed);
@@ -110,19 +108,15 @@ int ftp_check(struct ftp_call *c, bool pending)
 	return MPI_SUCCESS;
 }
 
-int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
-		MPI_Status *status)
+int ftp_cancel_p2p(MPI_Request *req, bool recv, int err, MPI_Status *status)
 {
 	MPI_Status st;
 	int cancelled = 0;
 
-	if (c->watch.kind == FTP_WATCH_ALL) {
-		/* A collective cannot be cancelled or freed: leave it pending. */
-		*req = MPI_REQUEST_NULL;
+	if (*req == MPI_REQUEST_NULL)
 		return err;
-	}
 	PMPI_Cancel(req);
-	if (!c->watch.recv) {
+	if (!recv) {
 		/* A send may not cancel; freeing lets the MPI finish it, or not. */
 		if (*req != MPI_REQUEST_NULL)
 			PMPI_Request_free(req);
@@ -136,8 +130,19 @@ int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 			*status = st;
 		return MPI_SUCCESS;
 	}
-	(void)persistent; /* an inactive persistent request stays the caller's */
 	return err;
+}
+
+int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
+		MPI_Status *status)
+{
+	if (c->watch.kind == FTP_WATCH_ALL) {
+		/* A collective cannot be cancelled or freed: leave it pending. */
+		*req = MPI_REQUEST_NULL;
+		return err;
+	}
+	(void)persistent; /* an inactive persistent request stays the caller's */
+	return ftp_cancel_p2p(req, c->watch.recv, err, status);
 }
 
 int ftp_poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t *polls)
@@ -228,13 +233,10 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
 	for (int i = 0; i < size; i++)
 		ranks[i] = i;
 	if (PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, ranks + size) == MPI_SUCCESS) {
-		/* As for any collective: a member that failed, even if
-		 * re-admitted since, and this rank if it was (see failed_member). */
-		bool self_back = atomic_load_explicit(&ftp.self_readmitted, memory_order_relaxed);
+		/* As for any collective, a member re-admitted since it failed
+		 * still counts (see failed_member). */
 		for (int i = 0; i < size && rc == MPI_SUCCESS; i++)
-			if (ranks[size + i] >= 0 &&
-			    (ft_proc_ever_failed(&ftp.procs, (uint32_t)ranks[size + i]) ||
-			     (self_back && ranks[size + i] == ftp.world_rank)))
+			if (ranks[size + i] >= 0 && ft_proc_ever_failed(&ftp.procs, (uint32_t)ranks[size + i]))
 				rc = FTP_ERR_PROC_FAILED;
 		/* Collective over the group only, with nothing to fence on: a
 		 * member may still be on its way, or die inside. */

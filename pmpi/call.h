@@ -109,6 +109,9 @@ int ftp_block_wait(struct ftp_call *c, MPI_Status *status);
  * MPI_REQUEST_NULL, except an inactive persistent request. */
 int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 		MPI_Status *status);
+/* Its point-to-point part: cancel *req (a receive if recv, else a send)
+ * given up on because of err; as ftp_give_up. A null *req: err. */
+int ftp_cancel_p2p(MPI_Request *req, bool recv, int err, MPI_Status *status);
 
 /* The end of each poll of a waiting call: spin a while, then yield. */
 static inline void ftp_poll_pause(uint64_t *polls)

@@ -83,19 +83,6 @@ static int tag_of(const struct ftp_call *c, int kind)
 	return (int)((h >> 17) % pairs) * 2 + kind;
 }
 
-/* Cancel a pending exchange given up on (a send may not cancel: freeing
- * it lets the MPI finish it or not). */
-static void abandon(MPI_Request *req, bool recv)
-{
-	if (*req == MPI_REQUEST_NULL)
-		return;
-	PMPI_Cancel(req);
-	if (recv)
-		PMPI_Wait(req, MPI_STATUS_IGNORE);
-	else if (*req != MPI_REQUEST_NULL)
-		PMPI_Request_free(req);
-}
-
 /* Complete one round, reqs[0] a receive (or null) and reqs[1] a send (or
  * null), watching every member of c's communicator. */
 static int exchange_wait(struct ftp_call *c, MPI_Request reqs[2])
@@ -110,8 +97,9 @@ static int exchange_wait(struct ftp_call *c, MPI_Request reqs[2])
 			return rc;
 		int err = ftp_poll_step(c, false, &seen, &polls);
 		if (err != MPI_SUCCESS) {
-			abandon(&reqs[0], true);
-			abandon(&reqs[1], false);
+			/* Even a receive that won the race: the round is lost. */
+			ftp_cancel_p2p(&reqs[0], true, err, MPI_STATUS_IGNORE);
+			ftp_cancel_p2p(&reqs[1], false, err, MPI_STATUS_IGNORE);
 			return err;
 		}
 	}
@@ -134,7 +122,7 @@ static int exchange(struct ftp_call *c, int tag, void *rbuf, const void *sbuf, i
 	if (rc == MPI_SUCCESS && dst != MPI_PROC_NULL)
 		rc = PMPI_Isend(sbuf, count, datatype, world[dst], tag, ftp.coll_world, &reqs[1]);
 	if (rc != MPI_SUCCESS) {
-		abandon(&reqs[0], true);
+		ftp_cancel_p2p(&reqs[0], true, rc, MPI_STATUS_IGNORE);
 		return rc;
 	}
 	return exchange_wait(c, reqs);

@@ -134,8 +134,12 @@ static void on_readmitted(const struct ft_entry *e, uint32_t told_by)
 	uint64_t now = ftp_wall_now();
 
 	if (e->rank == (uint32_t)ftp.world_rank) {
-		/* Its communicators stay failed at the others: so here too. */
-		atomic_store_explicit(&ftp.self_readmitted, true, memory_order_relaxed);
+		/* Its table says what the others' say: failed once, back now.
+		 * So every communicator it was in stays failed here too, as
+		 * there, and it skips MPI_Finalize as they do. */
+		ft_proc_mark_failed(&ftp.procs, e->rank, FT_HOW_HB_TIMEOUT, -1, (int32_t)e->detector,
+				    ft_clock_now());
+		ft_proc_readmit(&ftp.procs, e->rank);
 		atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
 		ft_warn("this rank is back in the job: re-admitted by rank %u (FTSHIM_READMIT=1); "
 			"point-to-point works again, but every communicator it was in stays failed "

@@ -40,11 +40,6 @@ static void describe_cause(struct ftp_call *c, char *out, size_t len)
 			 p->how < FT_HOW_COUNT ? ft_fail_how_names[p->how] : "unknown");
 		return;
 	}
-	if (n == 0 && atomic_load_explicit(&ftp.self_readmitted, memory_order_relaxed)) {
-		snprintf(out, len, "this rank was declared failed and re-admitted (FTSHIM_READMIT), "
-			 "and every communicator it was in stays failed");
-		return;
-	}
 	size_t used = (size_t)snprintf(out, len, "failed world rank%s:", n == 1 ? "" : "s");
 	for (uint32_t i = 0; i < n && used + 12 < len; i++)
 		used += (size_t)snprintf(out + used, len - used, " %d", ftp.procs.order[i]);

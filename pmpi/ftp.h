@@ -72,11 +72,6 @@ struct ftp_state {
 	 * name the communicator, up to coll_tag_ub. Immutable after init. */
 	MPI_Comm coll_world;
 	int coll_tag_ub;
-	/* FTSHIM_READMIT: the others declared this rank failed and then took
-	 * it back; every communicator it was in then counts as having lost a
-	 * member, as it does at the others. Set once by the detector thread
-	 * before it bumps events (release); read after loading events. */
-	_Atomic bool self_readmitted;
 };
 
 extern struct ftp_state ftp;

@@ -188,9 +188,9 @@ FT_EXPORT int MPI_Finalize(void)
 	 * forever: MPICH's always does (a PMI barrier over every rank), Open
 	 * MPI 4.1's did in half of our runs with several deaths. Every rank
 	 * still here has left the control plane knowing the same failures,
-	 * so all of them skip it alike; a rank re-admitted (FTSHIM_READMIT)
-	 * counts its own failure, which the others know. */
-	if (nfailed > 0 || atomic_load(&ftp.self_readmitted)) {
+	 * so all of them skip it alike (a rank re-admitted, FTSHIM_READMIT,
+	 * has its own failure in its table). */
+	if (nfailed > 0) {
 		ft_debug("%u rank(s) failed: not calling the MPI library's MPI_Finalize, which could wait for them forever",
 			 nfailed);
 		/* But tell Hydra's proxy that this rank is done (see src/pmi.h). */

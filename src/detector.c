@@ -684,10 +684,9 @@ uint64_t ft_det_tick(struct ft_detector *d, uint64_t now)
 			d->next_emit_ns = now + d->cfg.period_ns;
 	}
 	/* A departed rank stops its heartbeats only when every rank has
-	 * departed; its silence is not a failure. */
-	/* A process waiting to be re-admitted suspects nobody: the others
-	 * have left it out of their ring, and its first heartbeat brings it
-	 * back. */
+	 * departed; its silence is not a failure. A process waiting to be
+	 * re-admitted suspects nobody: the others have left it out of their
+	 * ring, and its first heartbeat brings it back. */
 	if (d->observed != FT_RANK_NONE && now >= d->deadline_ns &&
 	    !ft_det_knows_departed(d, d->observed) && !is_suspect(d, d->observed) &&
 	    !d->awaiting_readmission)
@@ -734,23 +733,22 @@ static void on_heartbeat(struct ft_detector *d, const struct ft_msg *m, uint64_t
 /* Whether a failed rank that was just heard from comes back: only with
  * cfg.readmit, once, and only after a silence (a refused connection
  * proves death; a rank that departed or aborted is done). */
-static const struct ft_entry *readmittable(const struct ft_detector *d, uint32_t rank)
+static bool readmittable(const struct ft_detector *d, uint32_t rank)
 {
 	uint8_t ev = known_events(&d->known, rank);
 
 	if (!d->cfg.readmit ||
 	    (ev & (EV_BIT(FT_EV_READMITTED) | EV_BIT(FT_EV_DEPARTED) | EV_BIT(FT_EV_ABORT))))
-		return NULL;
+		return false;
 	const struct ft_entry *f = held_entry(d, rank, FT_EV_FAILED);
-	return f && f->how == FT_HOW_HB_TIMEOUT ? f : NULL;
+	return f && f->how == FT_HOW_HB_TIMEOUT;
 }
 
-/* Re-admit rank (failed as *f), flooding the news with its history; the
- * rank gets this process's whole view, its own failure and re-admission
- * included. */
-static void readmit(struct ft_detector *d, const struct ft_entry *f, uint64_t now)
+/* Re-admit rank, flooding the news with its history; the rank gets this
+ * process's whole view, its own failure and re-admission included. */
+static void readmit(struct ft_detector *d, uint32_t rank, uint64_t now)
 {
-	struct ft_entry e = { .rank = f->rank, .event = FT_EV_READMITTED, .detector = d->cfg.self,
+	struct ft_entry e = { .rank = rank, .event = FT_EV_READMITTED, .detector = d->cfg.self,
 			      .at_ns = now + (uint64_t)d->cfg.wall_offset_ns };
 	struct ft_entry out[3];
 	uint32_t n = 0;
@@ -760,7 +758,7 @@ static void readmit(struct ft_detector *d, const struct ft_entry *f, uint64_t no
 	d->stats.readmitted++;
 	with_history(d, &e, out, &n);
 	flood(d, out, n);
-	send_view(d, f->rank, 0);
+	send_view(d, rank, 0);
 }
 
 void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
@@ -770,9 +768,8 @@ void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
 		return;
 	d->stats.received[m->type]++;
 	if (ft_det_knows_failed(d, m->from)) {
-		const struct ft_entry *f = readmittable(d, m->from);
-		if (f) {
-			readmit(d, f, now); /* then take the message as from any rank */
+		if (readmittable(d, m->from)) {
+			readmit(d, m->from, now); /* then take the message as from any rank */
 		} else {
 			/* Fail-stop: a rank we know failed does not come back. */
 			d->stats.from_failed++;
