@@ -10,7 +10,7 @@ kill -CONT "$(cat stopped.2.pid)"
 wait_job
 expect_all_checks
 expect_detected 2 "$(survivors 6 2)"
-expect_err_match '^ftshim\[2\] \+[0-9.]+ error: this rank was declared failed by the others \(rank [0-9]+, heartbeat timeout\) .* exits now \(status 75\)$'
+expect_err_match 'ftshim\[2\] \+[0-9.]+ error: this rank was declared failed by the others \(rank [0-9]+, heartbeat timeout\) .* exits now \(status 75\)$'
 expect_err_no_match 'resumed and was not stopped'
 note "$(head -n 1 "$OUT")"
 expect_no_leftovers detect

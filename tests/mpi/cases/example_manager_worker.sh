@@ -36,7 +36,7 @@ check_mw() {
 	# The program's complaints, and the shim's errors (not Open MPI's
 	# "PMIX ERROR" noise after a death).
 	if grep -E '^manager_worker(: .*(FAILED|ERROR|giving up)|\[)' "$OUT" "$ERR" >&2 ||
-		grep -E '^ftshim\[[0-9]+\] \+[0-9.]+ error: ' "$ERR" >&2; then
+		grep -E 'ftshim\[[0-9]+\] \+[0-9.]+ error: ' "$ERR" >&2; then
 		fail "$what: errors reported"
 	fi
 	local w

@@ -35,7 +35,7 @@ ring() {
 	}
 	[ "$(grep -c '^ft_ring: ' "$OUT")" = 1 ] || { cat "$OUT" >&2; fail "$what: more than one result line"; }
 	if grep -E '^ft_ring\[[0-9]+\]: ([^r]|r[^e])' "$ERR" >&2 ||
-		grep -E '^ftshim\[[0-9]+\] \+[0-9.]+ error: ' "$ERR" >&2; then
+		grep -E 'ftshim\[[0-9]+\] \+[0-9.]+ error: ' "$ERR" >&2; then
 		fail "$what: errors reported"
 	fi
 	note "$what: $(cat "$OUT")"
@@ -77,7 +77,7 @@ grep -qE "^ft_ring: 200 iterations completed, each once; survivors [0-9] of 6; l
 	fail "$inject: the ring did not complete every iteration once"
 }
 lost=$(sed -n 's/.*lost ranks \([0-9,none]*\);.*/\1/p' "$OUT")
-killed=$(sed -n 's/^ftshim\[\([0-9]*\)\] .* info: injecting .*/\1/p' "$ERR" | sort -n | paste -sd, -)
+killed=$(sed -n 's/^.*ftshim\[\([0-9]*\)\] .* info: injecting .*/\1/p' "$ERR" | sort -n | paste -sd, -)
 [ "$lost" = "${killed:-none}" ] || { cat "$OUT" >&2; fail "$inject: ranks ${killed:-none} were killed, the root reports $lost lost"; }
 note "$inject: $(cat "$OUT")"
 

@@ -145,7 +145,7 @@ mpich:75 | *:0) ;;
 esac
 expect_all_checks
 expect_detected 3 "$(survivors 6 3)"
-expect_err_match '^ftshim\[3\] \+[0-9.]+ error: this rank was declared failed by the others \(rank [0-9]+, heartbeat timeout\) .* exits now \(status 75\)$'
+expect_err_match 'ftshim\[3\] \+[0-9.]+ error: this rank was declared failed by the others \(rank [0-9]+, heartbeat timeout\) .* exits now \(status 75\)$'
 expect_err_no_match 'was not killed'
 expect_injection 3 "pause:3s" "pause --for 3s 3"
 note "pause --for 3s 3: $(head -n 1 "$OUT")"

@@ -47,7 +47,7 @@ partition_run() {
 	# each: the count is survivors x victims).
 	local want=$(($(echo "$victims" | tr , '\n' | wc -l) * $(echo "$rest" | tr , '\n' | wc -l)))
 	for i in $(seq 1 100); do
-		[ "$(grep -cE "^ftshim\[($rest_re)\] \+[0-9.]+ info: rank (${victims//,/|}) failed: " "$ERR" || true)" -ge "$want" ] && break
+		[ "$(grep -cE "ftshim\[($rest_re)\] \+[0-9.]+ info: rank (${victims//,/|}) failed: " "$ERR" || true)" -ge "$want" ] && break
 		sleep 0.1
 	done
 	t_known=$(ms_since "$t_cut")
@@ -65,23 +65,23 @@ partition_run() {
 	for v in ${victims//,/ }; do
 		# The winners declared it, by heartbeat timeout, once each.
 		expect_detected "$v" "$rest"
-		grep -qE "^ftshim\[($rest_re)\] \+[0-9.]+ info: rank $v failed: heartbeat timeout, seen by this rank" "$ERR" ||
+		grep -qE "ftshim\[($rest_re)\] \+[0-9.]+ info: rank $v failed: heartbeat timeout, seen by this rank" "$ERR" ||
 			fail "$label: no survivor saw rank $v's heartbeat time out"
 		# It left with one line, one of the two fail-stop messages.
-		n=$(grep -cE "^ftshim\[$v\] \+[0-9.]+ error: (network partition: |this rank was declared failed by the others)" "$ERR" || true)
-		[ "$n" = 1 ] || { grep -E "^ftshim\[$v\]" "$ERR" | tail -n 5 >&2; fail "$label: rank $v logged $n fail-stop lines, expected 1"; }
-		if grep -qE "^ftshim\[$v\] \+[0-9.]+ error: network partition: " "$ERR"; then
+		n=$(grep -cE "ftshim\[$v\] \+[0-9.]+ error: (network partition: |this rank was declared failed by the others)" "$ERR" || true)
+		[ "$n" = 1 ] || { grep -E "ftshim\[$v\]" "$ERR" | tail -n 5 >&2; fail "$label: rank $v logged $n fail-stop lines, expected 1"; }
+		if grep -qE "ftshim\[$v\] \+[0-9.]+ error: network partition: " "$ERR"; then
 			npart=$((npart + 1))
 		else
 			nexcl=$((nexcl + 1))
 		fi
 		# It declared none of the winners failed: no second job. (It
 		# may see a rank of its own side leave before it.)
-		expect_err_no_match "^ftshim\[$v\] \+[0-9.]+ info: rank ($rest_re) failed: "
+		expect_err_no_match "ftshim\[$v\] \+[0-9.]+ info: rank ($rest_re) failed: "
 	done
 	# No survivor was declared failed, left, or was told it lost.
-	expect_err_no_match "^ftshim\[[0-9]+\] \+[0-9.]+ info: rank ($rest_re) failed: "
-	expect_err_no_match "^ftshim\[($rest_re)\] \+[0-9.]+ error: "
+	expect_err_no_match "ftshim\[[0-9]+\] \+[0-9.]+ info: rank ($rest_re) failed: "
+	expect_err_no_match "ftshim\[($rest_re)\] \+[0-9.]+ error: "
 	note "$label: every survivor knew $t_known ms after the cut (timeout 1 s); the cut-off ranks left:" \
 		"$npart on a lost quorum round, $nexcl excluded after the heal; job $(ms_since "$JOB_T0_NS") ms"
 }

@@ -17,7 +17,7 @@ for what in split create_group win_create intercomm; do
 	# survivor has left, Hydra may end the others before their grace
 	# runs out ("unable to forward PMI response"): then one line is all
 	# there is, and the job still ended. Every other case: one each.
-	left=$(grep -cE "^ftshim\[[0-9]\] .* error: stuck in the MPI library's $fn " "$ERR" || true)
+	left=$(grep -cE "ftshim\[[0-9]\] .* error: stuck in the MPI library's $fn " "$ERR" || true)
 	if [ "$what" = intercomm ] && [ "$MPITEST_FLAVOUR" = mpich ] && [ "$left" -ge 1 ] &&
 		grep -q 'unable to forward PMI response' "$ERR"; then
 		[ $((SECONDS - t0)) -lt 30 ] || fail "$what: took $((SECONDS - t0)) s"
@@ -27,7 +27,7 @@ for what in split create_group win_create intercomm; do
 	for r in $(survivors 4 $dead | tr , ' '); do
 		# Rank 3 of the intercomm case may have left for its leader
 		# (rank 2) or, in a chain, for another who left stuck.
-		grep -qE "^ftshim\[$r\] .* error: stuck in the MPI library's $fn for 2.0 s after rank [0-9], a member, failed: MPI cannot be interrupted there, so this rank leaves \(fail-stop, exit status 76\) rather than hang" "$ERR" ||
+		grep -qE "ftshim\[$r\] .* error: stuck in the MPI library's $fn for 2.0 s after rank [0-9], a member, failed: MPI cannot be interrupted there, so this rank leaves \(fail-stop, exit status 76\) rather than hang" "$ERR" ||
 			{ tail -n 20 "$ERR" >&2; fail "$what: rank $r did not say it left"; }
 	done
 	[ $((SECONDS - t0)) -lt 30 ] || fail "$what: took $((SECONDS - t0)) s"

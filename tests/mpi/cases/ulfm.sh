@@ -17,8 +17,8 @@ done
 # with the stale message discarded.
 run_job shim 3 FTSHIM_LOG=debug -- "$prog" stale --sweep
 grep -q '^ALL CHECKS PASSED$' "$OUT" || { cat "$OUT" >&2; fail "stale --sweep: the checks did not pass"; }
-expect_err_match '^ftshim\[1\] \+[0-9.]+ debug: MPI_Comm_free: communicator 0x[0-9a-f]+ was revoked: retired'
-expect_err_match '^ftshim\[1\] \+[0-9.]+ debug: freed retired communicator 0x[0-9a-f]+: 1 stale message\(s\) discarded$'
-expect_err_match '^ftshim\[0\] \+[0-9.]+ debug: freed retired communicator 0x[0-9a-f]+: 0 stale message\(s\) discarded$'
+expect_err_match 'ftshim\[1\] \+[0-9.]+ debug: MPI_Comm_free: communicator 0x[0-9a-f]+ was revoked: retired'
+expect_err_match 'ftshim\[1\] \+[0-9.]+ debug: freed retired communicator 0x[0-9a-f]+: 1 stale message\(s\) discarded$'
+expect_err_match 'ftshim\[0\] \+[0-9.]+ debug: freed retired communicator 0x[0-9a-f]+: 0 stale message\(s\) discarded$'
 note "stale --sweep: passed"
 expect_no_leftovers ulfm
