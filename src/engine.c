@@ -867,11 +867,15 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 	 * own, such as MPICH's SIGUSR1) must run on the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* Before the thread starts: its hooks may use the caller's pointer
+	 * (to ask for an exit) as soon as the first frame arrives. */
+	*out = e;
 	rc = -pthread_create(&e->thread, NULL, engine_main, e);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
+	if (rc != 0) {
+		*out = NULL;
 		goto out_free;
-	*out = e;
+	}
 	return 0;
 
 out_free:

@@ -52,7 +52,8 @@ struct ft_engine_stats {
 	_Atomic uint64_t connections, probes, send_overflow;
 };
 
-/* Start the detector thread. 0, or -errno (nothing is left running). */
+/* Start the detector thread. 0, or -errno (nothing is left running).
+ * *out is set before the thread starts, so that its hooks can use it. */
 int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 		    const struct ft_engine_hooks *hooks);
 

@@ -79,7 +79,7 @@ EXTRA_DIST += tests/timeline.sh
 
 # The MPI integration driver: real jobs with this build's MPI.
 TESTS += tests/mpi/driver
-EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/netns.sh tests/mpi/netns-agent tests/mpi/netns-delay \
+EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/sanitizer.supp tests/mpi/netns.sh tests/mpi/netns-agent tests/mpi/netns-delay \
 	$(wildcard $(srcdir)/tests/mpi/cases/*.sh) \
 	$(wildcard $(srcdir)/tests/mpi/progs/*.c) $(wildcard $(srcdir)/tests/mpi/progs/*.h)
 
@@ -87,6 +87,8 @@ AM_TESTS_ENVIRONMENT = \
 	export MPITEST_FLAVOUR='$(MPI_FLAVOUR)' MPITEST_MPICC='$(MPICC)' \
 	MPITEST_MPIEXEC='$(MPIEXEC)' MPITEST_SHIM='$(abs_top_builddir)/.libs/libftshim.so' \
 	MPITEST_OUTDIR='$(abs_top_builddir)/tests/mpi/out' \
+	MPITEST_SANITIZER='$(FT_SANITIZER)' MPITEST_SAN_RUNTIME='$(FT_SAN_RUNTIME)' \
+	MPITEST_SAN_SUPP='$(abs_top_srcdir)/tests/mpi/sanitizer.supp' \
 	FT_BUILDDIR='$(abs_top_builddir)' FT_SRCDIR='$(abs_top_srcdir)' NM='$(NM)';
 
 clean-local: clean-mpitest

@@ -9,6 +9,8 @@
 #   MPITEST_MPICC     the flavour's compiler wrapper
 #   MPITEST_MPIEXEC   the flavour's launcher
 #   MPITEST_SHIM      the libftshim.so to preload
+#   MPITEST_SANITIZER no, or the sanitizer the build was made with
+#   MPITEST_SAN_RUNTIME  its runtime, preloaded before the shim
 #   MPITEST_SRCDIR    this directory (sources)
 #   MPITEST_WORKDIR   a scratch directory for this case
 
@@ -17,6 +19,29 @@
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
+}
+
+# What LD_PRELOAD holds for a rank with the shim. The test programs are
+# not instrumented, so a sanitized shim needs its runtime loaded first.
+shim_preload() {
+	echo "${MPITEST_SAN_RUNTIME:+$MPITEST_SAN_RUNTIME:}$MPITEST_SHIM"
+}
+
+# A sanitized build: the ranks run several times slower, so injections
+# at random times chosen for the uninstrumented speed are skipped.
+instrumented() {
+	[ "${MPITEST_SANITIZER:-no}" != no ]
+}
+
+# A sanitized build: any report in the job's stderr fails the case (the
+# runtimes' exit codes are turned off in the driver, so that the cases'
+# own status checks still hold).
+expect_no_sanitizer_report() {
+	[ "${MPITEST_SANITIZER:-no}" != no ] || return 0
+	if grep -qE '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)|: runtime error: ' "$1"; then
+		grep -E -A 30 '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR:)|: runtime error: ' "$1" | head -n 60 >&2 || true
+		fail "the $MPITEST_SANITIZER sanitizer reported an error (above; all of it in $1)"
+	fi
 }
 
 note() {
@@ -50,7 +75,7 @@ split_launch_args() {
 		shift
 	done
 	[ "${1:-}" = -- ] && shift
-	[ "$mode" = shim ] && LAUNCH_ENV=("LD_PRELOAD=$MPITEST_SHIM" "${LAUNCH_ENV[@]}")
+	[ "$mode" = shim ] && LAUNCH_ENV=("LD_PRELOAD=$(shim_preload)" "${LAUNCH_ENV[@]}")
 	LAUNCH_PROG=("$@")
 }
 
@@ -114,6 +139,7 @@ run_launch() {
 		tail -n 20 "$ERR" >&2
 		fail "job timed out after ${MPITEST_TIMEOUT}s: ${LAUNCH[*]}"
 	fi
+	expect_no_sanitizer_report "$ERR"
 	return 0
 }
 
@@ -130,7 +156,7 @@ launcher_rc() {
 # run_single [NAME=VALUE...] -- PROG ARGS: the program alone (an MPI
 # singleton, no launcher) with the shim; $OUT, $ERR, $RC as run_job.
 run_single() {
-	local -a env=("LD_PRELOAD=$MPITEST_SHIM")
+	local -a env=("LD_PRELOAD=$(shim_preload)")
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		env+=("$1")
 		shift
@@ -144,6 +170,7 @@ run_single() {
 	env "${env[@]}" timeout -k 5 "$MPITEST_TIMEOUT" "$@" >"$OUT" 2>"$ERR" </dev/null
 	RC=$?
 	set -e
+	expect_no_sanitizer_report "$ERR"
 }
 
 # start_job: as run_job, but in the background; wait_job collects it.
@@ -173,6 +200,7 @@ wait_job() {
 		tail -n 20 "$ERR" >&2
 		fail "job timed out after ${MPITEST_TIMEOUT}s: ${LAUNCH[*]}"
 	fi
+	expect_no_sanitizer_report "$ERR"
 }
 
 # wait_for_file PATH SECONDS

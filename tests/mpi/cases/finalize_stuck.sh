@@ -10,7 +10,7 @@ lib="$MPITEST_BINDIR/skipfin.so"
 gcc -std=gnu11 -Wall -Werror -shared -fPIC -o "$lib" "$MPITEST_SRCDIR/progs/skipfin.c" -ldl ||
 	fail "cannot build skipfin.so"
 t0=$SECONDS
-run_job plain 4 "LD_PRELOAD=$MPITEST_SHIM $lib" SKIPFIN_RANK=3 FTSHIM_HB_TIMEOUT=300ms -- "$prog"
+run_job plain 4 "LD_PRELOAD=$(shim_preload) $lib" SKIPFIN_RANK=3 FTSHIM_HB_TIMEOUT=300ms -- "$prog"
 took=$((SECONDS - t0))
 grep -q '^hello from 4 ranks' "$OUT" || { cat "$OUT" "$ERR" >&2; fail "the job did not run"; }
 stuck=$(grep -cE "ftshim\[[0-2]\] \+[0-9.]+ error: stuck in the MPI library's MPI_Finalize for 5\.0 s: a rank must have left without it \(one that died as the job ended\), so this rank exits \(status 76\) rather than hang$" "$ERR" || true)

@@ -4,7 +4,7 @@
 prog=$(build hello)
 launch_cmd plain 4 -- "$prog" --expect-shim
 set +e
-LD_PRELOAD="$MPITEST_SHIM" FTSHIM_LOG=debug timeout -k 5 60 "${LAUNCH[@]}" >out 2>err </dev/null
+LD_PRELOAD="$(shim_preload)" FTSHIM_LOG=debug timeout -k 5 60 "${LAUNCH[@]}" >out 2>err </dev/null
 rc=$?
 set -e
 [ $rc = 0 ] || { cat err >&2; fail "exit status $rc with LD_PRELOAD exported"; }
