@@ -87,8 +87,24 @@ static void set_bit(uint8_t *b, uint32_t i)
 /* The members' state and our index, for a communicator we hold, by id. */
 struct view {
 	uint32_t n, self;
-	int32_t *members; /* a copy */
+	int32_t *members; /* a copy, in the agreement's order */
 };
+
+/* The members of core in the order every member uses for agreements (and
+ * their bitmaps): an intercommunicator's two groups each list their own
+ * group first, so the group whose first member has the lower world rank
+ * goes first, as it does on the other side. */
+static void agreement_order(const struct ft_comm *core, int32_t *out)
+{
+	uint32_t nl = core->local_size, nr = core->remote_size;
+
+	if (nr && core->members[nl] < core->members[0]) {
+		memcpy(out, core->members + nl, nr * sizeof *out);
+		memcpy(out + nr, core->members, nl * sizeof *out);
+	} else {
+		memcpy(out, core->members, (nl + nr) * sizeof *out);
+	}
+}
 
 static void copy_view(struct ft_comm *core, void *arg)
 {
@@ -98,7 +114,7 @@ static void copy_view(struct ft_comm *core, void *arg)
 	v->members = malloc((v->n + 1) * sizeof *v->members);
 	if (!v->members)
 		return;
-	memcpy(v->members, core->members, v->n * sizeof *v->members);
+	agreement_order(core, v->members);
 	v->self = UINT32_MAX;
 	for (uint32_t i = 0; i < v->n; i++)
 		if (v->members[i] == ftp.world_rank)
@@ -527,7 +543,7 @@ static bool agree_take(struct agreement *a, uint32_t *value, uint8_t *failed, in
 
 /* Run the next agreement of e with *value and wait for the decision.
  * Returns its rc; *value and (when failed is not NULL) the failed members
- * are filled in. */
+ * (a bitmap in agreement_order) are filled in. */
 static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 {
 	struct agreement *a = agree_start(e, *value);
@@ -607,8 +623,8 @@ FT_EXPORT int MPIX_Comm_agree(MPI_Comm comm, int *flag)
 /* What a shrink of an n-member communicator needs after its agreement. */
 struct shrink {
 	struct ftp_call call; /* the shrink's call, resolved */
-	uint32_t n;
-	uint8_t *failed;      /* bytes(n): the agreed failures */
+	uint32_t n;           /* members, both groups of an intercommunicator */
+	uint8_t *failed;      /* bytes(n): the agreed failures, in agreement order */
 	int *ranks;           /* room for n */
 	MPI_Comm *newcomm;
 };
@@ -616,7 +632,7 @@ struct shrink {
 static bool shrink_init(struct shrink *s, const struct ftp_call *c, MPI_Comm *newcomm)
 {
 	s->call = *c;
-	s->n = c->comm->core->local_size;
+	s->n = c->comm->core->local_size + c->comm->core->remote_size;
 	s->failed = calloc(1, nbytes(s->n) + 1);
 	s->ranks = malloc((s->n + 1) * sizeof *s->ranks);
 	s->newcomm = newcomm;
@@ -635,36 +651,129 @@ static void shrink_fini(struct shrink *s)
 	free(s->ranks);
 }
 
+/* Whether member j of the local group (or, if remote, of the remote
+ * group) is among the agreed failures (see agreement_order). */
+static bool agreed_failed(const struct shrink *s, bool remote, uint32_t j)
+{
+	const struct ft_comm *core = s->call.comm->core;
+	uint32_t nl = core->local_size, nr = core->remote_size;
+	bool swapped = nr && core->members[nl] < core->members[0];
+	uint32_t i = remote ? (swapped ? j : nl + j) : (swapped ? nr + j : j);
+
+	return bit(s->failed, i);
+}
+
+/* s->ranks: the world ranks of the local group's survivors, in order, then
+ * the remote group's; *nlocal, *nremote their numbers. false if one of
+ * them has died since the agreement. */
+static bool survivors(struct shrink *s, uint32_t *nlocal, uint32_t *nremote)
+{
+	const struct ft_comm *core = s->call.comm->core;
+	uint32_t k = 0;
+
+	for (int g = 0; g < 2; g++) {
+		uint32_t first = g ? core->local_size : 0;
+		uint32_t count = g ? core->remote_size : core->local_size;
+		for (uint32_t j = 0; j < count; j++) {
+			int32_t w = core->members[first + j];
+			if (agreed_failed(s, g == 1, j))
+				continue;
+			if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w))
+				return false;
+			s->ranks[k++] = w;
+		}
+		if (g == 0)
+			*nlocal = k;
+	}
+	*nremote = k - *nlocal;
+	return true;
+}
+
+/* MPI_Comm_create_group(comm, the n processes of world ranks world, tag),
+ * under the hang watch. The group is made from comm's own (MPICH 4.0's
+ * MPI_Comm_create_group crashes on the same processes taken from
+ * MPI_COMM_WORLD's group); world ranks are comm ranks of MPI_COMM_WORLD
+ * and its duplicate. */
+static int create_group_of(MPI_Comm comm, int *world, uint32_t n, int tag, enum ftp_fn fn, MPI_Comm *out)
+{
+	MPI_Group parent = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+	int *ranks = malloc((n + 1) * sizeof *ranks);
+
+	if (!ranks)
+		return MPI_ERR_NO_MEM;
+	PMPI_Comm_group(comm, &parent);
+	if (PMPI_Group_translate_ranks(ftp.world_group, (int)n, world, parent, ranks) == MPI_SUCCESS)
+		PMPI_Group_incl(parent, (int)n, ranks, &group);
+	free(ranks);
+	PMPI_Group_free(&parent);
+	if (group == MPI_GROUP_NULL)
+		return MPI_ERR_INTERN;
+	ftp_hang_watch_begin(fn, world, n);
+	int rc = PMPI_Comm_create_group(comm, group, tag, out);
+	ftp_hang_watch_end();
+	PMPI_Group_free(&group);
+	return rc;
+}
+
+/* The tag of an intercommunicator shrink's creations on ftp.private_world:
+ * from the parent's id, so that shrinks of different intercommunicators
+ * (by other processes at the same time) do not match each other. */
+static int shrink_inter_tag(uint64_t id)
+{
+	return (int)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 49); /* 15 bits: within any MPI_TAG_UB */
+}
+
+/* An intercommunicator has no creation collective over a subset of its
+ * members: the local survivors make their communicator from the private
+ * duplicate of the world, and the two leaders (each group's first
+ * survivor) join the two through it. The new intercommunicator keeps the
+ * parent's error handler. */
+static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremote)
+{
+	MPI_Comm local = MPI_COMM_NULL;
+	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+	int tag = shrink_inter_tag(s->call.comm->core->id);
+
+	*s->newcomm = MPI_COMM_NULL;
+	if (ftp.private_world == MPI_COMM_NULL)
+		return MPI_ERR_INTERN;
+	/* No survivor on the other side: there is no intercommunicator to
+	 * make (MPI has none with an empty group). */
+	if (nremote == 0)
+		return FTP_ERR_PROC_FAILED;
+	int rc = create_group_of(ftp.private_world, s->ranks, nlocal, tag, s->call.fn, &local);
+	if (rc == MPI_SUCCESS) {
+		ftp_hang_watch_begin(s->call.fn, s->ranks, nlocal + nremote);
+		rc = PMPI_Intercomm_create(local, 0, ftp.private_world, s->ranks[nlocal], tag, s->newcomm);
+		ftp_hang_watch_end();
+	}
+	if (local != MPI_COMM_NULL)
+		PMPI_Comm_free(&local);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (PMPI_Comm_get_errhandler(s->call.real, &eh) == MPI_SUCCESS) {
+		PMPI_Comm_set_errhandler(*s->newcomm, eh);
+		PMPI_Errhandler_free(&eh);
+	}
+	ftp_register_inter_child(&s->call, tag, s->newcomm);
+	return MPI_SUCCESS;
+}
+
 /* After the agreement on s->failed: build the communicator of the others
  * and return the MPI's result, or return -1 if one of them has died since
  * (agree again then, so that nobody enters the creation with a member it
  * knows dead). */
 static int shrink_build(struct shrink *s)
 {
-	struct ftp_comm *e = s->call.comm;
-	MPI_Group group = MPI_GROUP_NULL, alive = MPI_GROUP_NULL;
-	int nalive = 0;
+	uint32_t nalive = 0, nremote = 0;
 
-	for (uint32_t i = 0; i < s->n; i++) {
-		if (bit(s->failed, i))
-			continue;
-		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)e->core->members[i]))
-			return -1;
-		s->ranks[nalive++] = (int)i;
-	}
-	PMPI_Comm_group(s->call.real, &group);
-	PMPI_Group_incl(group, nalive, s->ranks, &alive);
-	/* The members as world ranks, for the hang watch (in place: ranks
-	 * is not needed after Group_incl). */
-	for (int i = 0; i < nalive; i++)
-		s->ranks[i] = e->core->members[s->ranks[i]];
-	ftp_hang_watch_begin(s->call.fn, s->ranks, (uint32_t)nalive);
-	int rc = PMPI_Comm_create_group(s->call.real, alive, SHRINK_TAG, s->newcomm);
-	ftp_hang_watch_end();
+	if (!survivors(s, &nalive, &nremote))
+		return -1;
+	if (s->call.comm->core->remote_size)
+		return shrink_build_inter(s, nalive, nremote);
+	int rc = create_group_of(s->call.real, s->ranks, nalive, SHRINK_TAG, s->call.fn, s->newcomm);
 	if (rc == MPI_SUCCESS)
-		ftp_register_group_child(&s->call, alive, SHRINK_TAG, s->newcomm);
-	PMPI_Group_free(&alive);
-	PMPI_Group_free(&group);
+		ftp_register_group_child(&s->call, MPI_GROUP_NULL, SHRINK_TAG, s->newcomm);
 	return rc;
 }
 
@@ -675,10 +784,8 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 	int rc = MPI_ERR_COMM;
 
 	ftp_resolve(&c, comm);
-	if (!c.comm || c.comm->core->remote_size) {
-		/* Intercommunicators are not shrunk (yet). */
+	if (!c.comm)
 		return ftp_post_plain(&c, rc);
-	}
 	if (left_out())
 		return ftp_post_plain(&c, FTP_ERR_PROC_FAILED);
 	if (!shrink_init(&s, &c, newcomm))
@@ -793,7 +900,7 @@ FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *r
 	ftp_resolve(&c, comm);
 	if (c.comm && left_out())
 		return ftp_post_plain(&c, FTP_ERR_PROC_FAILED);
-	if (c.comm && !c.comm->core->remote_size) {
+	if (c.comm) {
 		o = calloc(1, sizeof *o);
 		rc = MPI_ERR_NO_MEM;
 	}

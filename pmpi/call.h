@@ -343,5 +343,8 @@ int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm);
 /* Register *newcomm, made by MPI_Comm_create_group(c's communicator,
  * group, tag) (MPIX_Comm_shrink makes one so). */
 void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm);
+/* Register *newintercomm, made by MPI_Intercomm_create(..., tag, ...)
+ * from survivors of c's intercommunicator (MPIX_Comm_shrink of one). */
+void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercomm);
 
 #endif

@@ -28,7 +28,7 @@
  * the partner may itself be waiting on the dead one. Given up, receives
  * are cancelled and sends freed.
  *
- * Sharing: application threads; ftp.coll_world is immutable after
+ * Sharing: application threads; ftp.private_world is immutable after
  * MPI_Init, and MPI forbids two threads to run collectives on one
  * communicator at once. */
 #include "ftshim_config.h"
@@ -54,24 +54,23 @@ void ftp_coll_p2p_start(void)
 {
 	int *ub = NULL, flag = 0;
 
-	ftp.coll_world = MPI_COMM_NULL;
-	if (!COLL_P2P)
-		return;
+	ftp.private_world = MPI_COMM_NULL;
 	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
 	ftp.coll_tag_ub = flag && ub ? *ub : 32767;
 	/* Every rank calls this, so either all have it or the call failed
-	 * everywhere and the twins are used. */
-	if (PMPI_Comm_dup(MPI_COMM_WORLD, &ftp.coll_world) != MPI_SUCCESS)
-		ftp.coll_world = MPI_COMM_NULL;
+	 * everywhere and the twins are used (and intercommunicators are not
+	 * shrunk). */
+	if (PMPI_Comm_dup(MPI_COMM_WORLD, &ftp.private_world) != MPI_SUCCESS)
+		ftp.private_world = MPI_COMM_NULL;
 	else
-		PMPI_Comm_set_errhandler(ftp.coll_world, MPI_ERRORS_RETURN);
+		PMPI_Comm_set_errhandler(ftp.private_world, MPI_ERRORS_RETURN);
 }
 
 /* Whether c's collectives can run here: an intracommunicator ftshim
  * knows, once the private communicator exists. */
 static bool usable(const struct ftp_call *c)
 {
-	return COLL_P2P && ftp.coll_world != MPI_COMM_NULL && c->comm->core->remote_size == 0;
+	return COLL_P2P && ftp.private_world != MPI_COMM_NULL && c->comm->core->remote_size == 0;
 }
 
 /* The tag of kind for c's communicator: the same at every member. */
@@ -118,9 +117,9 @@ static int exchange(struct ftp_call *c, int tag, void *rbuf, const void *sbuf, i
 	/* No call at all for a missing side: Open MPI refuses a NULL buffer
 	 * even with MPI_PROC_NULL. */
 	if (src != MPI_PROC_NULL)
-		rc = PMPI_Irecv(rbuf, count, datatype, world[src], tag, ftp.coll_world, &reqs[0]);
+		rc = PMPI_Irecv(rbuf, count, datatype, world[src], tag, ftp.private_world, &reqs[0]);
 	if (rc == MPI_SUCCESS && dst != MPI_PROC_NULL)
-		rc = PMPI_Isend(sbuf, count, datatype, world[dst], tag, ftp.coll_world, &reqs[1]);
+		rc = PMPI_Isend(sbuf, count, datatype, world[dst], tag, ftp.private_world, &reqs[1]);
 	if (rc != MPI_SUCCESS) {
 		ftp_cancel_p2p(&reqs[0], true, rc, MPI_STATUS_IGNORE);
 		return rc;

@@ -196,24 +196,30 @@ static void register_create_group(struct ftp_call *c, int rc, MPI_Group group, i
 	members_free(&m);
 }
 
+/* An intercommunicator made by MPI_Intercomm_create from the two groups
+ * and tag, counted in seqs per (groups, tag) under parent (0: none). */
+static void track_inter(uint64_t parent, struct ft_seq_map *seqs, int tag, MPI_Comm *newintercomm)
+{
+	struct members m;
+
+	if (*newintercomm == MPI_COMM_NULL || members_of(*newintercomm, &m) != 0)
+		return;
+	uint64_t key = ft_comm_inter_key(m.local, m.nlocal, m.remote, m.nremote, tag);
+	uint64_t seq = ft_seq_next(seqs, key);
+	uint64_t id = ft_comm_child_id(parent, FT_COMM_KIND_INTER, key, seq,
+				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
+	comm_track(*newintercomm, id, &m);
+	members_free(&m);
+}
+
 /* MPI_Intercomm_create: the two sides have different local communicators,
  * so the id cannot come from a parent; it comes from the two groups and
  * the tag, counted in one process-wide counter per (groups, tag). */
 static void register_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newintercomm)
 {
-	struct members m;
-
-	if (rc != MPI_SUCCESS || !ftp_active() || *newintercomm == MPI_COMM_NULL)
-		return;
 	(void)c;
-	if (members_of(*newintercomm, &m) != 0)
-		return;
-	uint64_t key = ft_comm_inter_key(m.local, m.nlocal, m.remote, m.nremote, tag);
-	uint64_t seq = ft_seq_next(&ftp.comms.inter_seqs, key);
-	uint64_t id = ft_comm_child_id(0, FT_COMM_KIND_INTER, key, seq,
-				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
-	comm_track(*newintercomm, id, &m);
-	members_free(&m);
+	if (rc == MPI_SUCCESS && ftp_active())
+		track_inter(0, &ftp.comms.inter_seqs, tag, newintercomm);
 }
 
 /* The wrapper handed PMPI &c->real, which the MPI set to MPI_COMM_NULL. */
@@ -284,6 +290,12 @@ int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	register_create_group(c, MPI_SUCCESS, group, tag, newcomm);
+}
+
+void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercomm)
+{
+	if (c->comm)
+		track_inter(c->comm->core->id, &c->comm->core->seqs, tag, newintercomm);
 }
 
 int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm)

@@ -67,10 +67,13 @@ struct ftp_state {
 	 * that spins then only delays the one it waits for). Set at MPI_Init. */
 	uint32_t spin_polls;
 	/* A private duplicate of MPI_COMM_WORLD, made at MPI_Init while every
-	 * rank is there, for collectives run as point-to-point exchanges
-	 * (pmpi/coll_p2p.c); MPI_COMM_NULL where they are not used. Its tags
-	 * name the communicator, up to coll_tag_ub. Immutable after init. */
-	MPI_Comm coll_world;
+	 * rank is there (made later, a creation abandoned because a member
+	 * died can leave Open MPI unable to make any other), for collectives
+	 * run as point-to-point exchanges (pmpi/coll_p2p.c, Open MPI) and for
+	 * shrinking intercommunicators (pmpi/agree.c); MPI_COMM_NULL if it
+	 * could not be made. coll_p2p's tags name the communicator, up to
+	 * coll_tag_ub. Immutable after init. */
+	MPI_Comm private_world;
 	int coll_tag_ub;
 };
 
@@ -134,8 +137,8 @@ void ftp_agree_on_create(uint64_t id);
 /* The run directory (pmpi/rundir.c): where ranks record where they run
  * and every injection is recorded. */
 void ftp_rundir_start(void);
-/* Make ftp.coll_world (pmpi/coll_p2p.c); collective over MPI_COMM_WORLD,
- * called by every rank from MPI_Init. */
+/* Make ftp.private_world (pmpi/coll_p2p.c); collective over
+ * MPI_COMM_WORLD, called by every rank from MPI_Init. */
 void ftp_coll_p2p_start(void);
 /* At MPI_Finalize: write this rank's events (before it departs); then,
  * from the lowest surviving rank once every rank departed or failed, the

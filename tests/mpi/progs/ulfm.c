@@ -22,6 +22,14 @@
  *                unfinished; ishrink completed by MPI_Wait
  *   ishrink-death a rank dies while the others are in MPIX_Comm_ishrink,
  *                which they complete with MPI_Test: a working communicator
+ *   inter        on an intercommunicator (even world ranks against odd):
+ *                agree is uniform over both groups; after rank 1 (the odd
+ *                group's leader) dies, agree fails until acknowledged, and
+ *                shrink gives an intercommunicator of the survivors, with
+ *                the parent's error handler, that reduces and merges
+ *                (and ishrink gives the same)
+ *   inter-lost   the odd group dies whole: shrinking the intercommunicator
+ *                returns MPIX_ERR_PROC_FAILED and MPI_COMM_NULL
  *   stale        a message sent on a communicator that is then revoked and
  *                freed unreceived never reaches a receive on a later
  *                communicator (which the MPI may give the same context id);
@@ -61,6 +69,19 @@ static int finish(MPI_Comm comm)
 		printf("%s\n", ok ? "ALL CHECKS PASSED" : "CHECKS FAILED");
 	MPI_Finalize();
 	return tu_failures ? 1 : 0;
+}
+
+/* After a member of comm failed: agreement fails at every survivor until
+ * they acknowledge it, then succeeds. */
+static void agree_after_failure(MPI_Comm comm)
+{
+	int flag = 1, rc = MPIX_Comm_agree(comm, &flag);
+
+	TU_CHECK(rc == MPIX_ERR_PROC_FAILED, "after a failure, not acknowledged: %d", rc);
+	MPIX_Comm_failure_ack(comm);
+	flag = 1;
+	rc = MPIX_Comm_agree(comm, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "after acknowledging: %d %d", rc, flag);
 }
 
 static int test_revoke(int rank, int size)
@@ -123,13 +144,7 @@ static int test_agree(int rank, int size)
 	if (rank == 2)
 		raise(SIGKILL);
 	wait_failed(2);
-	flag = 1;
-	rc = MPIX_Comm_agree(work, &flag);
-	TU_CHECK(rc == MPIX_ERR_PROC_FAILED, "after a failure, not acknowledged: %d", rc);
-	MPIX_Comm_failure_ack(work);
-	flag = 1;
-	rc = MPIX_Comm_agree(work, &flag);
-	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "after acknowledging: %d %d", rc, flag);
+	agree_after_failure(work);
 	MPI_Comm sh;
 	MPIX_Comm_shrink(work, &sh);
 	return finish(sh);
@@ -366,6 +381,100 @@ static int test_stale(int rank, int sweep)
 	return finish(MPI_COMM_WORLD);
 }
 
+static int test_inter(int rank, int size)
+{
+	MPI_Comm half, inter, sh, merged;
+	MPI_Errhandler eh;
+	int odd = rank % 2, flag, rc, is_inter = 0, nlocal = 0, nremote = 0, sum = -1, expect = 0;
+
+	MPI_Comm_split(MPI_COMM_WORLD, odd, rank, &half);
+	MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, odd ? 0 : 1, 7, &inter);
+	MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+	/* Each side lists its own group first: the agreement must still be
+	 * one, with one coordinator. */
+	flag = ~(1 << rank);
+	rc = MPIX_Comm_agree(inter, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && (flag & ((1 << size) - 1)) == 0, "bitwise: %d %x", rc, flag);
+	flag = 1;
+	rc = MPIX_Comm_agree(inter, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "all ones: %d %d", rc, flag);
+	MPI_Barrier(inter);
+	if (rank == 1)
+		raise(SIGKILL);
+	wait_failed(1);
+	agree_after_failure(inter);
+	rc = MPIX_Comm_shrink(inter, &sh);
+	TU_CHECK(rc == MPI_SUCCESS, "shrink: %d", rc);
+	if (rc != MPI_SUCCESS)
+		return finish(MPI_COMM_SELF);
+	MPI_Comm_test_inter(sh, &is_inter);
+	MPI_Comm_size(sh, &nlocal);
+	MPI_Comm_remote_size(sh, &nremote);
+	int want_local = 0, want_remote = 0;
+	for (int r = 0; r < size; r++) {
+		if (r == 1)
+			continue;
+		if (r % 2 == odd)
+			want_local++;
+		else
+			want_remote++;
+		if (r % 2 != odd)
+			expect += r;
+	}
+	TU_CHECK(is_inter && nlocal == want_local && nremote == want_remote,
+		 "shrunk: inter %d, %d local (want %d), %d remote (want %d)", is_inter, nlocal, want_local,
+		 nremote, want_remote);
+	MPI_Comm_get_errhandler(sh, &eh);
+	TU_CHECK(eh == MPI_ERRORS_RETURN, "the shrunk intercommunicator lost MPI_ERRORS_RETURN");
+	MPI_Errhandler_free(&eh);
+	/* On an intercommunicator each group gets the other's reduction. */
+	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sh);
+	TU_CHECK(sum == expect, "allreduce across: %d, not %d", sum, expect);
+	/* The nonblocking form gives the same. */
+	MPI_Comm ish;
+	MPI_Request req;
+	rc = MPIX_Comm_ishrink(inter, &ish, &req);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+	TU_CHECK(rc == MPI_SUCCESS, "ishrink: %d", rc);
+	if (rc == MPI_SUCCESS) {
+		int ilocal = 0, iremote = 0;
+		MPI_Comm_size(ish, &ilocal);
+		MPI_Comm_remote_size(ish, &iremote);
+		TU_CHECK(ilocal == want_local && iremote == want_remote, "ishrink: %d local, %d remote", ilocal,
+			 iremote);
+		MPI_Comm_free(&ish);
+	}
+	MPI_Intercomm_merge(sh, odd, &merged);
+	int mrank, msize;
+	MPI_Comm_rank(merged, &mrank);
+	MPI_Comm_size(merged, &msize);
+	TU_CHECK(msize == size - 1, "merged: %d ranks, not %d", msize, size - 1);
+	return finish(merged);
+}
+
+/* The whole odd group dies: the even survivors' shrink of the
+ * intercommunicator has no remote group to make one with. */
+static int test_inter_lost(int rank, int size)
+{
+	MPI_Comm half, inter, sh = MPI_COMM_WORLD, world;
+	int odd = rank % 2, rc;
+
+	MPI_Comm_split(MPI_COMM_WORLD, odd, rank, &half);
+	MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, odd ? 0 : 1, 7, &inter);
+	MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+	MPI_Barrier(inter);
+	if (odd)
+		raise(SIGKILL);
+	for (int r = 1; r < size; r += 2)
+		wait_failed(r);
+	rc = MPIX_Comm_shrink(inter, &sh);
+	TU_CHECK(rc == MPIX_ERR_PROC_FAILED && sh == MPI_COMM_NULL, "shrink with no remote survivor: %d", rc);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPIX_Comm_shrink(MPI_COMM_WORLD, &world);
+	return finish(world);
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size;
@@ -394,6 +503,10 @@ int main(int argc, char **argv)
 		return test_nonblocking(rank, size);
 	if (!strcmp(test, "ishrink-death"))
 		return test_ishrink_death(rank, size);
+	if (!strcmp(test, "inter"))
+		return test_inter(rank, size);
+	if (!strcmp(test, "inter-lost"))
+		return test_inter_lost(rank, size);
 	if (!strcmp(test, "stale"))
 		return test_stale(rank, argc > 2 && !strcmp(argv[2], "--sweep"));
 	fprintf(stderr, "unknown test %s\n", test);
