@@ -76,6 +76,12 @@ split_launch_args() {
 	done
 	[ "${1:-}" = -- ] && shift
 	[ "$mode" = shim ] && LAUNCH_ENV=("LD_PRELOAD=$(shim_preload)" "${LAUNCH_ENV[@]}")
+	# Ranks started through a remote agent (the multihost cases) do not
+	# inherit the driver's environment: the sanitizer's settings go along.
+	if [ "$mode" = shim ] && instrumented; then
+		LAUNCH_ENV+=("TSAN_OPTIONS=$TSAN_OPTIONS" "ASAN_OPTIONS=$ASAN_OPTIONS" "UBSAN_OPTIONS=$UBSAN_OPTIONS"
+			"UCX_MEM_EVENTS=no" "UCX_MEM_MALLOC_HOOKS=no")
+	fi
 	LAUNCH_PROG=("$@")
 }
 
