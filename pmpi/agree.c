@@ -717,7 +717,8 @@ static int create_group_of(MPI_Comm comm, int *world, uint32_t n, int tag, enum 
 
 /* The tag of an intercommunicator shrink's creations on ftp.private_world:
  * from the parent's id, so that shrinks of different intercommunicators
- * (by other processes at the same time) do not match each other. */
+ * (by other processes at the same time) do not match each other; below
+ * 32768, where pmpi/coll_p2p.c's exchanges never are. */
 static int shrink_inter_tag(uint64_t id)
 {
 	return (int)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 49); /* 15 bits: within any MPI_TAG_UB */

@@ -66,20 +66,26 @@ void ftp_coll_p2p_start(void)
 		PMPI_Comm_set_errhandler(ftp.private_world, MPI_ERRORS_RETURN);
 }
 
+/* Tags below this are left to intercommunicator shrinks, which also run
+ * on ftp.private_world (pmpi/agree.c). */
+#define TAG_FIRST 32768
+
 /* Whether c's collectives can run here: an intracommunicator ftshim
- * knows, once the private communicator exists. */
+ * knows, once the private communicator exists, with room for its tags
+ * (MPI promises only 32767; Open MPI's is far larger). */
 static bool usable(const struct ftp_call *c)
 {
-	return COLL_P2P && ftp.private_world != MPI_COMM_NULL && c->comm->core->remote_size == 0;
+	return COLL_P2P && ftp.private_world != MPI_COMM_NULL && ftp.coll_tag_ub >= 2 * TAG_FIRST &&
+	       c->comm->core->remote_size == 0;
 }
 
 /* The tag of kind for c's communicator: the same at every member. */
 static int tag_of(const struct ftp_call *c, int kind)
 {
 	uint64_t h = c->comm->core->id * UINT64_C(0x9e3779b97f4a7c15);
-	uint64_t pairs = (uint64_t)ftp.coll_tag_ub / 2;
+	uint64_t pairs = (uint64_t)(ftp.coll_tag_ub - TAG_FIRST) / 2;
 
-	return (int)((h >> 17) % pairs) * 2 + kind;
+	return TAG_FIRST + (int)((h >> 17) % pairs) * 2 + kind;
 }
 
 /* Complete one round, reqs[0] a receive (or null) and reqs[1] a send (or

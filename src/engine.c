@@ -214,13 +214,14 @@ static bool conn_flush(struct ft_engine *e, struct conn *c)
 			break;
 		return false;
 	}
-	memmove(c->out, c->out + off, c->out_len - off);
+	/* Nothing queued may mean no buffer yet (c->out NULL). */
+	if (off > 0 && off < c->out_len)
+		memmove(c->out, c->out + off, c->out_len - off);
 	c->out_len -= off;
 	conn_watch(e, c, c->out_len > 0);
 	return true;
 }
 
-/* Queue a message on c and try to send it at once. */
 /* Queue an encoded frame on c and try to send it at once. */
 static void conn_queue(struct ft_engine *e, struct conn *c, const uint8_t *frame, size_t len,
 		       bool heartbeat)
