@@ -90,15 +90,21 @@ struct view {
 	int32_t *members; /* a copy, in the agreement's order */
 };
 
-/* The members of core in the order every member uses for agreements (and
- * their bitmaps): an intercommunicator's two groups each list their own
- * group first, so the group whose first member has the lower world rank
- * goes first, as it does on the other side. */
+/* The order every member uses for agreements (and their bitmaps): an
+ * intercommunicator's two groups each list their own group first, so the
+ * group whose first member has the lower world rank goes first, as it
+ * does on the other side. Whether that puts core's remote group first: */
+static bool remote_group_first(const struct ft_comm *core)
+{
+	return core->remote_size && core->members[core->local_size] < core->members[0];
+}
+
+/* The members of core in that order. */
 static void agreement_order(const struct ft_comm *core, int32_t *out)
 {
 	uint32_t nl = core->local_size, nr = core->remote_size;
 
-	if (nr && core->members[nl] < core->members[0]) {
+	if (remote_group_first(core)) {
 		memcpy(out, core->members + nl, nr * sizeof *out);
 		memcpy(out + nr, core->members, nl * sizeof *out);
 	} else {
@@ -657,7 +663,7 @@ static bool agreed_failed(const struct shrink *s, bool remote, uint32_t j)
 {
 	const struct ft_comm *core = s->call.comm->core;
 	uint32_t nl = core->local_size, nr = core->remote_size;
-	bool swapped = nr && core->members[nl] < core->members[0];
+	bool swapped = remote_group_first(core);
 	uint32_t i = remote ? (swapped ? j : nl + j) : (swapped ? nr + j : j);
 
 	return bit(s->failed, i);
@@ -725,8 +731,8 @@ static int shrink_inter_tag(uint64_t id)
 }
 
 /* An intercommunicator has no creation collective over a subset of its
- * members: the local survivors make their communicator from the private
- * duplicate of the world, and the two leaders (each group's first
+ * members: the local survivors make their communicator from
+ * ftp.private_world (the world, or its private duplicate), and the two leaders (each group's first
  * survivor) join the two through it. The new intercommunicator keeps the
  * parent's error handler. */
 static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremote)

@@ -71,7 +71,8 @@ struct ftp_state {
 	 * died can leave Open MPI unable to make any other), for collectives
 	 * run as point-to-point exchanges (pmpi/coll_p2p.c, Open MPI) and for
 	 * shrinking intercommunicators (pmpi/agree.c); MPI_COMM_NULL if it
-	 * could not be made. coll_p2p's tags name the communicator, up to
+	 * could not be made; on MPICH, MPI_COMM_WORLD itself (see
+	 * ftp_coll_p2p_start). coll_p2p's tags name the communicator, up to
 	 * coll_tag_ub. Immutable after init. */
 	MPI_Comm private_world;
 	int coll_tag_ub;

@@ -37,7 +37,7 @@ instrumented() {
 # runtimes' exit codes are turned off in the driver, so that the cases'
 # own status checks still hold).
 expect_no_sanitizer_report() {
-	[ "${MPITEST_SANITIZER:-no}" != no ] || return 0
+	instrumented || return 0
 	if grep -qE '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)|: runtime error: ' "$1"; then
 		grep -E -A 30 '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR:)|: runtime error: ' "$1" | head -n 60 >&2 || true
 		fail "the $MPITEST_SANITIZER sanitizer reported an error (above; all of it in $1)"
