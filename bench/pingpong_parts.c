@@ -5,12 +5,17 @@
  *
  *   pmpi    PMPI_Send / PMPI_Recv: the MPI alone, as without the shim
  *   twin    PMPI_Isend / PMPI_Irecv completed by polling, as the shim's
- *           wrappers do, but without them: what the design itself costs
+ *           wrappers do (a send the MPI completed at once needs no
+ *           completion call), but without them: what the design itself
+ *           costs
  *   shim    MPI_Send / MPI_Recv through the shim's wrappers
  *
- * and rank 0 prints the median half round trip of each and its ratio to
- * pmpi. (The detector thread runs throughout, so its cost is in all
- * three; bench/overhead.py compares runs with and without the shim.) */
+ * and rank 0 prints the median half round trip of each and the median of
+ * its rounds' ratios to pmpi. (The detector thread runs throughout, so
+ * its cost is in all three; bench/overhead.py compares runs with and
+ * without the shim.) */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +23,29 @@
 enum { PMPI, TWIN, SHIM, NWAYS };
 static const char *const names[NWAYS] = { "pmpi", "twin", "shim" };
 
+/* Open MPI's request for an operation done at once (see done_at_once). */
+static MPI_Request empty_request __attribute__((unused)) = MPI_REQUEST_NULL;
+
+/* Whether r is the request the MPI hands back for an operation it
+ * completed at once: the shim's wrappers skip its completion call (MPICH
+ * 4's built-in requests; Open MPI's ompi_request_empty). */
+static int done_at_once(MPI_Request r)
+{
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40000000
+	return ((unsigned)r >> 30) == 1u;
+#else
+	return r != MPI_REQUEST_NULL && r == empty_request;
+#endif
+}
+
 /* Complete r as the shim does: MPICH's MPI_Test always runs its progress
  * engine, so a request already complete is looked at first. */
 static void complete(MPI_Request *r)
 {
 	int flag = 0;
 
+	if (done_at_once(*r))
+		return;
 #ifdef MPICH_VERSION
 	PMPI_Request_get_status(*r, &flag, MPI_STATUS_IGNORE);
 	if (flag) {
@@ -90,11 +112,16 @@ static int by_value(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	enum { ROUNDS = 31, ITERS = 20000 };
-	static double t[NWAYS][ROUNDS];
+	enum { ROUNDS = 61, ITERS = 5000 };
+	static double t[NWAYS][ROUNDS], ratio[NWAYS][ROUNDS];
 	int rank, size;
 
 	MPI_Init(&argc, &argv);
+#ifdef OPEN_MPI
+	empty_request = (MPI_Request)dlsym(RTLD_DEFAULT, "ompi_request_empty");
+	if (!empty_request)
+		empty_request = MPI_REQUEST_NULL;
+#endif
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (size != 2) {
@@ -110,12 +137,18 @@ int main(int argc, char **argv)
 			int way = (j + k) % NWAYS; /* rotate who goes first */
 			t[way][k] = run(way, rank, ITERS);
 		}
-	for (int way = 0; way < NWAYS; way++)
+	/* The ratio is the median of each round's: a round is short enough
+	 * that the three ways in it share the machine's spell. */
+	for (int k = 0; k < ROUNDS; k++)
+		for (int way = 0; way < NWAYS; way++)
+			ratio[way][k] = t[way][k] / t[PMPI][k];
+	for (int way = 0; way < NWAYS; way++) {
 		qsort(t[way], ROUNDS, sizeof t[way][0], by_value);
+		qsort(ratio[way], ROUNDS, sizeof ratio[way][0], by_value);
+	}
 	if (rank == 0)
 		for (int way = 0; way < NWAYS; way++)
-			printf("%s %.4f us %.3f\n", names[way], t[way][ROUNDS / 2],
-			       t[way][ROUNDS / 2] / t[PMPI][ROUNDS / 2]);
+			printf("%s %.4f us %.3f\n", names[way], t[way][ROUNDS / 2], ratio[way][ROUNDS / 2]);
 	MPI_Finalize();
 	return 0;
 }

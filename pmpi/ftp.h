@@ -76,6 +76,11 @@ struct ftp_state {
 	 * coll_tag_ub. Immutable after init. */
 	MPI_Comm private_world;
 	int coll_tag_ub;
+	/* Open MPI: the request its nonblocking calls hand back for an
+	 * operation done at once (&ompi_request_empty), or MPI_REQUEST_NULL
+	 * if this Open MPI has none (ftp_done_at_once). Immutable after
+	 * init. */
+	MPI_Request done_request;
 };
 
 extern struct ftp_state ftp;

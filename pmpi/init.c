@@ -6,6 +6,7 @@
  * anything else: a bad FTSHIM_* value stops the rank there, with one line. */
 #include "ftshim_config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,19 @@
 #include "src/pmi.h"
 
 extern char **environ;
+
+/* ftp.done_request (see ftp_done_at_once): Open MPI exports the object,
+ * though its mpi.h does not declare it; an Open MPI without it gets no
+ * shortcut. */
+static void find_done_request(void)
+{
+	ftp.done_request = MPI_REQUEST_NULL;
+#ifdef OPEN_MPI
+	void *empty = dlsym(RTLD_DEFAULT, "ompi_request_empty");
+	if (empty)
+		ftp.done_request = (MPI_Request)empty;
+#endif
+}
 
 /* A configuration error ends the rank before PMPI_Init: there is nothing to
  * clean up yet, and every rank with the same environment stops the same way. */
@@ -89,6 +103,7 @@ static int init_state(void)
 		ft_proc_table_destroy(&ftp.procs);
 		return -1;
 	}
+	find_done_request();
 	atomic_store(&ftp.mode, FTP_MODE_ON);
 	ft_debug("on: rank %d of %d, %s", ftp.world_rank, ftp.world_size, FT_MPI_FLAVOUR);
 	return 0;

@@ -111,7 +111,9 @@ out_unlock:
 
 void ftp_req_add(const struct ftp_call *c, MPI_Request request, bool persistent)
 {
-	if (request != MPI_REQUEST_NULL && c->comm && !c->direct)
+	/* One done at once waits on nobody; its handle is shared by every
+	 * such request, so it could not be told apart in the table anyway. */
+	if (request != MPI_REQUEST_NULL && c->comm && !c->direct && !ftp_done_at_once(request))
 		add_entry(c, request, persistent, NULL);
 }
 

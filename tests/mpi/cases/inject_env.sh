@@ -22,6 +22,17 @@ expect_err_match 'ftshim\[3\] .* info: injecting SIGKILL now \(after call 5 of M
 records | grep -q 'rank=3 .*how=SIGKILL by=FTSHIM_INJECT trigger="after call 5 of MPI_Allreduce"' ||
 	{ records >&2; fail "the record does not say rank 3, SIGKILL, call 5"; }
 
+# After the 4th blocking MPI_Send and the 6th MPI_Recv: calls that take
+# the wrappers' fast path in ranks that count no calls.
+fresh
+run_job shim 5 "$export_rundir" "FTSHIM_INJECT=rank=1 at=call:MPI_Send:4; rank=4 at=call:MPI_Recv:6" -- \
+	"$prog" --expect 1,4
+expect_all_checks
+expect_err_match 'ftshim\[1\] .* info: injecting SIGKILL now \(after call 4 of MPI_Send; '
+expect_err_match 'ftshim\[4\] .* info: injecting SIGKILL now \(after call 6 of MPI_Recv; '
+records | grep -q 'rank=1 .*trigger="after call 4 of MPI_Send"' || { records >&2; fail "no record of rank 1's MPI_Send"; }
+records | grep -q 'rank=4 .*trigger="after call 6 of MPI_Recv"' || { records >&2; fail "no record of rank 4's MPI_Recv"; }
+
 # A range, at a point of the program, by exit without finalize.
 fresh
 run_job shim 6 "$export_rundir" "FTSHIM_INJECT=rank=1-2 at=point:iteration:7 how=exit:4" -- "$prog" --expect 1,2

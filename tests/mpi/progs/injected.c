@@ -4,8 +4,10 @@
  *            [--iter-ms M] [--wait-ms W] [--linger-ms L]
  *
  * Every rank runs N iterations; each marks ftshim_inject_point("iteration",
- * i), makes one MPI_Allreduce (on MPI_COMM_SELF, so that a dead rank
- * blocks nobody) and sleeps M ms. Then the ranks that the injection should
+ * i), makes one MPI_Allreduce, one blocking MPI_Send and one blocking
+ * MPI_Recv (all on MPI_COMM_SELF, so that a dead rank blocks nobody;
+ * the sends and receives take the wrappers' fast path when nothing
+ * counts calls) and sleeps M ms. Then the ranks that the injection should
  * kill wait to be killed (exit 3 if they are not within W ms), and the
  * others wait until they know of the failures: with --expect, exactly the
  * listed ranks (they then check that they agree, and rank 0 of them prints
@@ -83,6 +85,14 @@ int main(int argc, char **argv)
 		int x = i, y = 0;
 		point("iteration", i);
 		MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+		MPI_Request r;
+		MPI_Irecv(&y, 1, MPI_INT, 0, i, MPI_COMM_SELF, &r);
+		MPI_Send(&x, 1, MPI_INT, 0, i, MPI_COMM_SELF);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+		MPI_Isend(&x, 1, MPI_INT, 0, i, MPI_COMM_SELF, &r);
+		MPI_Recv(&y, 1, MPI_INT, 0, i, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+		TU_CHECK(y == x, "iteration %d: received %d from itself", i, y);
 		sleep_ms(iter_ms);
 	}
 	if (victim[rank]) {
