@@ -2,11 +2,12 @@
  * The wrapper starts the nonblocking twin of the call; ftp_block_wait
  * polls it, and whenever ftp.events has moved it asks whether what the
  * call waits on has failed (or its communicator was revoked). Then it
- * gives up: a receive is cancelled (and if the cancel loses the race to a
- * match, the call succeeds after all), a send is cancelled and freed, and
- * a collective, which MPI lets no one cancel, is left to the library: its
- * buffers must not be reused before the communicator is freed (README,
- * "Never hang").
+ * gives up: a receive gets a last look (what a dead peer sent before it
+ * died may have arrived) and is then cancelled (and if the cancel loses
+ * the race to a match, the call succeeds after all), a send is cancelled
+ * and freed, and a collective, which MPI lets no one cancel, is left to
+ * the library: its buffers must not be reused before the communicator is
+ * freed (README, "Never hang").
  *
  * Polling shares the CPU: after some polls it yields at every poll
  * (ftp_poll_pause), soon when ranks outnumber the cores of their host. */
@@ -115,6 +116,20 @@ int ftp_cancel_p2p(MPI_Request *req, bool recv, int err, MPI_Status *status)
 
 	if (*req == MPI_REQUEST_NULL)
 		return err;
+	if (recv) {
+		/* What the dead peer sent before it died is here already, in
+		 * shared memory or the MPI's queues, but matched only by a pass
+		 * of its progress engine: without one, a survivor that was slow
+		 * to look failed a receive whose data had arrived. */
+		int flag = 0, rc = MPI_SUCCESS;
+		for (int pass = 0; pass < 4 && rc == MPI_SUCCESS && !flag; pass++)
+			rc = PMPI_Test(req, &flag, &st);
+		if (rc != MPI_SUCCESS || flag) {
+			if (status != MPI_STATUS_IGNORE)
+				*status = st;
+			return rc;
+		}
+	}
 	PMPI_Cancel(req);
 	if (!recv) {
 		/* A send may not cancel; freeing lets the MPI finish it, or not. */

@@ -103,8 +103,8 @@ int ftp_check(struct ftp_call *c, bool pending);
 int ftp_block_wait(struct ftp_call *c, MPI_Status *status);
 
 /* Stop waiting for *req because err happened to what c watches: a
- * receive is cancelled (MPI_SUCCESS, and its status, if the cancel lost
- * the race to a match), a send cancelled and freed, a collective left to
+ * receive gets a last look and is cancelled (MPI_SUCCESS, and its status,
+ * if it matched meanwhile), a send cancelled and freed, a collective left to
  * the library (MPI lets no one cancel or free it). *req becomes
  * MPI_REQUEST_NULL, except an inactive persistent request. */
 int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
@@ -187,7 +187,9 @@ FTP_HOT int ftp_block(struct ftp_call *c, int rc, MPI_Status *status)
 /* Resolve comm, set what the call watches, and (unless check is false)
  * refuse to start what waits on a failure already known. A nonblocking
  * receive from MPI_ANY_SOURCE starts anyway: it reports
- * MPI_ERR_PROC_FAILED_PENDING when completed. */
+ * MPI_ERR_PROC_FAILED_PENDING when completed. So does a receive from a
+ * failed peer: what the peer sent before it died may be here, and the
+ * receive gives up only after a last look (ftp_cancel_p2p). */
 FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_kind kind,
 			     int rank, bool recv, bool check, bool nonblocking)
 {
@@ -199,7 +201,10 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 	c->watch.recv = recv;
 	if (check && __builtin_expect(ftp_events() != 0, 0)) {
 		int err = ftp_check(c, nonblocking);
-		return err == FTP_ERR_PROC_FAILED_PENDING ? MPI_SUCCESS : err;
+		if (err == FTP_ERR_PROC_FAILED_PENDING ||
+		    (err == FTP_ERR_PROC_FAILED && recv && kind == FTP_WATCH_PEER))
+			return MPI_SUCCESS;
+		return err;
 	}
 	return MPI_SUCCESS;
 }
@@ -221,6 +226,17 @@ FTP_HOT int ftp_pre_recv(struct ftp_call *c, MPI_Comm comm, int source)
 {
 	return ftp_pre_watch(c, comm, source == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER,
 			     source, true);
+}
+
+/* MPI_Iprobe and MPI_Improbe have no wait to give up in: a failed peer
+ * fails them at once. */
+FTP_HOT int ftp_pre_iprobe(struct ftp_call *c, MPI_Comm comm, int source)
+{
+	int rc = ftp_pre_recv(c, comm, source);
+
+	if (rc == MPI_SUCCESS && !c->direct && __builtin_expect(ftp_events() != 0, 0))
+		rc = ftp_check(c, false);
+	return rc;
 }
 
 /* Nonblocking point-to-point: checked like the blocking forms; persistent

@@ -143,7 +143,7 @@ def pre_call(fn, names):
     if fn.cls == "send":
         return "ftp_pre_send(&c, comm, %s)" % named(fn, "int", "dest")
     if fn.cls in ("recv", "iprobe"):
-        return "ftp_pre_recv(&c, comm, %s)" % named(fn, "int", "source")
+        return "ftp_pre_%s(&c, comm, %s)" % (fn.cls, named(fn, "int", "source"))
     if fn.cls == "create_group":
         return "ftp_pre_create_group(&c, comm, %s)" % named(fn, "MPI_Group", "group")
     if fn.cls == "create_inter":

@@ -9,22 +9,23 @@
 
 #include "pmpi/call.h"
 
-/* Poll MPI_Iprobe (or MPI_Improbe when message is not NULL). */
+/* Poll MPI_Iprobe (or MPI_Improbe when message is not NULL). Given up
+ * on, a probe takes a last look, as a receive does (ftp_cancel_p2p). */
 static int probe_poll(struct ftp_call *c, int source, int tag, MPI_Message *message,
 		      MPI_Status *status)
 {
 	uint64_t seen = 0, polls = 0;
-	int flag = 0, rc;
+	int flag = 0, rc, err = MPI_SUCCESS;
 
-	for (;;) {
+	for (int last = 0; last < 4; last += err != MPI_SUCCESS) {
 		rc = message ? PMPI_Improbe(source, tag, c->real, &flag, message, status)
 			     : PMPI_Iprobe(source, tag, c->real, &flag, status);
 		if (rc != MPI_SUCCESS || flag)
 			return rc;
-		rc = ftp_poll_step(c, false, &seen, &polls);
-		if (rc != MPI_SUCCESS)
-			return rc;
+		if (err == MPI_SUCCESS)
+			err = ftp_poll_step(c, false, &seen, &polls);
 	}
+	return err;
 }
 
 FT_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)

@@ -2,10 +2,12 @@
 # (uniform, also when its coordinator dies), shrink (also when a member
 # dies on its way in), and 100 rounds of revoke and shrink; MPIX_FT, and
 # the nonblocking iagree and ishrink completed by every kind of call;
-# agree and shrink on an intercommunicator; no stale message of a revoked
-# communicator reaching a later one.
+# agree and shrink on an intercommunicator; the messages of a rank that
+# died still received; no stale message of a revoked communicator
+# reaching a later one.
 prog=$(build ulfm)
-for t in revoke agree coordinator shrink shrink-death loop nonblocking ishrink-death inter inter-lost stale; do
+for t in revoke agree coordinator shrink shrink-death loop nonblocking ishrink-death inter inter-lost \
+	last-words stale; do
 	run_job shim 5 -- "$prog" "$t"
 	grep -q '^ALL CHECKS PASSED$' "$OUT" || {
 		cat "$OUT" >&2

@@ -30,6 +30,11 @@
  *                (and ishrink gives the same)
  *   inter-lost   the odd group dies whole: shrinking the intercommunicator
  *                returns MPIX_ERR_PROC_FAILED and MPI_COMM_NULL
+ *   last-words   rank 4 sends rank 0 three messages and dies; once rank 0
+ *                knows, it still gets each of them (MPI_Probe and MPI_Recv,
+ *                MPI_Irecv and MPI_Wait, MPI_Sendrecv), then
+ *                MPIX_ERR_PROC_FAILED for a receive nothing matches and for
+ *                MPI_Iprobe
  *   stale        a message sent on a communicator that is then revoked and
  *                freed unreceived never reaches a receive on a later
  *                communicator (which the MPI may give the same context id);
@@ -475,6 +480,44 @@ static int test_inter_lost(int rank, int size)
 	return finish(world);
 }
 
+static int test_last_words(int rank, int size)
+{
+	MPI_Comm world;
+	int victim = size - 1, got = -1, flag = 1, rc;
+
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == victim) {
+		for (int tag = 1; tag <= 3; tag++)
+			MPI_Send(&tag, 1, MPI_INT, 0, tag, MPI_COMM_WORLD);
+		raise(SIGKILL);
+	}
+	if (rank == 0) {
+		MPI_Status st;
+		MPI_Request r;
+
+		wait_failed(victim);
+		rc = MPI_Probe(victim, 1, MPI_COMM_WORLD, &st);
+		TU_CHECK(rc == MPI_SUCCESS && st.MPI_SOURCE == victim && st.MPI_TAG == 1,
+			 "MPI_Probe of a message from the dead rank: %d", rc);
+		rc = MPI_Recv(&got, 1, MPI_INT, victim, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		TU_CHECK(rc == MPI_SUCCESS && got == 1, "MPI_Recv: %d, got %d", rc, got);
+		rc = MPI_Irecv(&got, 1, MPI_INT, victim, 2, MPI_COMM_WORLD, &r);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+		TU_CHECK(rc == MPI_SUCCESS && got == 2, "MPI_Irecv and MPI_Wait: %d, got %d", rc, got);
+		rc = MPI_Sendrecv(&rank, 1, MPI_INT, MPI_PROC_NULL, 0, &got, 1, MPI_INT, victim, 3,
+				  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		TU_CHECK(rc == MPI_SUCCESS && got == 3, "MPI_Sendrecv: %d, got %d", rc, got);
+		rc = MPI_Recv(&got, 1, MPI_INT, victim, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		TU_CHECK(rc == MPIX_ERR_PROC_FAILED, "MPI_Recv of nothing: %d", rc);
+		rc = MPI_Iprobe(victim, 4, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+		TU_CHECK(rc == MPIX_ERR_PROC_FAILED, "MPI_Iprobe of nothing: %d", rc);
+	}
+	MPIX_Comm_shrink(MPI_COMM_WORLD, &world);
+	return finish(world);
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size;
@@ -507,6 +550,8 @@ int main(int argc, char **argv)
 		return test_inter(rank, size);
 	if (!strcmp(test, "inter-lost"))
 		return test_inter_lost(rank, size);
+	if (!strcmp(test, "last-words"))
+		return test_last_words(rank, size);
 	if (!strcmp(test, "stale"))
 		return test_stale(rank, argc > 2 && !strcmp(argv[2], "--sweep"));
 	fprintf(stderr, "unknown test %s\n", test);
