@@ -732,9 +732,9 @@ static int shrink_inter_tag(uint64_t id)
 
 /* An intercommunicator has no creation collective over a subset of its
  * members: the local survivors make their communicator from
- * ftp.private_world (the world, or its private duplicate), and the two leaders (each group's first
- * survivor) join the two through it. The new intercommunicator keeps the
- * parent's error handler. */
+ * ftp.private_world (the world, or its private duplicate), and the two
+ * leaders (each group's first survivor) join the two through it. The new
+ * intercommunicator keeps the parent's error handler. */
 static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremote)
 {
 	MPI_Comm local = MPI_COMM_NULL;

@@ -116,7 +116,7 @@ int ftp_cancel_p2p(MPI_Request *req, bool recv, int err, MPI_Status *status)
 
 	if (*req == MPI_REQUEST_NULL)
 		return err;
-	if (recv) {
+	if (recv && err != FTP_ERR_REVOKED) {
 		/* What the dead peer sent before it died is here already, in
 		 * shared memory or the MPI's queues, but matched only by a pass
 		 * of its progress engine: without one, a survivor that was slow
@@ -204,12 +204,7 @@ int ftp_fast_block(enum ftp_fn fn, struct ftp_comm *e, int rank, bool recv, int 
 {
 	struct ftp_call c = FTP_CALL_INIT(fn);
 
-	c.comm = e;
-	c.real = e->real;
-	c.direct = false;
-	c.watch.kind = recv && rank == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER;
-	c.watch.rank = rank;
-	c.watch.recv = recv;
+	ftp_call_on(&c, e, (struct ftp_watch){ recv ? ftp_source_kind(rank) : FTP_WATCH_PEER, rank, recv });
 	c.req = *req;
 	if (rc == MPI_SUCCESS)
 		rc = tested ? ftp_block_wait(&c, status) : ftp_block(&c, rc, status);

@@ -70,6 +70,21 @@ FTP_HOT uint64_t ftp_events(void)
 	return atomic_load_explicit(&ftp.events, memory_order_acquire);
 }
 
+/* What a receive from source watches. */
+static inline enum ftp_watch_kind ftp_source_kind(int source)
+{
+	return source == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER;
+}
+
+/* Make c a watched call on e (a communicator ftshim tracks). */
+FTP_HOT void ftp_call_on(struct ftp_call *c, struct ftp_comm *e, struct ftp_watch watch)
+{
+	c->comm = e;
+	c->real = e->real;
+	c->direct = false;
+	c->watch = watch;
+}
+
 /* The seam: resolve the application's handle once per call. */
 FTP_HOT void ftp_resolve(struct ftp_call *c, MPI_Comm comm)
 {
@@ -140,7 +155,7 @@ FTP_HOT bool ftp_done_at_once(MPI_Request req)
 #if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40000000
 	return ((uint32_t)req >> 30) == 1u;
 #elif defined(OPEN_MPI)
-	return req == ftp.done_request && req != MPI_REQUEST_NULL;
+	return req == ftp.done_request;
 #else
 	(void)req;
 	return false;
@@ -196,9 +211,7 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 	ftp_resolve(c, comm);
 	if (c->direct)
 		return MPI_SUCCESS;
-	c->watch.kind = kind;
-	c->watch.rank = rank;
-	c->watch.recv = recv;
+	ftp_call_on(c, c->comm, (struct ftp_watch){ kind, rank, recv });
 	if (check && __builtin_expect(ftp_events() != 0, 0)) {
 		int err = ftp_check(c, nonblocking);
 		if (err == FTP_ERR_PROC_FAILED_PENDING ||
@@ -224,7 +237,7 @@ FTP_HOT int ftp_pre_send(struct ftp_call *c, MPI_Comm comm, int dest)
 
 FTP_HOT int ftp_pre_recv(struct ftp_call *c, MPI_Comm comm, int source)
 {
-	return ftp_pre_watch(c, comm, source == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER,
+	return ftp_pre_watch(c, comm, ftp_source_kind(source),
 			     source, true);
 }
 
@@ -248,7 +261,7 @@ FTP_HOT int ftp_pre_isend(struct ftp_call *c, MPI_Comm comm, int dest)
 
 FTP_HOT int ftp_pre_irecv(struct ftp_call *c, MPI_Comm comm, int source)
 {
-	return ftp_pre_watch_as(c, comm, source == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER,
+	return ftp_pre_watch_as(c, comm, ftp_source_kind(source),
 				source, true, true, true);
 }
 
@@ -259,7 +272,7 @@ static inline int ftp_pre_init_send(struct ftp_call *c, MPI_Comm comm, int dest)
 
 static inline int ftp_pre_init_recv(struct ftp_call *c, MPI_Comm comm, int source)
 {
-	return ftp_pre_watch_as(c, comm, source == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER,
+	return ftp_pre_watch_as(c, comm, ftp_source_kind(source),
 				source, true, false, true);
 }
 

@@ -39,10 +39,7 @@ struct tracked {
 
 static void call_for(struct ftp_call *c, const struct ftp_req *r)
 {
-	c->comm = r->comm;
-	c->real = r->comm->real;
-	c->watch = r->watch;
-	c->direct = false;
+	ftp_call_on(c, r->comm, r->watch);
 }
 
 /* Forget a request the MPI has completed and freed. */

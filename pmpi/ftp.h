@@ -77,9 +77,8 @@ struct ftp_state {
 	MPI_Comm private_world;
 	int coll_tag_ub;
 	/* Open MPI: the request its nonblocking calls hand back for an
-	 * operation done at once (&ompi_request_empty), or MPI_REQUEST_NULL
-	 * if this Open MPI has none (ftp_done_at_once). Immutable after
-	 * init. */
+	 * operation done at once (&ompi_request_empty), or NULL if this Open
+	 * MPI has none (ftp_done_at_once). Immutable after init. */
 	MPI_Request done_request;
 };
 

@@ -165,6 +165,17 @@ def pre_call(fn, names):
     return None
 
 
+def twin_call(fn, twin, args, req):
+    """The call of fn's nonblocking twin on fn's arguments args: the same
+    less the status, plus the request req. Returns it and the status (the
+    waiting side fills it)."""
+    targs = list(args)
+    status = "MPI_STATUS_IGNORE"
+    if fn.types() and fn.types()[-1] == "MPI_Status *":
+        status = targs.pop()
+    return "P%s(%s)" % (twin, ", ".join(targs + [req])), status
+
+
 def is_persistent(fn):
     """MPI_Send_init, MPI_Bcast_init, MPI_Psend_init, ...: requests that stay."""
     return fn.name.endswith("_init") or fn.name.endswith("_init_c")
@@ -205,15 +216,10 @@ def wrapper(fn, declared):
         call = "ftp_comm_free_real(&c)"
     twin = twin_name(fn.name) if fn.cls in TWINNED else None
     if twin and twin in declared:
-        # The blocking call runs as its twin: same arguments, less the
-        # status, plus the request; ftp_block fills the status.
-        status = "MPI_STATUS_IGNORE"
-        targs = list(args)
-        if fn.types() and fn.types()[-1] == "MPI_Status *":
-            status = targs.pop()
-        targs.append("&c.req")
+        # The blocking call runs as its twin; ftp_block fills the status.
+        start, status = twin_call(fn, twin, args, "&c.req")
         lines.append("\t\trc = c.direct ? %s" % call)
-        lines.append("\t\t\t      : ftp_block(&c, P%s(%s), %s);" % (twin, ", ".join(targs), status))
+        lines.append("\t\t\t      : ftp_block(&c, %s, %s);" % (start, status))
     else:
         if twin:
             lines.append("\t\t/* %s has no %s: it can hang on a death during the call. */"
@@ -252,12 +258,7 @@ def fast_wrapper(fn, declared):
     names = fn.names()
     comm = names[comm_params(fn)[0]]
     rank = named(fn, "int", "dest" if fn.cls == "send" else "source")
-    targs = ["e->real" if n == comm else n for n in names]
-    status = None
-    if fn.types()[-1] == "MPI_Status *":
-        status = targs.pop()
-    targs.append("&req")
-    start = "P%s(%s)" % (twin, ", ".join(targs))
+    start, status = twin_call(fn, twin, ["e->real" if n == comm else n for n in names], "&req")
     if fn.cls == "send":
         finish = "ftp_fast_send(FTP_FN_%s, e, %s, %s, &req)" % (fn.name, rank, start)
     else:

@@ -23,15 +23,12 @@
 extern char **environ;
 
 /* ftp.done_request (see ftp_done_at_once): Open MPI exports the object,
- * though its mpi.h does not declare it; an Open MPI without it gets no
- * shortcut. */
+ * though its mpi.h does not declare it; an Open MPI without it gets NULL,
+ * which no request is, and so no shortcut. */
 static void find_done_request(void)
 {
-	ftp.done_request = MPI_REQUEST_NULL;
 #ifdef OPEN_MPI
-	void *empty = dlsym(RTLD_DEFAULT, "ompi_request_empty");
-	if (empty)
-		ftp.done_request = (MPI_Request)empty;
+	ftp.done_request = (MPI_Request)dlsym(RTLD_DEFAULT, "ompi_request_empty");
 #endif
 }
 
