@@ -152,11 +152,18 @@ int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 		MPI_Status *status)
 {
 	if (c->watch.kind == FTP_WATCH_ALL) {
-		/* A collective cannot be cancelled or freed: leave it pending. */
-		*req = MPI_REQUEST_NULL;
+		/* A collective cannot be cancelled or freed: leave it pending;
+		 * a persistent one keeps its handle, for MPI_Request_free. */
+		if (!persistent)
+			*req = MPI_REQUEST_NULL;
 		return err;
 	}
-	(void)persistent; /* an inactive persistent request stays the caller's */
+	if (persistent && !c->watch.recv) {
+		/* The handle is the caller's until MPI_Request_free, which
+		 * lets the MPI finish the cancelled send, or not. */
+		PMPI_Cancel(req);
+		return err;
+	}
 	return ftp_cancel_p2p(req, c->watch.recv, err, status);
 }
 

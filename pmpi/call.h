@@ -307,9 +307,14 @@ FTP_HOT int ftp_pre_comm(struct ftp_call *c, MPI_Comm comm)
 #define ftp_pre_dup ftp_pre_coll
 #define ftp_pre_idup ftp_pre_coll
 #define ftp_pre_free ftp_pre_comm
-/* MPI_Comm_free's call of the MPI (pmpi/retire.c): a communicator that
- * may still have stale messages in flight is retired, not freed at once. */
+/* MPI_Comm_free's (and MPI_Comm_disconnect's) call of the MPI
+ * (pmpi/comms.c): the application's handle goes, the rest when the
+ * communicator's last pending request is done (ftp_comm_put). */
 int ftp_comm_free_real(struct ftp_call *c);
+/* Free the MPI's communicator of e, which nothing uses any more
+ * (pmpi/retire.c): one that may still have stale messages in flight is
+ * retired, not freed at once. */
+int ftp_comm_free_mpi(struct ftp_comm *e);
 /* Revoked, or a member failed (pmpi/block.c). */
 bool ftp_comm_tainted(struct ftp_comm *e);
 

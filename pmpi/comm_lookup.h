@@ -6,9 +6,15 @@
  * there without touching any wrapper.
  *
  * Sharing: lookups are lock-free and safe from any thread; insert and
- * erase take a mutex. An entry found here stays valid until the
+ * erase take a mutex. An entry lives as long as the MPI's communicator
+ * does: it is counted (refs) by the application's handle, until
+ * MPI_Comm_free erases it here, and by every request and operation still
+ * pending on it (MPI lets a program free a communicator with operations
+ * pending); the last reference frees the MPI's communicator and the entry
+ * (pmpi/comms.c). So an entry found here stays valid at least until the
  * application frees that communicator (using a communicator while another
- * thread frees it is erroneous in MPI). */
+ * thread frees it is erroneous in MPI), and one a request holds until the
+ * request is done; nothing finds it by its handle once freed. */
 #ifndef FTSHIM_PMPI_COMM_LOOKUP_H
 #define FTSHIM_PMPI_COMM_LOOKUP_H
 
@@ -35,7 +41,22 @@ struct ftp_comm {
 	/* The number of the next agreement (or shrink) on it: every member
 	 * calls them in the same order. Application threads. */
 	_Atomic uint32_t agree_seq;
+	/* References: the handle until MPI_Comm_free, and each request-table
+	 * entry and operation of ftshim's that names the entry. Application
+	 * threads (ftp_comm_hold, ftp_comm_put). */
+	_Atomic uint32_t refs;
+	/* The MPI's communicator is gone already (MPI_Comm_disconnect): the
+	 * last reference frees only the entry. Written before the handle's
+	 * reference is dropped; read by whoever drops the last one. */
+	bool mpi_freed;
 };
+
+/* Take one more reference on e (pmpi/comms.c). */
+void ftp_comm_hold(struct ftp_comm *e);
+/* Drop one; the last frees the MPI's communicator (retired if a failure
+ * touched it, pmpi/retire.c) and the entry. Returns what freeing the
+ * MPI's communicator returned, or MPI_SUCCESS. */
+int ftp_comm_put(struct ftp_comm *e);
 
 struct ftp_comm *ftp_comm_lookup_table(MPI_Comm handle);
 

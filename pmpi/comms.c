@@ -98,6 +98,7 @@ static void comm_track(MPI_Comm handle, uint64_t id, const struct members *m)
 		goto out_untracked;
 	e->handle = handle;
 	e->real = handle;
+	atomic_init(&e->refs, 1);
 	e->core = ft_comm_new(id, m->local, m->nlocal, m->remote, m->nremote);
 	if (!e->core)
 		goto out_free;
@@ -128,15 +129,57 @@ out_untracked:
 /* Free an entry that is no longer behind the seam. */
 static void comm_release(struct ftp_comm *e)
 {
+	ftp_revoke_on_release(e->core);
 	ft_comm_registry_remove(&ftp.comms, e->core);
 	ft_comm_free(e->core);
 	free(e);
 }
 
-static void comm_untrack(struct ftp_comm *e)
+void ftp_comm_hold(struct ftp_comm *e)
 {
-	ftp_comm_erase(e);
+	/* relaxed: whoever holds a reference already may take another. */
+	atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+int ftp_comm_put(struct ftp_comm *e)
+{
+	int rc = MPI_SUCCESS;
+
+	/* acq_rel: the last one sees everything the others did with e. */
+	if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+		return MPI_SUCCESS;
+	/* After MPI_Finalize began, PMPI_Finalize frees what is left. */
+	if (!e->mpi_freed && ftp_active())
+		rc = ftp_comm_free_mpi(e);
 	comm_release(e);
+	return rc;
+}
+
+/* MPI_Comm_free (and MPI_Comm_disconnect) of a communicator: the handle
+ * is gone for the application at once; the MPI's communicator and
+ * ftshim's state stay while requests on it are pending. */
+int ftp_comm_free_real(struct ftp_call *c)
+{
+	struct ftp_comm *e = c->comm;
+	bool disconnect = c->fn == FTP_FN_MPI_Comm_disconnect;
+	int rc = MPI_SUCCESS;
+
+	if (!e)
+		return disconnect ? PMPI_Comm_disconnect(&c->real) : PMPI_Comm_free(&c->real);
+	/* MPI_Comm_disconnect waits for what is pending, so nothing is left
+	 * to keep the MPI's communicator for. */
+	if (disconnect) {
+		rc = PMPI_Comm_disconnect(&c->real);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		e->mpi_freed = true;
+	}
+	ftp_comm_erase(e);
+	c->comm = NULL;
+	c->direct = true;
+	c->real = MPI_COMM_NULL;
+	int put_rc = ftp_comm_put(e);
+	return rc != MPI_SUCCESS ? rc : put_rc;
 }
 
 /* Creation collective over the parent: every member of the parent takes a
@@ -222,11 +265,9 @@ static void register_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm 
 		track_inter(0, &ftp.comms.inter_seqs, tag, newintercomm);
 }
 
-/* The wrapper handed PMPI &c->real, which the MPI set to MPI_COMM_NULL. */
+/* ftp_comm_free_real left c->real MPI_COMM_NULL, or the MPI set it so. */
 static void register_free(struct ftp_call *c, int rc, MPI_Comm *comm)
 {
-	if (rc == MPI_SUCCESS && c->comm)
-		comm_untrack(c->comm);
 	if (rc == MPI_SUCCESS)
 		*comm = c->real;
 }
@@ -320,6 +361,10 @@ int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm)
 
 int ftp_post_idup(struct ftp_call *c, int rc, MPI_Comm *newcomm, MPI_Request *request)
 {
+	/* A failure found at the start: no communicator, the error at
+	 * completion (ftp_post_ireq). */
+	if (rc != MPI_SUCCESS && c->comm && ftp_is_ft_error(rc))
+		*newcomm = MPI_COMM_NULL;
 	register_dup(c, rc, newcomm);
 	return ftp_post_ireq(c, rc, request, false);
 }

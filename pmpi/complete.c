@@ -42,11 +42,25 @@ static void call_for(struct ftp_call *c, const struct ftp_req *r)
 	ftp_call_on(c, r->comm, r->watch);
 }
 
-/* Forget a request the MPI has completed and freed. */
+/* Forget a request the MPI has completed and freed. After the call's
+ * error is raised: that may drop the last reference on the request's
+ * communicator, which the application may have freed. */
 static void forget_if_done(const struct tracked *t, MPI_Request now)
 {
 	if (t->known && !t->r.persistent && now == MPI_REQUEST_NULL)
 		ftp_req_remove(t->handle);
+}
+
+/* A persistent request that MPI_Start left unstarted (t->r.unstarted):
+ * it completes now with that error and stays, inactive, the caller's. */
+static int take_unstarted(struct tracked *t, MPI_Request *request, MPI_Status *status)
+{
+	int err = t->r.unstarted;
+
+	ftp_req_set_unstarted(t->handle, MPI_SUCCESS);
+	t->r.unstarted = MPI_SUCCESS;
+	PMPI_Wait(request, status); /* inactive: the empty status, at once */
+	return err;
 }
 
 /* --- one request ---------------------------------------------------------- */
@@ -97,9 +111,13 @@ FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	if (!ftp_active() || !(t.known = ftp_req_find(*request, &t.r)))
 		return ftp_post_plain(&c, PMPI_Wait(request, status));
 	call_for(&c, &t.r);
-	rc = wait_tracked(&c, request, &t, status);
+	if (t.r.unstarted != MPI_SUCCESS)
+		rc = take_unstarted(&t, request, status);
+	else
+		rc = wait_tracked(&c, request, &t, status);
+	rc = ftp_post_plain(&c, rc);
 	forget_if_done(&t, *request);
-	return ftp_post_plain(&c, rc);
+	return rc;
 }
 
 /* After a test found request (tracked as t) not done: has what it waits
@@ -126,16 +144,27 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	int rc;
 
 	ftp_ops_progress();
+	/* Only after a failure can MPI_Start have left a request unstarted. */
+	if (ftp_active() && ftp_events() != 0 && (t.known = ftp_req_find(*request, &t.r)) &&
+	    t.r.unstarted != MPI_SUCCESS) {
+		call_for(&c, &t.r);
+		*flag = 1;
+		return ftp_post_plain(&c, take_unstarted(&t, request, status));
+	}
 	rc = PMPI_Test(request, flag, status);
 	if (!ftp_active() || !ftp_req_any() || rc != MPI_SUCCESS)
 		return ftp_post_plain(&c, rc);
 	if (!*flag)
 		rc = test_failed(&c, request, &t, flag, status);
-	if (*flag && *request == MPI_REQUEST_NULL && ftp_req_take(t.handle, &t.r) && t.r.op) {
+	bool taken = *flag && *request == MPI_REQUEST_NULL && ftp_req_take(t.handle, &t.r);
+	if (taken && t.r.op) {
 		call_for(&c, &t.r);
 		rc = ftp_op_finish(t.r.op);
 	}
-	return ftp_post_plain(&c, rc);
+	rc = ftp_post_plain(&c, rc);
+	if (taken)
+		ftp_req_release(&t.r);
+	return rc;
 }
 
 FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
@@ -162,31 +191,40 @@ FT_EXPORT int MPI_Request_free(MPI_Request *request)
 	struct ftp_req r;
 	int rc = PMPI_Request_free(request);
 
-	if (rc == MPI_SUCCESS && ftp_active() && ftp_req_take(handle, &r) && r.op)
-		ftp_op_orphan(r.op);
+	if (rc == MPI_SUCCESS && ftp_active() && ftp_req_take(handle, &r)) {
+		if (r.op)
+			ftp_op_orphan(r.op);
+		ftp_req_release(&r);
+	}
 	return ftp_post_plain(&c, rc);
 }
 
 /* --- starting persistent requests ------------------------------------------ */
 
-/* A persistent request whose peer has failed does not start. */
-static int check_start(struct ftp_call *c, MPI_Request request)
+/* A persistent request whose peer has failed (or whose communicator was
+ * revoked) is not started: MPI_Start succeeds, and its completion call
+ * reports the error, as for the other nonblocking calls (ULFM programs
+ * check errors at completion). True if request may start. */
+static bool check_start(struct ftp_call *c, MPI_Request request)
 {
 	struct ftp_req r;
 
 	if (!ftp_active() || ftp_events() == 0 || !ftp_req_find(request, &r))
-		return MPI_SUCCESS;
+		return true;
 	call_for(c, &r);
 	int err = ftp_check(c, true);
-	return err == FTP_ERR_PROC_FAILED_PENDING ? MPI_SUCCESS : err;
+	if (err == MPI_SUCCESS || err == FTP_ERR_PROC_FAILED_PENDING)
+		return true;
+	ftp_req_set_unstarted(request, err);
+	return false;
 }
 
 FT_EXPORT int MPI_Start(MPI_Request *request)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Start);
-	int rc = check_start(&c, *request);
+	int rc = MPI_SUCCESS;
 
-	if (rc == MPI_SUCCESS)
+	if (check_start(&c, *request))
 		rc = PMPI_Start(request);
 	return ftp_post_plain(&c, rc);
 }
@@ -194,12 +232,22 @@ FT_EXPORT int MPI_Start(MPI_Request *request)
 FT_EXPORT int MPI_Startall(int count, MPI_Request requests[])
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Startall);
-	int rc = MPI_SUCCESS;
+	int rc = MPI_SUCCESS, started = 0;
+	bool all = true;
 
-	for (int i = 0; i < count && rc == MPI_SUCCESS; i++)
-		rc = check_start(&c, requests[i]);
-	if (rc == MPI_SUCCESS)
-		rc = PMPI_Startall(count, requests);
+	for (int i = 0; i < count; i++)
+		all &= check_start(&c, requests[i]);
+	if (all)
+		return ftp_post_plain(&c, PMPI_Startall(count, requests));
+	/* Some stay unstarted: start the others one by one. */
+	for (int i = 0; i < count && rc == MPI_SUCCESS; i++) {
+		struct ftp_req r;
+		if (!ftp_req_find(requests[i], &r) || r.unstarted == MPI_SUCCESS) {
+			rc = PMPI_Start(&requests[i]);
+			started++;
+		}
+	}
+	(void)started;
 	return ftp_post_plain(&c, rc);
 }
 
@@ -267,7 +315,8 @@ static int many_check(struct many *m, const MPI_Request requests[], struct ftp_c
 		if (!m->t[i].known || m->t[i].r.op || requests[i] == MPI_REQUEST_NULL)
 			continue;
 		call_for(&ci, &m->t[i].r);
-		m->errs[i] = ftp_check(&ci, true);
+		m->errs[i] = m->t[i].r.unstarted != MPI_SUCCESS ? m->t[i].r.unstarted
+								  : ftp_check(&ci, true);
 		if (m->errs[i] != MPI_SUCCESS && nfailed++ == 0)
 			*c = ci;
 	}
@@ -283,6 +332,8 @@ static int many_give_up(struct many *m, int i, MPI_Request requests[], struct ft
 
 	if (m->errs[i] == FTP_ERR_PROC_FAILED_PENDING)
 		return m->errs[i];
+	if (m->t[i].r.unstarted != MPI_SUCCESS)
+		return take_unstarted(&m->t[i], &requests[i], status);
 	call_for(&ci, &m->t[i].r);
 	return ftp_give_up(&ci, &requests[i], m->t[i].r.persistent, m->errs[i], status);
 }
@@ -304,7 +355,7 @@ static int op_result(struct many *m, int i, struct ftp_call *c)
 
 /* After an -all call completed every request: the results of ftshim's
  * own among them, in the statuses as for errors, and the call's code. */
-static int all_ops_results(struct many *m, const MPI_Request requests[], struct ftp_call *c,
+static int all_ops_results(struct many *m, MPI_Request requests[], struct ftp_call *c,
 			   MPI_Status statuses[], int rc)
 {
 	int first = MPI_SUCCESS, err[m->count];
@@ -313,6 +364,8 @@ static int all_ops_results(struct many *m, const MPI_Request requests[], struct 
 		err[i] = MPI_SUCCESS;
 		if (m->t[i].known && m->t[i].r.op && requests[i] == MPI_REQUEST_NULL)
 			err[i] = op_result(m, i, c);
+		else if (m->t[i].known && m->t[i].r.unstarted != MPI_SUCCESS)
+			err[i] = take_unstarted(&m->t[i], &requests[i], MPI_STATUS_IGNORE);
 		if (first == MPI_SUCCESS)
 			first = err[i];
 	}
@@ -404,8 +457,9 @@ FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses
 			break;
 		ftp_poll_pause(&polls);
 	}
+	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
-	return ftp_post_plain(&c, rc);
+	return rc;
 }
 
 FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
@@ -424,8 +478,9 @@ FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Stat
 		rc = all_with_errors(&m, requests, &c, statuses);
 		*flag = 1;
 	}
+	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
-	return ftp_post_plain(&c, rc);
+	return rc;
 }
 
 /* An -any call that ran into failures: the first failed request is the
@@ -468,8 +523,9 @@ FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Sta
 			break;
 		ftp_poll_pause(&polls);
 	}
+	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
-	return ftp_post_plain(&c, rc);
+	return rc;
 }
 
 FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
@@ -485,12 +541,14 @@ FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *fl
 	rc = PMPI_Testany(count, requests, index, flag, status);
 	if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED)
 		rc = op_result(&m, *index, &c);
-	else if (rc == MPI_SUCCESS && !*flag && ftp_events() != 0 && many_check(&m, requests, &c)) {
+	else if (rc == MPI_SUCCESS && ftp_events() != 0 && many_check(&m, requests, &c)) {
+		/* Nothing completed (or only inactive requests: unstarted ones). */
 		rc = any_with_error(&m, requests, &c, index, status);
 		*flag = rc != FTP_ERR_PROC_FAILED_PENDING;
 	}
+	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
-	return ftp_post_plain(&c, rc);
+	return rc;
 }
 
 /* A -some call that ran into failures: the failed requests are among
@@ -545,8 +603,9 @@ FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, i
 			break;
 		ftp_poll_pause(&polls);
 	}
+	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
-	return ftp_post_plain(&c, rc);
+	return rc;
 }
 
 FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
@@ -562,8 +621,10 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 	rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
 	if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0)
 		rc = some_ops_results(&m, *outcount, indices, &c, statuses, rc);
-	else if (rc == MPI_SUCCESS && *outcount == 0 && ftp_events() != 0 && many_check(&m, requests, &c))
+	else if (rc == MPI_SUCCESS && (*outcount == 0 || *outcount == MPI_UNDEFINED) && ftp_events() != 0 &&
+		 many_check(&m, requests, &c))
 		rc = some_with_errors(&m, requests, &c, outcount, indices, statuses);
+	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
-	return ftp_post_plain(&c, rc);
+	return rc;
 }

@@ -189,6 +189,7 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 	/* release: a wrapper that sees the new value sees the table entry. */
 	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
 	ftp_agree_on_failure();
+	ftp_revoke_on_failure(e->rank);
 	ftp_hang_watch_on_failure(e->rank);
 	report_failure(e, told_by);
 	call_callbacks(&on_failure_list, e->rank);

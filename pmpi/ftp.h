@@ -132,9 +132,11 @@ enum ftp_app_kind {
 
 /* Revoke (pmpi/revoke.c) and agreement (pmpi/agree.c): their messages and
  * failures, on the detector thread; a new communicator checked against
- * the revokes already seen. */
+ * the revokes already seen; a communicator's state about to be freed. */
 void ftp_revoke_on_msg(const struct ft_msg *m);
+void ftp_revoke_on_failure(uint32_t rank);
 void ftp_revoke_on_create(struct ft_comm *core);
+void ftp_revoke_on_release(const struct ft_comm *core);
 void ftp_agree_on_msg(const struct ft_msg *m);
 void ftp_agree_on_failure(void);
 void ftp_agree_on_create(uint64_t id);

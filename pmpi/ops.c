@@ -1,5 +1,6 @@
 /* ops.c: requests that ftshim completes itself, for its own nonblocking
- * calls (MPIX_Comm_iagree, MPIX_Comm_ishrink). The application gets an
+ * calls (MPIX_Comm_iagree, MPIX_Comm_ishrink) and for nonblocking calls
+ * that failed as they started (ftp_op_fail). The application gets an
  * MPI generalized request, so every completion call of the MPI accepts
  * it; ftshim completes it (PMPI_Grequest_complete) on an application
  * thread, whenever one is inside a completion call or a waiting loop of
@@ -56,6 +57,16 @@ static int cancel_nothing(void *extra_state, int complete)
 	return MPI_SUCCESS;
 }
 
+/* Free op and drop its reference on its communicator. */
+static void op_destroy(struct ftp_op *op)
+{
+	struct ftp_comm *comm = op->comm;
+
+	op->destroy(op);
+	if (comm)
+		ftp_comm_put(comm);
+}
+
 int ftp_op_start(struct ftp_call *c, struct ftp_op *op, MPI_Request *request)
 {
 	int rc = PMPI_Grequest_start(query_status, free_nothing, cancel_nothing, op, &op->request);
@@ -64,7 +75,11 @@ int ftp_op_start(struct ftp_call *c, struct ftp_op *op, MPI_Request *request)
 		op->destroy(op);
 		return rc;
 	}
+	/* The op works on the communicator until done, even if the
+	 * application frees it (and the request) meanwhile. */
 	op->comm = c->comm;
+	if (op->comm)
+		ftp_comm_hold(op->comm);
 	*request = op->request;
 	pthread_mutex_lock(&list_lock);
 	op->next = pending;
@@ -74,6 +89,30 @@ int ftp_op_start(struct ftp_call *c, struct ftp_op *op, MPI_Request *request)
 	ftp_req_add_op(c, *request, op);
 	ftp_ops_progress(); /* done already, if only this process is left */
 	return MPI_SUCCESS;
+}
+
+/* An operation that failed as it started: done at once, with its error. */
+static bool failed_progress(struct ftp_op *op)
+{
+	(void)op;
+	return true;
+}
+
+static void failed_destroy(struct ftp_op *op)
+{
+	free(op);
+}
+
+int ftp_op_fail(struct ftp_call *c, int err, MPI_Request *request)
+{
+	struct ftp_op *op = calloc(1, sizeof *op);
+
+	if (!op)
+		return err;
+	op->progress = failed_progress;
+	op->destroy = failed_destroy;
+	op->rc = err;
+	return ftp_op_start(c, op, request) == MPI_SUCCESS ? MPI_SUCCESS : err;
 }
 
 void ftp_ops_progress_slow(void)
@@ -91,7 +130,7 @@ void ftp_ops_progress_slow(void)
 		op->done = true;
 		PMPI_Grequest_complete(op->request);
 		if (op->orphaned)
-			op->destroy(op);
+			op_destroy(op);
 	}
 	pthread_mutex_unlock(&list_lock);
 }
@@ -100,7 +139,7 @@ int ftp_op_finish(struct ftp_op *op)
 {
 	int rc = op->rc;
 
-	op->destroy(op);
+	op_destroy(op);
 	return rc;
 }
 
@@ -111,5 +150,5 @@ void ftp_op_orphan(struct ftp_op *op)
 	op->orphaned = true;
 	pthread_mutex_unlock(&list_lock);
 	if (done)
-		op->destroy(op);
+		op_destroy(op);
 }

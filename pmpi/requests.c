@@ -87,10 +87,13 @@ static void add_entry(const struct ftp_call *c, MPI_Request request, bool persis
 		      struct ftp_op *op)
 {
 	uint64_t key = key_of(request);
+	struct ftp_comm *replaced = NULL;
 
 	pthread_mutex_lock(&table_lock);
 	int64_t at = find_slot(key);
-	if (at < 0) {
+	if (at >= 0) {
+		replaced = slots[at].req.comm;
+	} else {
 		if (2 * (used + 1) > cap && !grow())
 			goto out_unlock;
 		uint32_t i = slot_of(key);
@@ -105,8 +108,13 @@ static void add_entry(const struct ftp_call *c, MPI_Request request, bool persis
 	slots[at].key = key;
 	slots[at].req = (struct ftp_req){ .comm = c->comm, .watch = c->watch, .fn = c->fn,
 					  .persistent = persistent, .op = op };
+	if (c->comm)
+		ftp_comm_hold(c->comm);
 out_unlock:
 	pthread_mutex_unlock(&table_lock);
+	/* Outside the lock: the last reference frees an MPI communicator. */
+	if (replaced)
+		ftp_comm_put(replaced);
 }
 
 void ftp_req_add(const struct ftp_call *c, MPI_Request request, bool persistent)
@@ -140,6 +148,7 @@ bool ftp_req_find(MPI_Request request, struct ftp_req *out)
 
 bool ftp_req_take(MPI_Request request, struct ftp_req *out)
 {
+	struct ftp_req r;
 	bool found = false;
 
 	if (request == MPI_REQUEST_NULL || !ftp_req_any())
@@ -147,14 +156,35 @@ bool ftp_req_take(MPI_Request request, struct ftp_req *out)
 	pthread_mutex_lock(&table_lock);
 	int64_t at = find_slot(key_of(request));
 	if (at >= 0) {
-		if (out)
-			*out = slots[at].req;
+		r = slots[at].req;
 		slots[at].key = TOMB;
 		atomic_fetch_sub_explicit(&count, 1, memory_order_relaxed);
 		found = true;
 	}
 	pthread_mutex_unlock(&table_lock);
+	if (found && out)
+		*out = r;
+	else if (found)
+		ftp_req_release(&r);
 	return found;
+}
+
+void ftp_req_release(struct ftp_req *r)
+{
+	if (r->comm)
+		ftp_comm_put(r->comm);
+	r->comm = NULL;
+}
+
+void ftp_req_set_unstarted(MPI_Request request, int err)
+{
+	if (request == MPI_REQUEST_NULL || !ftp_req_any())
+		return;
+	pthread_mutex_lock(&table_lock);
+	int64_t at = find_slot(key_of(request));
+	if (at >= 0)
+		slots[at].req.unstarted = err;
+	pthread_mutex_unlock(&table_lock);
 }
 
 bool ftp_req_any(void)
@@ -166,5 +196,7 @@ int ftp_post_ireq(struct ftp_call *c, int rc, MPI_Request *request, bool persist
 {
 	if (rc == MPI_SUCCESS)
 		ftp_req_add(c, *request, persistent);
+	else if (c->comm && ftp_is_ft_error(rc))
+		rc = ftp_op_fail(c, rc, request); /* reported at completion */
 	return ftp_post_plain(c, rc);
 }

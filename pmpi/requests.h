@@ -6,7 +6,9 @@
  *
  * Sharing: any application thread may add, find and remove entries; a
  * mutex guards the table (MPI requests are created and completed far less
- * often than a mutex costs). An entry found is copied out. */
+ * often than a mutex costs). An entry found is copied out. Each entry
+ * holds a reference on its communicator (pmpi/comm_lookup.h), so that a
+ * request outlives the communicator the application freed. */
 #ifndef FTSHIM_PMPI_REQUESTS_H
 #define FTSHIM_PMPI_REQUESTS_H
 
@@ -23,23 +25,37 @@ struct ftp_req {
 	enum ftp_fn fn;          /* the call that made it, for messages */
 	bool persistent;         /* stays after completion until MPI_Request_free */
 	struct ftp_op *op;       /* ftshim completes it (pmpi/ops.c): never given up on */
+	/* A persistent request that MPI_Start did not start because what it
+	 * waits on had failed: that error, which its next completion call
+	 * reports (the request stays inactive); else MPI_SUCCESS. */
+	int unstarted;
 };
 
 /* Remember request (made by the call c). Does nothing for MPI_REQUEST_NULL
  * or an untracked communicator. */
 void ftp_req_add(const struct ftp_call *c, MPI_Request request, bool persistent);
 
-/* Copy the entry of request to out; false if it is not tracked. */
+/* Copy the entry of request to out; false if it is not tracked. The
+ * copy's communicator stays valid while the entry is in the table, that
+ * is until the request is taken (its owner's business). */
 bool ftp_req_find(MPI_Request request, struct ftp_req *out);
 
-/* Forget request; its entry is copied to out (when not NULL) if it was
- * known. */
+/* Forget request. If it was known and out is not NULL, its entry is
+ * moved to out with the entry's reference on its communicator, which the
+ * caller drops with ftp_req_release once it no longer uses it (after the
+ * call's error is raised on that communicator); with out NULL the
+ * reference is dropped here. */
 bool ftp_req_take(MPI_Request request, struct ftp_req *out);
+void ftp_req_release(struct ftp_req *r);
 
 static inline void ftp_req_remove(MPI_Request request)
 {
 	ftp_req_take(request, NULL);
 }
+
+/* Set (or, with MPI_SUCCESS, clear) the unstarted error of a tracked
+ * persistent request. */
+void ftp_req_set_unstarted(MPI_Request request, int err);
 
 /* Remember request as one of ftshim's own operations (pmpi/ops.c). */
 void ftp_req_add_op(const struct ftp_call *c, MPI_Request request, struct ftp_op *op);
@@ -79,6 +95,12 @@ static inline void ftp_ops_progress(void)
 	if (__builtin_expect(atomic_load_explicit(&ftp_ops_pending, memory_order_relaxed) != 0, 0))
 		ftp_ops_progress_slow();
 }
+
+/* A nonblocking call (c) found a failure as it started, with error err:
+ * hand the application a request that completes with err instead (its
+ * completion call raises it on c's communicator), as ULFM programs expect
+ * errors at completion. MPI_SUCCESS, or err if even that failed. */
+int ftp_op_fail(struct ftp_call *c, int err, MPI_Request *request);
 
 /* After the MPI completed op's request: its result; op is freed. */
 int ftp_op_finish(struct ftp_op *op);

@@ -76,33 +76,32 @@ static void sweep(uint64_t now)
 	nretired = kept;
 }
 
-int ftp_comm_free_real(struct ftp_call *c)
+int ftp_comm_free_mpi(struct ftp_comm *e)
 {
-	struct ftp_comm *e = c->comm;
+	MPI_Comm real = e->real;
 	uint64_t now = ft_clock_now();
 
 	pthread_mutex_lock(&retire_lock);
 	sweep(now);
-	if (e && e->handle != MPI_COMM_WORLD && e->handle != MPI_COMM_SELF && ftp_comm_tainted(e)) {
+	if (e->handle != MPI_COMM_WORLD && e->handle != MPI_COMM_SELF && ftp_comm_tainted(e)) {
 		if (nretired == retired_cap) {
 			size_t cap = retired_cap ? 2 * retired_cap : 8;
 			struct retired *grown = realloc(retired, cap * sizeof *grown);
 			if (!grown) {
 				pthread_mutex_unlock(&retire_lock);
-				return PMPI_Comm_free(&c->real); /* the risk, rather than a leak */
+				return PMPI_Comm_free(&real); /* the risk, rather than a leak */
 			}
 			retired = grown;
 			retired_cap = cap;
 		}
-		retired[nretired++] = (struct retired){ .real = c->real, .id = e->core->id, .since_ns = now };
+		retired[nretired++] = (struct retired){ .real = real, .id = e->core->id, .since_ns = now };
 		ft_debug("MPI_Comm_free: communicator %#" PRIx64 " %s: retired, its MPI object freed "
 			 "later, so that messages still on their way to it never match a later "
 			 "communicator's receives",
 			 e->core->id, ft_comm_is_revoked(e->core) ? "was revoked" : "lost a member");
-		c->real = MPI_COMM_NULL;
 		pthread_mutex_unlock(&retire_lock);
 		return MPI_SUCCESS;
 	}
 	pthread_mutex_unlock(&retire_lock);
-	return PMPI_Comm_free(&c->real);
+	return PMPI_Comm_free(&real);
 }

@@ -2,13 +2,17 @@
  * communicator locally (every pending and later non-local operation on it
  * then fails with MPI_ERR_REVOKED, pmpi/block.c) and floods the news
  * through the control plane, never MPI: each member that learns it first
- * passes it on to the members at distances 1, 2, 4, ... of its own index
- * (those it knows alive), so it reaches every live member in a
- * logarithmic number of steps even if the revoker dies at once.
+ * passes it on to its broadcast targets among the members it does not
+ * know failed (src/spread.h), and again to new targets whenever it learns
+ * of a member's failure while it still has the communicator; so it
+ * reaches every live member in a logarithmic number of steps whatever
+ * set of members is dead, also when the revoker or a forwarder dies on
+ * the way.
  *
  * A revoke may arrive before this process has made the communicator
  * (MPI does not order creation across processes): the ids seen are kept,
- * and a communicator made later with one of them is revoked at birth. */
+ * and a communicator made later with one of them is revoked at birth
+ * (and passes the news on then). */
 #include "ftshim_config.h"
 
 #include <pthread.h>
@@ -17,11 +21,30 @@
 #include "pmpi/call.h"
 #include "pmpi/ulfm.h"
 #include "src/log.h"
+#include "src/spread.h"
 
-/* The revoked ids this process has seen: any thread, under seen_lock. */
+/* A revoked id this process has seen and, while it has that
+ * communicator and has passed the news on, the state of its flood. */
+struct revoked {
+	uint64_t id;
+	const struct ft_comm *core; /* NULL: not made here, or released */
+	struct ft_spread *spread;   /* NULL unless core is set */
+};
+
+/* The revoked ids seen: any thread, under seen_lock. Lock order: the
+ * registry's lock (ft_comm_registry_with) before seen_lock. */
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t *seen;
+static struct revoked *seen;
 static uint32_t nseen, seen_cap;
+
+/* The entry of id, or NULL. Under seen_lock. */
+static struct revoked *seen_find(uint64_t id)
+{
+	for (uint32_t i = 0; i < nseen; i++)
+		if (seen[i].id == id)
+			return &seen[i];
+	return NULL;
+}
 
 /* Remember id; true if it is new. */
 static bool seen_add(uint64_t id)
@@ -29,18 +52,17 @@ static bool seen_add(uint64_t id)
 	bool added = false;
 
 	pthread_mutex_lock(&seen_lock);
-	for (uint32_t i = 0; i < nseen; i++)
-		if (seen[i] == id)
-			goto out_unlock;
+	if (seen_find(id))
+		goto out_unlock;
 	if (nseen == seen_cap) {
 		uint32_t cap = seen_cap ? 2 * seen_cap : 16;
-		uint64_t *n = realloc(seen, cap * sizeof *n);
+		struct revoked *n = realloc(seen, cap * sizeof *n);
 		if (!n)
 			goto out_unlock;
 		seen = n;
 		seen_cap = cap;
 	}
-	seen[nseen++] = id;
+	seen[nseen++] = (struct revoked){ .id = id };
 	added = true;
 out_unlock:
 	pthread_mutex_unlock(&seen_lock);
@@ -49,33 +71,90 @@ out_unlock:
 
 static bool seen_has(uint64_t id)
 {
-	bool found = false;
-
 	pthread_mutex_lock(&seen_lock);
-	for (uint32_t i = 0; i < nseen && !found; i++)
-		found = seen[i] == id;
+	bool found = seen_find(id) != NULL;
 	pthread_mutex_unlock(&seen_lock);
 	return found;
 }
 
-/* Pass the news on: to the live members at distances 2^k of our index. */
-static void forward(const struct ft_comm *core)
+/* Send the news of r to the members its flood has due now. Under
+ * seen_lock (the targets are marked sent under it, so that two threads
+ * never send the same one). */
+static void send_due(struct revoked *r)
+{
+	struct ft_msg m = { .type = FT_MSG_APP };
+	uint32_t targets[64];
+	uint32_t n = ft_spread_due(r->spread, targets, sizeof targets / sizeof targets[0]);
+
+	m.app.key = r->id;
+	m.app.kind = FTP_APP_REVOKE;
+	for (uint32_t k = 0; k < n; k++)
+		ftp_detect_post((uint32_t)r->core->members[targets[k]], &m);
+}
+
+/* Start passing on the revocation of core: its flood over the members,
+ * with every member this process knows failed left out. */
+static void spread_start(const struct ft_comm *core)
 {
 	uint32_t n = core->local_size + core->remote_size, self = UINT32_MAX;
-	struct ft_msg m = { .type = FT_MSG_APP };
 
 	for (uint32_t i = 0; i < n && self == UINT32_MAX; i++)
 		if (core->members[i] == ftp.world_rank)
 			self = i;
 	if (self == UINT32_MAX)
 		return;
-	m.app.key = core->id;
-	m.app.kind = FTP_APP_REVOKE;
-	for (uint32_t step = 1; step < n; step <<= 1) {
-		int32_t w = core->members[(self + step) % n];
-		if (w != ftp.world_rank && !ft_proc_is_failed(&ftp.procs, (uint32_t)w))
-			ftp_detect_post((uint32_t)w, &m);
+	pthread_mutex_lock(&seen_lock);
+	struct revoked *r = seen_find(core->id);
+	if (!r || r->spread)
+		goto out_unlock;
+	r->spread = malloc(sizeof *r->spread);
+	if (!r->spread || ft_spread_init(r->spread, n, self, (enum ft_bcast_kind)ftp.cfg.bcast) != 0) {
+		free(r->spread);
+		r->spread = NULL;
+		ft_warn("out of memory: the revocation of communicator %016llx is not passed on",
+			(unsigned long long)core->id);
+		goto out_unlock;
 	}
+	r->core = core;
+	/* A failure the detector thread records after this loop reaches
+	 * ftp_revoke_on_failure, which waits for seen_lock. */
+	for (uint32_t i = 0; i < n; i++)
+		if (ft_proc_is_failed(&ftp.procs, (uint32_t)core->members[i]))
+			ft_spread_failed(r->spread, i);
+	send_due(r);
+out_unlock:
+	pthread_mutex_unlock(&seen_lock);
+}
+
+void ftp_revoke_on_failure(uint32_t rank)
+{
+	pthread_mutex_lock(&seen_lock);
+	for (uint32_t k = 0; k < nseen; k++) {
+		struct revoked *r = &seen[k];
+		if (!r->spread)
+			continue;
+		uint32_t n = r->core->local_size + r->core->remote_size;
+		bool changed = false;
+		for (uint32_t i = 0; i < n; i++)
+			if (r->core->members[i] == (int32_t)rank)
+				changed |= ft_spread_failed(r->spread, i);
+		if (changed)
+			send_due(r);
+	}
+	pthread_mutex_unlock(&seen_lock);
+}
+
+void ftp_revoke_on_release(const struct ft_comm *core)
+{
+	pthread_mutex_lock(&seen_lock);
+	struct revoked *r = seen_find(core->id);
+	if (r && r->core == core) {
+		ft_spread_destroy(r->spread);
+		free(r->spread);
+		r->spread = NULL;
+		r->core = NULL;
+	}
+	pthread_mutex_unlock(&seen_lock);
 }
 
 /* Revoke core here: the flag, the events counter, the news. */
@@ -88,7 +167,7 @@ static void revoke_here(struct ft_comm *core, void *arg)
 		ft_debug("communicator %016llx revoked", (unsigned long long)core->id);
 		ft_events_add(ftp_wall_now(), "revoke", ",\"comm\":\"%016llx\",\"by\":%u",
 			      (unsigned long long)core->id, by ? *by : (uint32_t)ftp.world_rank);
-		forward(core);
+		spread_start(core);
 	}
 }
 

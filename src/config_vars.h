@@ -37,8 +37,9 @@
 	  "1 places ranks on the heartbeat ring in a job-wide random order, so that the ranks of " \
 	  "one host do not watch each other; 0 uses rank order") \
 	X(BCAST, bcast, ENUM, "chord", 0, 0, "chord|bmg|hypercube", \
-	  "How news of a failure is flooded: to ring distances +2^k (chord), +-2^k (bmg), or " \
-	  "index XOR 2^k (hypercube)") \
+	  "How news of a failure (over the ring) or of a revocation (over the communicator's " \
+	  "live members) is flooded: to distances +2^k (chord), +-2^k (bmg), or index XOR 2^k " \
+	  "(hypercube)") \
 	X(PARTITION, partition, ENUM, "majority", 0, 0, "majority|off", \
 	  "majority: a rank silent for FTSHIM_HB_TIMEOUT is declared failed only if its observer " \
 	  "still reaches a strict majority of the job's live ranks (or half of them, holding the " \

@@ -21,6 +21,7 @@ src_libftcore_la_SOURCES = \
 	src/prune.c src/prune.h \
 	src/report.c src/report.h \
 	src/ring.c src/ring.h \
+	src/spread.c src/spread.h \
 	src/supervisor.c src/supervisor.h
 # libunwind and libdw for src/callsite.c; libtool passes a convenience
 # library's LIBADD on to whatever links it (the shim, tests, tools).

@@ -15,7 +15,8 @@ FT_UNIT_TESTS = \
 	tests/unit/check_proc_table \
 	tests/unit/check_prune \
 	tests/unit/check_report \
-	tests/unit/check_ring
+	tests/unit/check_ring \
+	tests/unit/check_spread
 
 check_PROGRAMS += $(FT_UNIT_TESTS)
 FT_UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
@@ -55,6 +56,9 @@ tests_unit_check_report_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_ring_SOURCES = tests/unit/check_ring.c
 tests_unit_check_ring_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_ring_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_spread_SOURCES = tests/unit/check_spread.c
+tests_unit_check_spread_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_spread_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_log_SOURCES = tests/unit/check_log.c
 tests_unit_check_log_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_log_LDADD = $(FT_UNIT_LDADD)
@@ -93,7 +97,7 @@ AM_TESTS_ENVIRONMENT = \
 
 clean-local: clean-mpitest
 clean-mpitest:
-	rm -rf tests/mpi/out tests/fuzz/fuzz_frame tests/fuzz/artifacts
+	rm -rf tests/mpi/out tests/mpi/matrix-*.md tests/fuzz/fuzz_frame tests/fuzz/artifacts
 .PHONY: clean-mpitest
 
 # The README's and the man page's FTSHIM_* tables match the parser's.

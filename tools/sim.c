@@ -23,7 +23,14 @@
  * arrives, as in the detector thread (src/engine.c). --skip-known leaves
  * out the deliveries that cannot change what a detector knows or sends
  * (every entry already known): the same table, ten times faster at 1M
- * ranks; only the detectors' duplicate counters differ. */
+ * ranks; only the detectors' duplicate counters differ. Revoke mode
+ * (--revoke) floods a revocation over one communicator's members with
+ * src/spread.c, one struct ft_spread per member, a random set of members
+ * dead and known to all, from a random live revoker, every message
+ * taking one round: it prints the rounds until the last live member is
+ * told, the messages sent per revoke and per live member, and, for
+ * comparison, how many live members the forwarding before it (to index
+ * distances 2^k over all members, skipping the dead) never told. */
 #include "ftshim_config.h"
 
 #include <errno.h>
@@ -45,6 +52,7 @@
 #include "src/hash.h"
 #include "src/proc_table.h"
 #include "src/ring.h"
+#include "src/spread.h"
 
 /* 16M detectors of about 1 KiB each is already more than most machines
  * hold; larger N would only fail later, in malloc. */
@@ -1065,6 +1073,139 @@ static void run_host_loss(bool table, uint32_t n, uint32_t hosts, uint64_t perio
 	       seed + samples - 1);
 }
 
+/* --- revoke mode ------------------------------------------------------ */
+
+struct revoke_result {
+	uint32_t rounds;    /* until the last live member was told */
+	uint64_t messages;  /* sent in all */
+	uint32_t untold;    /* live members never told */
+};
+
+/* One revocation from revoker over n members, dead[i] known to all. */
+static struct revoke_result revoke_flood(uint32_t n, const bool *dead, uint32_t revoker,
+					 enum ft_bcast_kind kind)
+{
+	struct ft_spread *s = xcalloc(n, sizeof *s);
+	bool *told = xcalloc(n, sizeof *told);
+	uint32_t *now = xcalloc(n, sizeof *now), *next = xcalloc(n, sizeof *next);
+	uint32_t out[64], nnow = 1, round = 0;
+	struct revoke_result r = { 0, 0, 0 };
+
+	now[0] = revoker;
+	told[revoker] = true;
+	while (nnow > 0) {
+		uint32_t nnext = 0;
+		/* The members told last round send; what they send arrives next. */
+		for (uint32_t k = 0; k < nnow; k++) {
+			uint32_t p = now[k];
+			if (ft_spread_init(&s[p], n, p, kind) != 0)
+				fatal("out of memory");
+			for (uint32_t q = 0; q < n; q++)
+				if (dead[q])
+					ft_spread_failed(&s[p], q);
+			uint32_t m = ft_spread_due(&s[p], out, 64);
+			ft_spread_destroy(&s[p]);
+			r.messages += m;
+			for (uint32_t i = 0; i < m; i++)
+				if (!dead[out[i]] && !told[out[i]]) {
+					told[out[i]] = true;
+					next[nnext++] = out[i];
+				}
+		}
+		if (nnext)
+			r.rounds = ++round;
+		uint32_t *t = now;
+		now = next;
+		next = t;
+		nnow = nnext;
+	}
+	for (uint32_t q = 0; q < n; q++)
+		r.untold += !dead[q] && !told[q];
+	free(s);
+	free(told);
+	free(now);
+	free(next);
+	return r;
+}
+
+/* The forwarding before src/spread.c: index distances 2^k over all the
+ * members, dead ones skipped without anyone taking their place. Returns
+ * how many live members it never told. */
+static uint32_t revoke_old_untold(uint32_t n, const bool *dead, uint32_t revoker)
+{
+	bool *told = xcalloc(n, sizeof *told);
+	uint32_t *queue = xcalloc(n, sizeof *queue), head = 0, tail = 0, untold = 0;
+
+	told[revoker] = true;
+	queue[tail++] = revoker;
+	while (head < tail) {
+		uint32_t p = queue[head++];
+		for (uint64_t step = 1; step < n; step <<= 1) {
+			uint32_t q = (uint32_t)((p + step) % n);
+			if (!dead[q] && !told[q]) {
+				told[q] = true;
+				queue[tail++] = q;
+			}
+		}
+	}
+	for (uint32_t q = 0; q < n; q++)
+		untold += !dead[q] && !told[q];
+	free(told);
+	free(queue);
+	return untold;
+}
+
+static void run_revoke_table(uint64_t seed, uint32_t samples)
+{
+	static const uint32_t sizes[] = { 8, 64, 1024, 4096 };
+	static const uint32_t dead_eighths[] = { 0, 1, 4 };
+	uint64_t state = seed;
+
+	printf("| N | dead | kind | rounds (max) | ceil(log2 live) | messages per revoke (mean) | "
+	       "per live member | live never told | before: live never told |\n"
+	       "|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+		uint32_t n = sizes[si];
+		bool *dead = xcalloc(n, sizeof *dead);
+		for (size_t di = 0; di < sizeof dead_eighths / sizeof dead_eighths[0]; di++) {
+			uint32_t ndead = n * dead_eighths[di] / 8, live = n - ndead;
+			uint32_t log2live = 0;
+			while ((UINT64_C(1) << log2live) < live)
+				log2live++;
+			for (int kind = FT_BCAST_CHORD; kind <= FT_BCAST_HYPERCUBE; kind++) {
+				uint32_t rounds = 0, untold = 0, old_untold = 0;
+				uint64_t messages = 0;
+				for (uint32_t t = 0; t < samples; t++) {
+					memset(dead, 0, n * sizeof *dead);
+					for (uint32_t d = 0; d < ndead;) {
+						uint32_t q = (uint32_t)rand_below(&state, n);
+						d += !dead[q];
+						dead[q] = true;
+					}
+					uint32_t revoker;
+					do
+						revoker = (uint32_t)rand_below(&state, n);
+					while (dead[revoker]);
+					struct revoke_result r = revoke_flood(n, dead, revoker, (enum ft_bcast_kind)kind);
+					rounds = r.rounds > rounds ? r.rounds : rounds;
+					messages += r.messages;
+					untold += r.untold;
+					old_untold += revoke_old_untold(n, dead, revoker);
+				}
+				double mean = (double)messages / samples;
+				printf("| %" PRIu32 " | %" PRIu32 " | %s | %" PRIu32 " | %" PRIu32 " | %.0f | %.2f | %" PRIu32
+				       " | %" PRIu32 " |\n",
+				       n, ndead, kind_names[kind], rounds, log2live, mean, mean / live, untold,
+				       old_untold);
+			}
+		}
+		free(dead);
+	}
+	printf("\nseed %" PRIu64 ", %" PRIu32 " samples per row (a random dead set of that size, known "
+	       "to all, and a random live revoker); never-told counts are summed over the samples\n",
+	       seed, samples);
+}
+
 /* --- command line ------------------------------------------------------- */
 
 static uint64_t parse_uint(const char *what, const char *s, uint64_t min, uint64_t max,
@@ -1090,6 +1231,7 @@ static void usage(void)
 	       "[--seed=S] [N]\n"
 	       "       sim --host-loss --table [--samples=S] [--period=MS] [--timeout=MS] "
 	       "[--seed=S]\n"
+	       "       sim --revoke [--samples=S] [--seed=S]\n"
 	       "Broadcast mode (default N=1024, K=4): K random ranks fail, each kind floods\n"
 	       "the news; prints rounds, NOTICEs sent and lost, and consistency.\n"
 	       "--table: the sweep N in {16, 1024, 65536, 1048576} x K in {1, 4, 16}, Markdown.\n"
@@ -1097,7 +1239,10 @@ static void usage(void)
 	       "--skip-known: do not hand a detector a NOTICE it knows all of (same table).\n"
 	       "--host-loss (default N=480, H=20, period 100, timeout 1000): one host of N/H\n"
 	       "ranks dies; prints the time until all live ranks know, shuffled and not,\n"
-	       "over S seeds (default 1, 10 with --table).\n");
+	       "over S seeds (default 1, 10 with --table).\n"
+	       "--revoke: a revocation flooded over N members in {8, 64, 1024, 4096} with\n"
+	       "none, 1/8 or 1/2 of them dead; rounds, messages, members never told, now\n"
+	       "and with the forwarding before (S samples a row, default 20).\n");
 }
 
 /* --name=value or --name value. */
@@ -1119,7 +1264,7 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 
 int main(int argc, char **argv)
 {
-	bool table = false, host_loss = false;
+	bool table = false, host_loss = false, revoke = false;
 	uint64_t seed = 1, period_ms = 100, timeout_ms = 1000;
 	const char *hosts_arg = NULL, *kind_arg = NULL;
 	const char *pos[2] = { NULL, NULL };
@@ -1138,6 +1283,8 @@ int main(int argc, char **argv)
 			table = true;
 		} else if (strcmp(a, "--host-loss") == 0) {
 			host_loss = true;
+		} else if (strcmp(a, "--revoke") == 0) {
+			revoke = true;
 		} else if (strcmp(a, "--skip-known") == 0) {
 			skip_known = true;
 		} else if ((v = option_value(argc, argv, &i, "--jobs"))) {
@@ -1161,7 +1308,7 @@ int main(int argc, char **argv)
 			timeout_set = true;
 		} else if (a[0] == '-' && a[1] != '\0') {
 			usage_error("unknown option '%s' (accepted: --seed, --kind, --table, "
-				    "--jobs, --skip-known, --host-loss, --hosts, --samples, "
+				    "--jobs, --skip-known, --host-loss, --revoke, --hosts, --samples, "
 				    "--period, --timeout, --help)",
 				    a);
 		} else if (npos < 2) {
@@ -1171,6 +1318,16 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (revoke) {
+		if (host_loss || table || kind_arg || jobs_arg || skip_known || hosts_arg || period_set ||
+		    timeout_set || npos)
+			usage_error("--revoke takes only --samples and --seed");
+		uint32_t samples = samples_arg ? (uint32_t)parse_uint("--samples", samples_arg, 1, 1000,
+								      "an integer from 1 to 1000")
+					       : 20;
+		run_revoke_table(seed, samples);
+		return 0;
+	}
 	if (kind_arg) {
 		if (host_loss || table)
 			usage_error("--kind: only in broadcast mode without --table");

@@ -1,0 +1,131 @@
+/* revoke_dead.c: a revocation reaches every live member of a communicator
+ * whatever set of its members is dead (the revoke's spread must route
+ * around every dead member, not only a lucky few). Usage:
+ *
+ *   revoke_dead DEAD REVOKER     e.g. revoke_dead 1,3,4 0
+ *
+ * DEAD is a comma-separated list of world ranks that die by SIGKILL after
+ * a barrier; REVOKER is a live rank. Every survivor waits until the shim
+ * holds each dead rank failed and acknowledges them on MPI_COMM_WORLD
+ * (MPI_ERRORS_RETURN). The revoker then revokes MPI_COMM_WORLD, 100 ms
+ * later, while every other survivor is blocked in an MPI_Recv from the
+ * revoker that only the revocation can end: it must return
+ * MPIX_ERR_REVOKED, and MPIX_Comm_is_revoked must say so on every
+ * survivor. The survivors then shrink MPI_COMM_WORLD, which must hold
+ * exactly them, and sum their failed checks over it; its rank 0 prints
+ * ALL CHECKS PASSED. Exit status 1 if a check failed here. */
+#include <signal.h>
+#include <time.h>
+
+#include "mpi-ext.h"
+#include "testutil.h"
+
+#define MAX_DEAD 64
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static int parse_ranks(const char *s, int *out, int max)
+{
+	int n = 0;
+	char *end;
+
+	while (*s && n < max) {
+		out[n++] = (int)strtol(s, &end, 10);
+		if (end == s)
+			return -1;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return *s ? -1 : n;
+}
+
+int main(int argc, char **argv)
+{
+	int rank, size, dead[MAX_DEAD], ndead, revoker, rc;
+	int x = 0;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	ndead = argc == 3 ? parse_ranks(argv[1], dead, MAX_DEAD) : -1;
+	revoker = argc == 3 ? atoi(argv[2]) : -1;
+	int bad_args = ndead < 1 || revoker < 0 || revoker >= size;
+	for (int i = 0; i < ndead && !bad_args; i++)
+		if (dead[i] < 0 || dead[i] >= size || dead[i] == revoker)
+			bad_args = 1;
+	if (bad_args) {
+		if (rank == 0)
+			fprintf(stderr, "usage: revoke_dead DEAD[,DEAD...] REVOKER (live, < %d)\n",
+				size);
+		MPI_Finalize();
+		return 2;
+	}
+	int (*state)(int) = (int (*)(int))(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_rank_state");
+	if (!state) {
+		if (rank == 0)
+			fprintf(stderr, "revoke_dead: needs the shim (no ftshim_rank_state)\n");
+		MPI_Finalize();
+		return 2;
+	}
+
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < ndead; i++)
+		if (dead[i] == rank)
+			raise(SIGKILL);
+
+	/* Every dead rank known failed here, and acknowledged. */
+	for (int i = 0; i < ndead; i++)
+		while (state(dead[i]) != 1) /* FTSHIM_FAILED */
+			nap_ms(1);
+	int acked = -1;
+	for (int tries = 0; tries < 10000; tries++) {
+		MPI_Group g;
+
+		MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+		MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &g);
+		MPI_Group_size(g, &acked);
+		MPI_Group_free(&g);
+		if (acked == ndead)
+			break;
+		nap_ms(1);
+	}
+	TU_CHECK(acked == ndead, "%d failures acknowledged, not %d", acked, ndead);
+
+	/* The revocation, and a receive only it can end. */
+	if (rank == revoker) {
+		nap_ms(100);
+		rc = MPIX_Comm_revoke(MPI_COMM_WORLD);
+		TU_CHECK(rc == MPI_SUCCESS, "revoke: %d", rc);
+	} else {
+		int cls = -1;
+
+		rc = MPI_Recv(&x, 1, MPI_INT, revoker, MPI_ANY_TAG, MPI_COMM_WORLD,
+			      MPI_STATUS_IGNORE);
+		MPI_Error_class(rc, &cls);
+		TU_CHECK(cls == MPIX_ERR_REVOKED, "the receive from the revoker got %d (class %d)",
+			 rc, cls);
+	}
+	int flag = 0;
+	rc = MPIX_Comm_is_revoked(MPI_COMM_WORLD, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "is_revoked: %d, flag %d", rc, flag);
+
+	/* Recover: the survivors alone. */
+	MPI_Comm s;
+	int ssize = 0, srank = -1, any = -1;
+	rc = MPIX_Comm_shrink(MPI_COMM_WORLD, &s);
+	TU_CHECK(rc == MPI_SUCCESS, "shrink: %d", rc);
+	MPI_Comm_size(s, &ssize);
+	MPI_Comm_rank(s, &srank);
+	TU_CHECK(ssize == size - ndead, "shrunk to %d, not %d", ssize, size - ndead);
+	MPI_Allreduce(&tu_failures, &any, 1, MPI_INT, MPI_SUM, s);
+	if (srank == 0)
+		printf("%s\n", any == 0 ? "ALL CHECKS PASSED" : "CHECKS FAILED");
+	MPI_Comm_free(&s);
+	MPI_Finalize();
+	return tu_failures ? 1 : 0;
+}
