@@ -721,6 +721,21 @@ static int create_group_of(MPI_Comm comm, int *world, uint32_t n, int tag, enum 
 	return rc;
 }
 
+/* The shrunk communicator keeps its parent's error handler, as under
+ * ULFM (MPI_Comm_create_group and MPI_Intercomm_create give the new
+ * communicator MPI_ERRORS_ARE_FATAL on MPICH; Open MPI copies the
+ * parent's): a program that set MPI_ERRORS_RETURN once survives its
+ * next failure too. */
+static void inherit_errhandler(MPI_Comm parent, MPI_Comm child)
+{
+	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+
+	if (PMPI_Comm_get_errhandler(parent, &eh) == MPI_SUCCESS) {
+		PMPI_Comm_set_errhandler(child, eh);
+		PMPI_Errhandler_free(&eh);
+	}
+}
+
 /* The tag of an intercommunicator shrink's creations on ftp.private_world:
  * from the parent's id, so that shrinks of different intercommunicators
  * (by other processes at the same time) do not match each other; below
@@ -738,7 +753,6 @@ static int shrink_inter_tag(uint64_t id)
 static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremote)
 {
 	MPI_Comm local = MPI_COMM_NULL;
-	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
 	int tag = shrink_inter_tag(s->call.comm->core->id);
 
 	*s->newcomm = MPI_COMM_NULL;
@@ -758,10 +772,7 @@ static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremot
 		PMPI_Comm_free(&local);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	if (PMPI_Comm_get_errhandler(s->call.real, &eh) == MPI_SUCCESS) {
-		PMPI_Comm_set_errhandler(*s->newcomm, eh);
-		PMPI_Errhandler_free(&eh);
-	}
+	inherit_errhandler(s->call.real, *s->newcomm);
 	ftp_register_inter_child(&s->call, tag, s->newcomm);
 	return MPI_SUCCESS;
 }
@@ -779,6 +790,8 @@ static int shrink_build(struct shrink *s)
 	if (s->call.comm->core->remote_size)
 		return shrink_build_inter(s, nalive, nremote);
 	int rc = create_group_of(s->call.real, s->ranks, nalive, SHRINK_TAG, s->call.fn, s->newcomm);
+	if (rc == MPI_SUCCESS && *s->newcomm != MPI_COMM_NULL)
+		inherit_errhandler(s->call.real, *s->newcomm);
 	if (rc == MPI_SUCCESS)
 		ftp_register_group_child(&s->call, MPI_GROUP_NULL, SHRINK_TAG, s->newcomm);
 	return rc;
@@ -855,8 +868,8 @@ FT_EXPORT int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 	int rc = MPI_ERR_COMM;
 
 	ftp_resolve(&c, comm);
-	if (c.comm && left_out())
-		return ftp_post_plain(&c, FTP_ERR_PROC_FAILED);
+	if (c.comm && left_out()) /* the error at completion */
+		return ftp_post_ireq(&c, FTP_ERR_PROC_FAILED, request, false);
 	if (c.comm && !(o = calloc(1, sizeof *o)))
 		rc = MPI_ERR_NO_MEM;
 	if (o && (o->a = agree_start(c.comm, (uint32_t)*flag))) {
@@ -905,8 +918,10 @@ FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *r
 	int rc = MPI_ERR_COMM;
 
 	ftp_resolve(&c, comm);
-	if (c.comm && left_out())
-		return ftp_post_plain(&c, FTP_ERR_PROC_FAILED);
+	if (c.comm && left_out()) { /* the error at completion */
+		*newcomm = MPI_COMM_NULL;
+		return ftp_post_ireq(&c, FTP_ERR_PROC_FAILED, request, false);
+	}
 	if (c.comm) {
 		o = calloc(1, sizeof *o);
 		rc = MPI_ERR_NO_MEM;

@@ -1,12 +1,14 @@
 # The ULFM recovery calls, by a program written for them: revoke, agree
 # (uniform, also when its coordinator dies), shrink (also when a member
-# dies on its way in), and 100 rounds of revoke and shrink; MPIX_FT, and
-# the nonblocking iagree and ishrink completed by every kind of call;
+# dies on its way in), and 100 rounds of revoke and shrink; the shrunk
+# communicator keeping its parent's error handler through two failures;
+# MPIX_FT, and the nonblocking iagree and ishrink completed by every kind
+# of call;
 # agree and shrink on an intercommunicator; the messages of a rank that
 # died still received; no stale message of a revoked communicator
 # reaching a later one.
 prog=$(build ulfm)
-for t in revoke agree coordinator shrink shrink-death loop nonblocking ishrink-death inter inter-lost \
+for t in revoke agree coordinator shrink shrink-death loop errh-loop nonblocking ishrink-death inter inter-lost \
 	last-words stale; do
 	run_job shim 5 -- "$prog" "$t"
 	grep -q '^ALL CHECKS PASSED$' "$OUT" || {

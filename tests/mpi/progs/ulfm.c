@@ -15,6 +15,12 @@
  *   shrink-death a rank dies on its way into the shrink; the others still
  *                get a working communicator without it
  *   loop         100 rounds of dup, revoke, shrink, free: no hang, no leak
+ *   errh-loop    the standard ULFM loop with MPI_ERRORS_RETURN set once on
+ *                a duplicate of MPI_COMM_WORLD: ranks 4, then 3 die, and
+ *                each time the survivors' barrier fails, they revoke and
+ *                shrink; the shrunk communicator keeps MPI_ERRORS_RETURN,
+ *                so the second failure is an error returned, not the end
+ *                of the job
  *   nonblocking  MPIX_FT says fault tolerance is on; iagree completed by
  *                MPI_Test, by MPI_Waitall beside point-to-point requests,
  *                by MPI_Wait with MPIX_ERR_PROC_FAILED after a failure, by
@@ -225,6 +231,42 @@ static int test_loop(void)
 		c = sh;
 	}
 	return finish(c);
+}
+
+static int test_errh_loop(int rank)
+{
+	MPI_Comm cur;
+	int victims[] = { 4, 3 };
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &cur);
+	MPI_Comm_set_errhandler(cur, MPI_ERRORS_RETURN);
+	for (int v = 0; v < 2; v++) {
+		MPI_Comm sh;
+		MPI_Errhandler eh;
+		MPI_Barrier(cur);
+		if (rank == victims[v])
+			raise(SIGKILL);
+		wait_failed(victims[v]);
+		int rc = MPI_Barrier(cur), cls = rc;
+		MPI_Error_class(rc, &cls);
+		/* REVOKED: a faster survivor revoked it first. */
+		TU_CHECK(cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_REVOKED, "failure %d: barrier: %d",
+			 v + 1, rc);
+		MPIX_Comm_revoke(cur);
+		rc = MPIX_Comm_shrink(cur, &sh);
+		TU_CHECK(rc == MPI_SUCCESS, "failure %d: shrink: %d", v + 1, rc);
+		MPI_Comm_get_errhandler(sh, &eh);
+		TU_CHECK(eh == MPI_ERRORS_RETURN, "failure %d: the shrunk communicator's handler is not "
+			 "MPI_ERRORS_RETURN", v + 1);
+		if (eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL)
+			MPI_Errhandler_free(&eh);
+		MPI_Comm_free(&cur);
+		cur = sh;
+	}
+	int size;
+	MPI_Comm_size(cur, &size);
+	TU_CHECK(size == 3, "after two failures: %d members", size);
+	return finish(cur);
 }
 
 static int test_nonblocking(int rank, int size)
@@ -542,6 +584,8 @@ int main(int argc, char **argv)
 		return test_shrink(rank, size, 1);
 	if (!strcmp(test, "loop"))
 		return test_loop();
+	if (!strcmp(test, "errh-loop"))
+		return test_errh_loop(rank);
 	if (!strcmp(test, "nonblocking"))
 		return test_nonblocking(rank, size);
 	if (!strcmp(test, "ishrink-death"))
