@@ -581,6 +581,17 @@ static void learn_list(struct ft_detector *d, const struct ft_msg *m, uint64_t n
 		flood(d, d->fresh, nfresh);
 }
 
+/* A notice from a rank known failed: only the sender's own abort counts
+ * (learned and passed on as from anyone); the rest is stale. */
+static void learn_last_abort(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
+{
+	for (uint32_t i = 0; i < m->list.count && !d->excluded; i++) {
+		const struct ft_entry *e = &m->list.entries[i];
+		if (e->rank == m->from && e->event == FT_EV_ABORT && learn(d, e, m->from, now))
+			flood(d, e, 1);
+	}
+}
+
 /* Declare rank failed; failed_ns: when it failed, by the clock, as far as
  * this process can tell. */
 static void declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t failed_ns, uint64_t now)
@@ -771,8 +782,12 @@ void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
 		if (readmittable(d, m->from)) {
 			readmit(d, m->from, now); /* then take the message as from any rank */
 		} else {
-			/* Fail-stop: a rank we know failed does not come back. */
+			/* Fail-stop: a rank we know failed does not come back.
+			 * But its own abort, sent just before it exited, still
+			 * ends the job: its death may have been seen first. */
 			d->stats.from_failed++;
+			if (m->type == FT_MSG_NOTICE)
+				learn_last_abort(d, m, now);
 			if (m->type != FT_MSG_EXCLUDED)
 				send_excluded(d, m->from, FT_HOW_NOTICE, d->cfg.self);
 			return;

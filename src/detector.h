@@ -23,7 +23,9 @@
  *    as news with event FT_EV_ABORT; everyone learns it like a failure.
  *  - Fail-stop: news that this process failed, or an EXCLUDED message,
  *    is reported through ops.excluded; a message from a rank this process
- *    knows failed is answered with EXCLUDED and otherwise ignored.
+ *    knows failed is answered with EXCLUDED and otherwise ignored, except
+ *    the sender's own abort in a NOTICE (sent as it exited, and read
+ *    after its death was seen), which is learned and passed on.
  *  - Partitions (cfg.quorum): a silence is not proof of death, so a rank
  *    declared by heartbeat timeout is first a suspect. Its observer starts
  *    a quorum round: it probes every rank it does not know failed and

@@ -100,7 +100,9 @@ struct ft_engine {
 	_Atomic int abort_status; /* from the application thread: -1, or the status
 				     to flood (ft_engine_abort) */
 	_Atomic bool abort_sent;  /* set by the detector thread once it is out */
+	bool aborting;            /* detector thread: the abort is queued, not yet out */
 	int exit_status;          /* -1, or ft_engine_exit_soon's (detector thread) */
+	uint64_t exit_by;         /* then: exit by this time at the latest; 0 before */
 	/* Frames other threads ask it to send (ft_engine_post): appended by
 	 * any thread under post_lock, taken by the detector thread. */
 	pthread_mutex_t post_lock;
@@ -606,7 +608,18 @@ static void start_abort(struct ft_engine *e, int status, uint64_t now)
 	tell_everyone(e, FT_EV_ABORT, (uint16_t)status, now);
 	ft_det_abort(&e->det, (uint16_t)status, now);
 	sweep(e, now);
-	atomic_store_explicit(&e->abort_sent, true, memory_order_release);
+	e->aborting = true;
+}
+
+/* The abort is out once nothing is left queued (connections still being
+ * made to flood targets included): then the frames are in the kernel,
+ * which delivers them even after this process is gone. */
+static void abort_progress(struct ft_engine *e)
+{
+	if (e->aborting && !output_pending(e)) {
+		e->aborting = false;
+		atomic_store_explicit(&e->abort_sent, true, memory_order_release);
+	}
 }
 
 /* At the end: what the control plane did, and what the thread cost. */
@@ -722,16 +735,25 @@ static void *engine_main(void *arg)
 		drain_posted(e, now);
 		uint64_t next = ft_det_tick(&e->det, now);
 		sweep(e, now);
+		abort_progress(e);
 		if (e->exit_status >= 0) {
-			/* What was queued (the abort passed on) leaves first. */
-			struct timespec pause = { 0, 2000000 };
+			/* What was queued (the abort passed on, to flood targets
+			 * it may still be connecting to) leaves first, for up to
+			 * LAST_WORDS_NS. */
+			if (!e->exit_by)
+				e->exit_by = now + LAST_WORDS_NS;
 			for (struct conn *c = e->conns; c; c = c->next)
 				if (!c->connecting && c->out_len)
 					conn_flush(e, c);
-			nanosleep(&pause, NULL);
-			_exit(e->exit_status);
+			if (!output_pending(e) || now >= e->exit_by) {
+				struct timespec pause = { 0, 2000000 };
+				nanosleep(&pause, NULL);
+				_exit(e->exit_status);
+			}
 		}
 		next = ft_det_tick(&e->det, now);
+		if (e->exit_status >= 0 && e->exit_by < next)
+			next = e->exit_by;
 		if (e->det.excluded)
 			break;
 		/* Every rank left: go once what is queued (this rank's

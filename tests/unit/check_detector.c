@@ -888,6 +888,44 @@ START_TEST(test_fail_stop)
 }
 END_TEST
 
+/* A rank that calls MPI_Abort sends its abort and exits; a peer that
+ * sees the death first (its connection closed, its port refuses) still
+ * reads the abort after it, learns it and passes it on: the job ends
+ * (MPI_Abort left 8 of 20 two-rank jobs running before). Other news in
+ * the same notice from the dead rank stays ignored. */
+START_TEST(test_abort_after_death)
+{
+	const uint32_t n = 4;
+
+	sim_init(n, FT_BCAST_CHORD, false, 0);
+	sim_start();
+	advance(300);
+	sim.nodes[0].dead = true;
+	ft_det_declare(det(1), 0, FT_HOW_CONN_LOST, sim.now);
+	advance(10);
+	for (uint32_t r = 1; r < n; r++)
+		ck_assert_uint_eq(count_learned(r, 0, FT_EV_FAILED), 1);
+
+	struct ft_entry last[2] = {
+		{ .rank = 0, .event = FT_EV_ABORT, .how = 7, .detector = 0 },
+		{ .rank = 2, .event = FT_EV_FAILED, .how = FT_HOW_CONN_LOST, .detector = 0 },
+	};
+	struct ft_msg m = list_msg(FT_MSG_NOTICE, 0, last, 2);
+	inject(1, &m);
+	const struct rec *rc = find_learned(1, 0, FT_EV_ABORT);
+	ck_assert_ptr_nonnull(rc);
+	ck_assert_uint_eq(rc->e.how, 7);
+	ck_assert_uint_eq(count_learned(1, 2, FT_EV_FAILED), 0);
+	/* Passed on: every live rank learns it, once. */
+	advance(10);
+	for (uint32_t r = 1; r < n; r++)
+		ck_assert_uint_eq(count_learned(r, 0, FT_EV_ABORT), 1);
+	inject(1, &m);
+	ck_assert_uint_eq(count_learned(1, 0, FT_EV_ABORT), 1);
+	sim_destroy();
+}
+END_TEST
+
 START_TEST(test_departures)
 {
 	const uint32_t n = 6;
@@ -1612,6 +1650,7 @@ static Suite *detector_suite(void)
 	suite_add_tcase(s, tc_news);
 
 	tcase_add_test(tc_excl, test_fail_stop);
+	tcase_add_test(tc_excl, test_abort_after_death);
 	tcase_add_test(tc_excl, test_exclusion);
 	tcase_set_timeout(tc_excl, 60);
 	tcase_add_checked_fixture(tc_excl, NULL, sim_teardown);

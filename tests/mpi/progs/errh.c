@@ -9,7 +9,13 @@
  *   errh handler  a user handler: called once, with the communicator and
  *                 the code; then live ranks still talk to each other
  *   errh abort    no failure: rank 1 calls MPI_Abort(MPI_COMM_WORLD, 7)
- *                 while the others wait in a barrier; all must end */
+ *                 while the others wait in a barrier; all must end
+ *   errh abort-spin  rank 0 calls MPI_Abort(MPI_COMM_WORLD, 7) right after
+ *                 a barrier while the others compute without calling MPI
+ *                 for up to 30 s: they must end all the same (the abort
+ *                 must reach them even when rank 0's death is seen first)
+ *   errh abort-spin-early  the same without the barrier: MPI_Abort as soon
+ *                 as MPI_Init returns */
 #include <signal.h>
 #include <time.h>
 
@@ -35,6 +41,19 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (!strncmp(mode, "abort-spin", 10)) {
+		if (strcmp(mode, "abort-spin-early") != 0)
+			MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0)
+			MPI_Abort(MPI_COMM_WORLD, 7);
+		double t0 = MPI_Wtime();
+		volatile double sink = 0;
+		while (MPI_Wtime() - t0 < 30)
+			for (int i = 0; i < 100000; i++)
+				sink += i;
+		printf("rank %d went on after MPI_Abort\n", rank);
+		return 1;
+	}
 	if (!strcmp(mode, "abort")) {
 		if (rank == 1) {
 			struct timespec ts = { 0, 200000000 };
