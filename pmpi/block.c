@@ -109,10 +109,23 @@ int ftp_check(struct ftp_call *c, bool pending)
 	return MPI_SUCCESS;
 }
 
-int ftp_cancel_p2p(MPI_Request *req, bool recv, int err, MPI_Status *status)
+/* Whether the process at the other end of a request may still finish it:
+ * peer (a world rank) is not known failed; for peer -1 (a receive from
+ * MPI_ANY_SOURCE), no failure was learned since events0. */
+static bool peer_may_finish(int32_t peer, uint64_t events0)
 {
+	if (peer >= 0)
+		return !ft_proc_is_failed(&ftp.procs, (uint32_t)peer);
+	return ftp_events() == events0;
+}
+
+int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int err,
+		   MPI_Status *status)
+{
+	bool recv = role & FTP_P2P_RECV, persistent = role & FTP_P2P_PERSISTENT;
+	uint64_t events0 = ftp_events(), start = ft_clock_now(), polls = 0;
 	MPI_Status st;
-	int cancelled = 0;
+	int cancelled = 0, flag = 0;
 
 	if (*req == MPI_REQUEST_NULL)
 		return err;
@@ -121,7 +134,7 @@ int ftp_cancel_p2p(MPI_Request *req, bool recv, int err, MPI_Status *status)
 		 * shared memory or the MPI's queues, but matched only by a pass
 		 * of its progress engine: without one, a survivor that was slow
 		 * to look failed a receive whose data had arrived. */
-		int flag = 0, rc = MPI_SUCCESS;
+		int rc = MPI_SUCCESS;
 		for (int pass = 0; pass < 4 && rc == MPI_SUCCESS && !flag; pass++)
 			rc = PMPI_Test(req, &flag, &st);
 		if (rc != MPI_SUCCESS || flag) {
@@ -131,21 +144,34 @@ int ftp_cancel_p2p(MPI_Request *req, bool recv, int err, MPI_Status *status)
 		}
 	}
 	PMPI_Cancel(req);
-	if (!recv) {
-		/* A send may not cancel; freeing lets the MPI finish it, or not. */
-		if (*req != MPI_REQUEST_NULL)
-			PMPI_Request_free(req);
-		return err;
+	/* The MPI may have matched it already and be moving the data,
+	 * reading or writing the buffer: report it done only once the MPI
+	 * is, as long as the peer lives to finish it. A receive nobody
+	 * matched cancels at once. A send cannot be cancelled (neither MPI
+	 * does): one that has not finished after FTSHIM_HB_TIMEOUT was never
+	 * matched, and the MPI reads its buffer only if a receive ever
+	 * matches it, which on a revoked communicator none does. */
+	for (;;) {
+		if (PMPI_Test(req, &flag, &st) != MPI_SUCCESS)
+			return err;
+		if (flag)
+			break;
+		if (!peer_may_finish(peer, events0) || (!recv && ft_clock_now() - start > ftp.cfg.hb_timeout)) {
+			/* The caller's: an inactive persistent request stays so;
+			 * MPI_Request_free of an active one lets the MPI finish. */
+			if (!persistent)
+				PMPI_Request_free(req);
+			return err;
+		}
+		ftp_poll_pause(&polls);
 	}
-	/* A receive that nobody can match any more cancels at once. */
-	PMPI_Wait(req, &st);
 	PMPI_Test_cancelled(&st, &cancelled);
-	if (!cancelled) {
-		if (status != MPI_STATUS_IGNORE)
-			*status = st;
-		return MPI_SUCCESS;
-	}
-	return err;
+	if (cancelled)
+		return err;
+	/* It completed after all: ULFM lets that succeed. */
+	if (status != MPI_STATUS_IGNORE)
+		*status = st;
+	return MPI_SUCCESS;
 }
 
 int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
@@ -158,13 +184,10 @@ int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 			*req = MPI_REQUEST_NULL;
 		return err;
 	}
-	if (persistent && !c->watch.recv) {
-		/* The handle is the caller's until MPI_Request_free, which
-		 * lets the MPI finish the cancelled send, or not. */
-		PMPI_Cancel(req);
-		return err;
-	}
-	return ftp_cancel_p2p(req, c->watch.recv, err, status);
+	int32_t peer = c->watch.kind == FTP_WATCH_PEER ? ftp_peer_world(c->comm->core, c->watch.rank) : -1;
+	enum ftp_p2p_role role = (c->watch.recv ? FTP_P2P_RECV : FTP_P2P_SEND) |
+				 (persistent ? FTP_P2P_PERSISTENT : 0);
+	return ftp_cancel_p2p(req, peer, role, err, status);
 }
 
 /* Inlined into ftp_block_wait: a receive's poll loop is on the critical

@@ -124,9 +124,19 @@ int ftp_block_wait(struct ftp_call *c, MPI_Status *status);
  * MPI_REQUEST_NULL, except an inactive persistent request. */
 int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 		MPI_Status *status);
-/* Its point-to-point part: cancel *req (a receive if recv, else a send)
- * given up on because of err; as ftp_give_up. A null *req: err. */
-int ftp_cancel_p2p(MPI_Request *req, bool recv, int err, MPI_Status *status);
+/* What a point-to-point request is, for ftp_cancel_p2p. */
+enum ftp_p2p_role {
+	FTP_P2P_SEND = 0,
+	FTP_P2P_RECV = 1,
+	FTP_P2P_PERSISTENT = 2, /* or'ed in: the handle stays the caller's */
+};
+/* Its point-to-point part: cancel *req, with peer (a world rank; -1 for
+ * a receive from MPI_ANY_SOURCE), given up on because of err; wait, while
+ * the peer lives, for a transfer the MPI already matched (so that no
+ * buffer is touched after this returns while the peer lives); as
+ * ftp_give_up. A null *req: err. */
+int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int err,
+		   MPI_Status *status);
 
 /* The end of each poll of a waiting call: spin a while, then yield. */
 static inline void ftp_poll_pause(uint64_t *polls)

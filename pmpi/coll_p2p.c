@@ -97,9 +97,10 @@ static int tag_of(const struct ftp_call *c, int kind)
 	return TAG_FIRST + (int)((h >> 17) % pairs) * 2 + kind;
 }
 
-/* Complete one round, reqs[0] a receive (or null) and reqs[1] a send (or
- * null), watching every member of c's communicator. */
-static int exchange_wait(struct ftp_call *c, MPI_Request reqs[2])
+/* Complete one round, reqs[0] a receive (or null) from world rank from
+ * and reqs[1] a send (or null) to world rank to, watching every member of
+ * c's communicator. */
+static int exchange_wait(struct ftp_call *c, MPI_Request reqs[2], int32_t from, int32_t to)
 {
 	uint64_t seen = 0, polls = 0;
 	MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: GCC takes MPICH's for an empty array */
@@ -112,8 +113,8 @@ static int exchange_wait(struct ftp_call *c, MPI_Request reqs[2])
 		int err = ftp_poll_step(c, false, &seen, &polls);
 		if (err != MPI_SUCCESS) {
 			/* Even a receive that won the race: the round is lost. */
-			ftp_cancel_p2p(&reqs[0], true, err, MPI_STATUS_IGNORE);
-			ftp_cancel_p2p(&reqs[1], false, err, MPI_STATUS_IGNORE);
+			ftp_cancel_p2p(&reqs[0], from, FTP_P2P_RECV, err, MPI_STATUS_IGNORE);
+			ftp_cancel_p2p(&reqs[1], to, FTP_P2P_SEND, err, MPI_STATUS_IGNORE);
 			return err;
 		}
 	}
@@ -135,11 +136,12 @@ static int exchange(struct ftp_call *c, int tag, void *rbuf, const void *sbuf, i
 		rc = PMPI_Irecv(rbuf, count, datatype, world[src], tag, ftp.private_world, &reqs[0]);
 	if (rc == MPI_SUCCESS && dst != MPI_PROC_NULL)
 		rc = PMPI_Isend(sbuf, count, datatype, world[dst], tag, ftp.private_world, &reqs[1]);
+	int32_t from = src != MPI_PROC_NULL ? world[src] : -1, to = dst != MPI_PROC_NULL ? world[dst] : -1;
 	if (rc != MPI_SUCCESS) {
-		ftp_cancel_p2p(&reqs[0], true, rc, MPI_STATUS_IGNORE);
+		ftp_cancel_p2p(&reqs[0], from, FTP_P2P_RECV, rc, MPI_STATUS_IGNORE);
 		return rc;
 	}
-	return exchange_wait(c, reqs);
+	return exchange_wait(c, reqs, from, to);
 }
 
 /* Dissemination barrier: ceil(log2 p) rounds of empty messages. */

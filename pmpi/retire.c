@@ -8,7 +8,8 @@
  * once, the MPI object kept for RETIRE_AGE_NS, long enough for anything
  * in flight to arrive; then what arrived unreceived is drained and
  * discarded, and the MPI object freed (its attributes' delete callbacks
- * run then). Any application thread that frees a communicator sweeps the
+ * run then), unless a message too large to drain safely is there (see
+ * RETIRE_DRAIN_MAX): then it is kept for good. Any application thread that frees a communicator sweeps the
  * list; the list is shared by those threads under retire_lock. */
 #include "ftshim_config.h"
 
@@ -23,19 +24,27 @@
 /* Messages are sent before the sender learns of the revocation or the
  * failure, which takes milliseconds; ten seconds is ample. */
 #define RETIRE_AGE_NS (10ull * 1000000000ull)
+/* Larger messages are not drained: above the MPIs' eager limits, the
+ * data is still in the sender's buffer (MPICH's UCX reads it from there),
+ * and a sender that gave up on the send on a revoked communicator may
+ * have freed it since. Such a communicator is kept for good instead: a
+ * context id lost, rather than a process killed by a bad read. */
+#define RETIRE_DRAIN_MAX 4096
 
 struct retired {
 	MPI_Comm real;     /* the MPI's communicator, not yet freed */
 	uint64_t id;       /* the job-wide id, for the log */
 	uint64_t since_ns; /* when the application freed it */
+	bool kept;         /* holds a message too large to drain: never freed */
 };
 
 static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct retired *retired; /* under retire_lock */
 static size_t nretired, retired_cap;
 
-/* Receive and discard whatever arrived on comm and was never received. */
-static unsigned drain(MPI_Comm comm)
+/* Receive and discard whatever arrived on comm and was never received,
+ * up to a message larger than RETIRE_DRAIN_MAX (then *large is set). */
+static unsigned drain(MPI_Comm comm, bool *large)
 {
 	unsigned n = 0;
 
@@ -44,7 +53,14 @@ static unsigned drain(MPI_Comm comm)
 		MPI_Status st;
 		int flag = 0, count = 0;
 
-		if (PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &msg, &st) != MPI_SUCCESS ||
+		if (PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st) != MPI_SUCCESS || !flag)
+			return n;
+		PMPI_Get_count(&st, MPI_BYTE, &count);
+		if (count < 0 || count > RETIRE_DRAIN_MAX) {
+			*large = true;
+			return n;
+		}
+		if (PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, comm, &flag, &msg, &st) != MPI_SUCCESS ||
 		    !flag)
 			return n;
 		PMPI_Get_count(&st, MPI_BYTE, &count);
@@ -64,11 +80,20 @@ static void sweep(uint64_t now)
 
 	for (size_t i = 0; i < nretired; i++) {
 		struct retired *r = &retired[i];
-		if (now - r->since_ns < RETIRE_AGE_NS) {
+		bool large = false;
+		if (r->kept || now - r->since_ns < RETIRE_AGE_NS) {
 			retired[kept++] = *r;
 			continue;
 		}
-		unsigned stale = drain(r->real);
+		unsigned stale = drain(r->real, &large);
+		if (large) {
+			r->kept = true;
+			retired[kept++] = *r;
+			ft_debug("retired communicator %#" PRIx64 " holds a message of more than %d bytes "
+				 "that nobody receives: kept, not freed (%u smaller one(s) discarded)",
+				 r->id, RETIRE_DRAIN_MAX, stale);
+			continue;
+		}
 		PMPI_Comm_free(&r->real);
 		ft_debug("freed retired communicator %#" PRIx64 ": %u stale message(s) discarded", r->id,
 			 stale);
