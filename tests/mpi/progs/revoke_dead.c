@@ -2,7 +2,7 @@
  * whatever set of its members is dead (the revoke's spread must route
  * around every dead member, not only a lucky few). Usage:
  *
- *   revoke_dead DEAD REVOKER     e.g. revoke_dead 1,3,4 0
+ *   revoke_dead DEAD REVOKER [during]     e.g. revoke_dead 1,3,4 0
  *
  * DEAD is a comma-separated list of world ranks that die by SIGKILL after
  * a barrier; REVOKER is a live rank. Every survivor waits until the shim
@@ -11,11 +11,19 @@
  * later, while every other survivor is blocked in an MPI_Recv from the
  * revoker that only the revocation can end: it must return
  * MPIX_ERR_REVOKED, and MPIX_Comm_is_revoked must say so on every
- * survivor. The survivors then shrink MPI_COMM_WORLD, which must hold
+ * survivor. With "during", the dead ranks stop (SIGSTOP) right after the
+ * barrier and the revoker revokes 50 ms later, long before a heartbeat
+ * timeout can tell anyone: its news to them is lost, and only members
+ * passing it on again once they learn of the failures reach the ones
+ * behind them (without that, they wait for ever); nobody acknowledges
+ * the failures. The first survivor then kills the stopped ranks (one
+ * host). The survivors then shrink
+ * MPI_COMM_WORLD, which must hold
  * exactly them, and sum their failed checks over it; its rank 0 prints
  * ALL CHECKS PASSED. Exit status 1 if a check failed here. */
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mpi-ext.h"
 #include "testutil.h"
@@ -43,6 +51,18 @@ static int parse_ranks(const char *s, int *out, int max)
 	return *s ? -1 : n;
 }
 
+/* The lowest world rank not in dead. */
+static int first_live(const int *dead, int ndead)
+{
+	for (int r = 0;; r++) {
+		int is_dead = 0;
+		for (int i = 0; i < ndead; i++)
+			is_dead |= dead[i] == r;
+		if (!is_dead)
+			return r;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size, dead[MAX_DEAD], ndead, revoker, rc;
@@ -51,15 +71,16 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	ndead = argc == 3 ? parse_ranks(argv[1], dead, MAX_DEAD) : -1;
-	revoker = argc == 3 ? atoi(argv[2]) : -1;
+	int during = argc == 4 && !strcmp(argv[3], "during");
+	ndead = argc == 3 || during ? parse_ranks(argv[1], dead, MAX_DEAD) : -1;
+	revoker = argc == 3 || during ? atoi(argv[2]) : -1;
 	int bad_args = ndead < 1 || revoker < 0 || revoker >= size;
 	for (int i = 0; i < ndead && !bad_args; i++)
 		if (dead[i] < 0 || dead[i] >= size || dead[i] == revoker)
 			bad_args = 1;
 	if (bad_args) {
 		if (rank == 0)
-			fprintf(stderr, "usage: revoke_dead DEAD[,DEAD...] REVOKER (live, < %d)\n",
+			fprintf(stderr, "usage: revoke_dead DEAD[,DEAD...] REVOKER (live, < %d) [during]\n",
 				size);
 		MPI_Finalize();
 		return 2;
@@ -73,17 +94,19 @@ int main(int argc, char **argv)
 	}
 
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	int pid = (int)getpid(), *pids = malloc((size_t)size * sizeof *pids);
+	MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (int i = 0; i < ndead; i++)
 		if (dead[i] == rank)
-			raise(SIGKILL);
+			raise(during ? SIGSTOP : SIGKILL);
 
 	/* Every dead rank known failed here, and acknowledged. */
-	for (int i = 0; i < ndead; i++)
+	for (int i = 0; i < ndead && !during; i++)
 		while (state(dead[i]) != 1) /* FTSHIM_FAILED */
 			nap_ms(1);
-	int acked = -1;
-	for (int tries = 0; tries < 10000; tries++) {
+	int acked = during ? ndead : -1;
+	for (int tries = 0; tries < 10000 && !during; tries++) {
 		MPI_Group g;
 
 		MPIX_Comm_failure_ack(MPI_COMM_WORLD);
@@ -98,7 +121,7 @@ int main(int argc, char **argv)
 
 	/* The revocation, and a receive only it can end. */
 	if (rank == revoker) {
-		nap_ms(100);
+		nap_ms(during ? 50 : 100);
 		rc = MPIX_Comm_revoke(MPI_COMM_WORLD);
 		TU_CHECK(rc == MPI_SUCCESS, "revoke: %d", rc);
 	} else {
@@ -110,6 +133,10 @@ int main(int argc, char **argv)
 		TU_CHECK(cls == MPIX_ERR_REVOKED, "the receive from the revoker got %d (class %d)",
 			 rc, cls);
 	}
+	if (during && rank == first_live(dead, ndead))
+		for (int i = 0; i < ndead; i++)
+			kill(pids[dead[i]], SIGKILL);
+	free(pids);
 	int flag = 0;
 	rc = MPIX_Comm_is_revoked(MPI_COMM_WORLD, &flag);
 	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "is_revoked: %d, flag %d", rc, flag);
