@@ -318,7 +318,7 @@ wait_job_or_ranks() {
 	local i
 	for i in $(seq 1 $(($2 * 10))); do
 		kill -0 "$JOB_PID" 2>/dev/null || return 0
-		if grep -qx 'ALL CHECKS PASSED' "$OUT" && ! pgrep -f "^$1( |\$)" >/dev/null; then
+		if grep -q 'ALL CHECKS PASSED' "$OUT" && ! pgrep -f "^$1( |\$)" >/dev/null; then
 			return 0
 		fi
 		sleep 0.1

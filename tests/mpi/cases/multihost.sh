@@ -21,7 +21,8 @@ prog=$(build hosts)
 t0=$(date +%s%N)
 run_multihost_job shim $per FTSHIM_LOG=debug "FTSHIM_RUNDIR=$rundir" -- "$prog"
 expect_rc 0
-grep -qx 'ALL CHECKS PASSED' "$OUT" || { cat "$OUT" >&2; fail "the job's checks did not pass"; }
+# Anywhere on a line: Hydra once joined another host's rank line to it.
+grep -q 'ALL CHECKS PASSED' "$OUT" || { cat "$OUT" >&2; fail "the job's checks did not pass"; }
 for r in $(seq 0 $((np - 1))); do
 	k=$((r / per + 1))
 	addr=${NETNS_HOSTS[k - 1]//./\\.}
