@@ -164,7 +164,9 @@ int ftp_comm_free_real(struct ftp_call *c)
 	bool disconnect = c->fn == FTP_FN_MPI_Comm_disconnect;
 	int rc = MPI_SUCCESS;
 
-	if (!e)
+	/* Freeing a predefined communicator is erroneous: the MPI says so,
+	 * and ftshim keeps it. */
+	if (!e || e->handle == MPI_COMM_WORLD || e->handle == MPI_COMM_SELF)
 		return disconnect ? PMPI_Comm_disconnect(&c->real) : PMPI_Comm_free(&c->real);
 	/* MPI_Comm_disconnect waits for what is pending, so nothing is left
 	 * to keep the MPI's communicator for. */

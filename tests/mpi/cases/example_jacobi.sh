@@ -83,8 +83,18 @@ recovered 6 2000 "rank=4 at=call:MPIX_Comm_shrink:1; rank=2 at=point:iteration:2
 recovered 6 2000 "rank=2-3 at=point:iteration:50" 2,3 "$ref"
 # ... after it, the block is gone: the survivors say so and exit 3.
 # Hydra's status is then 139: it ORs the statuses, 3 | 137. Open MPI's
-# mpirun says 0 whatever happened.
-jacobi shim 6 2000 "rank=2-3 at=point:iteration:450"
+# mpirun says 0 whatever happened. Each of the two dies when it reaches
+# iteration 450; rank 3 can instead fail its iteration 449, its halo from
+# rank 2 not received (seen once in 3 CI runs, under load): then it dies
+# only after the survivors recovered rank 2's block from it, a correct
+# run of another scenario. Try again then, up to three times.
+for try in 1 2 3; do
+	jacobi shim 6 2000 "rank=2-3 at=point:iteration:450"
+	case $RESULT in
+	*"lost ranks 2,3"*) note "rank 3 died after rank 2's recovery (try $try): again" ;;
+	*) break ;;
+	esac
+done
 if [ "$MPITEST_FLAVOUR" = openmpi ]; then expect_rc 0; elif [ "$RC" = 0 ]; then fail "the unrecoverable run exited 0"; fi
 grep -q '^jacobi: unrecoverable: world rank 2 and its buddy, world rank 3, ' "$OUT" || {
 	cat "$OUT" >&2
