@@ -28,21 +28,6 @@
 
 #define NDUP 8
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void dup_world(MPI_Comm *c)
 {
 	MPI_Comm_dup(MPI_COMM_WORLD, c);
@@ -80,7 +65,7 @@ static void round_one(int rank, int plain)
 		}
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
-	nap_ms(200); /* the revocations reach everyone */
+	tu_nap_ms(200); /* the revocations reach everyone */
 	for (int i = 0; i < NDUP; i++) {
 		rc = MPI_Comm_free(&e[i]);
 		TU_CHECK(rc == MPI_SUCCESS, "free of e[%d]: %d", i, rc);
@@ -125,13 +110,13 @@ static void round_two(int rank)
 		raise(SIGKILL);
 	if (rank == 0) {
 		int flag = 0, cls = -1;
-		double t0 = now_s();
+		double t0 = tu_now_s();
 
 		rc = MPI_SUCCESS;
-		while (!flag && rc == MPI_SUCCESS && now_s() - t0 < 20) {
+		while (!flag && rc == MPI_SUCCESS && tu_now_s() - t0 < 20) {
 			rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
 			if (!flag && rc == MPI_SUCCESS)
-				nap_ms(1);
+				tu_nap_ms(1);
 		}
 		MPI_Error_class(rc, &cls);
 		TU_CHECK(cls == MPIX_ERR_PROC_FAILED,
@@ -140,7 +125,7 @@ static void round_two(int rank)
 	}
 	int (*state)(int) = (int (*)(int))(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_rank_state");
 	while (state(1) != 1) /* FTSHIM_FAILED */
-		nap_ms(1);
+		tu_nap_ms(1);
 }
 
 int main(int argc, char **argv)
@@ -171,17 +156,7 @@ int main(int argc, char **argv)
 	round_two(rank);
 
 	/* The survivors: 0, 2 and 3. */
-	MPI_Comm s;
-	int ssize = 0, srank = -1, any = -1, rc;
-	rc = MPIX_Comm_shrink(MPI_COMM_WORLD, &s);
-	TU_CHECK(rc == MPI_SUCCESS, "shrink: %d", rc);
-	MPI_Comm_size(s, &ssize);
-	MPI_Comm_rank(s, &srank);
-	TU_CHECK(ssize == 3, "shrunk to %d, not 3", ssize);
-	MPI_Allreduce(&tu_failures, &any, 1, MPI_INT, MPI_SUM, s);
-	if (srank == 0)
-		printf("%s\n", any == 0 ? "ALL CHECKS PASSED" : "CHECKS FAILED");
-	MPI_Comm_free(&s);
-	MPI_Finalize();
-	return tu_failures ? 1 : 0;
+	MPI_Comm s = MPI_COMM_NULL;
+	int shrunk = MPIX_Comm_shrink(MPI_COMM_WORLD, &s);
+	return tu_survivors_finish(shrunk, s, 3);
 }

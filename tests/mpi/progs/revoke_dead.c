@@ -30,13 +30,6 @@
 
 #define MAX_DEAD 64
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static int parse_ranks(const char *s, int *out, int max)
 {
 	int n = 0;
@@ -104,7 +97,7 @@ int main(int argc, char **argv)
 	/* Every dead rank known failed here, and acknowledged. */
 	for (int i = 0; i < ndead && !during; i++)
 		while (state(dead[i]) != 1) /* FTSHIM_FAILED */
-			nap_ms(1);
+			tu_nap_ms(1);
 	int acked = during ? ndead : -1;
 	for (int tries = 0; tries < 10000 && !during; tries++) {
 		MPI_Group g;
@@ -115,13 +108,13 @@ int main(int argc, char **argv)
 		MPI_Group_free(&g);
 		if (acked == ndead)
 			break;
-		nap_ms(1);
+		tu_nap_ms(1);
 	}
 	TU_CHECK(acked == ndead, "%d failures acknowledged, not %d", acked, ndead);
 
 	/* The revocation, and a receive only it can end. */
 	if (rank == revoker) {
-		nap_ms(during ? 50 : 100);
+		tu_nap_ms(during ? 50 : 100);
 		rc = MPIX_Comm_revoke(MPI_COMM_WORLD);
 		TU_CHECK(rc == MPI_SUCCESS, "revoke: %d", rc);
 	} else {
@@ -142,17 +135,7 @@ int main(int argc, char **argv)
 	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "is_revoked: %d, flag %d", rc, flag);
 
 	/* Recover: the survivors alone. */
-	MPI_Comm s;
-	int ssize = 0, srank = -1, any = -1;
-	rc = MPIX_Comm_shrink(MPI_COMM_WORLD, &s);
-	TU_CHECK(rc == MPI_SUCCESS, "shrink: %d", rc);
-	MPI_Comm_size(s, &ssize);
-	MPI_Comm_rank(s, &srank);
-	TU_CHECK(ssize == size - ndead, "shrunk to %d, not %d", ssize, size - ndead);
-	MPI_Allreduce(&tu_failures, &any, 1, MPI_INT, MPI_SUM, s);
-	if (srank == 0)
-		printf("%s\n", any == 0 ? "ALL CHECKS PASSED" : "CHECKS FAILED");
-	MPI_Comm_free(&s);
-	MPI_Finalize();
-	return tu_failures ? 1 : 0;
+	MPI_Comm s = MPI_COMM_NULL;
+	int shrunk = MPIX_Comm_shrink(MPI_COMM_WORLD, &s);
+	return tu_survivors_finish(shrunk, s, size - ndead);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int tu_failures;
 
@@ -48,6 +49,44 @@ static inline int tu_has_arg(int argc, char **argv, const char *arg)
 		if (strcmp(argv[i], arg) == 0)
 			return 1;
 	return 0;
+}
+
+static inline void tu_nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* CLOCK_MONOTONIC, in seconds. */
+static inline double tu_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* After failures: the survivors, shrunk to s (shrink returned rc), must
+ * be expect_size; they sum their failed checks over s, whose rank 0
+ * prints ALL CHECKS PASSED or CHECKS FAILED; s is freed, MPI finalized.
+ * Returns the exit status: 1 if a check failed here. */
+static inline int tu_survivors_finish(int rc, MPI_Comm s, int expect_size)
+{
+	int ssize = 0, srank = -1, any = -1;
+
+	TU_CHECK(rc == MPI_SUCCESS, "shrink: %d", rc);
+	if (rc == MPI_SUCCESS) {
+		MPI_Comm_size(s, &ssize);
+		MPI_Comm_rank(s, &srank);
+		TU_CHECK(ssize == expect_size, "shrunk to %d, not %d", ssize, expect_size);
+		MPI_Allreduce(&tu_failures, &any, 1, MPI_INT, MPI_SUM, s);
+		if (srank == 0)
+			printf("%s\n", any == 0 ? "ALL CHECKS PASSED" : "CHECKS FAILED");
+		MPI_Comm_free(&s);
+	}
+	MPI_Finalize();
+	return tu_failures ? 1 : 0;
 }
 
 /* Finalize and exit 1 if any check failed anywhere. */
