@@ -162,7 +162,6 @@ int ftp_comm_free_real(struct ftp_call *c)
 {
 	struct ftp_comm *e = c->comm;
 	bool disconnect = c->fn == FTP_FN_MPI_Comm_disconnect;
-	int rc = MPI_SUCCESS;
 
 	/* Freeing a predefined communicator is erroneous: the MPI says so,
 	 * and ftshim keeps it. */
@@ -171,7 +170,7 @@ int ftp_comm_free_real(struct ftp_call *c)
 	/* MPI_Comm_disconnect waits for what is pending, so nothing is left
 	 * to keep the MPI's communicator for. */
 	if (disconnect) {
-		rc = PMPI_Comm_disconnect(&c->real);
+		int rc = PMPI_Comm_disconnect(&c->real);
 		if (rc != MPI_SUCCESS)
 			return rc;
 		e->mpi_freed = true;
@@ -180,8 +179,7 @@ int ftp_comm_free_real(struct ftp_call *c)
 	c->comm = NULL;
 	c->direct = true;
 	c->real = MPI_COMM_NULL;
-	int put_rc = ftp_comm_put(e);
-	return rc != MPI_SUCCESS ? rc : put_rc;
+	return ftp_comm_put(e);
 }
 
 /* Creation collective over the parent: every member of the parent takes a

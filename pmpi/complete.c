@@ -144,16 +144,16 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	int rc;
 
 	ftp_ops_progress();
-	/* Only after a failure can MPI_Start have left a request unstarted. */
-	if (ftp_active() && ftp_events() != 0 && (t.known = ftp_req_find(*request, &t.r)) &&
-	    t.r.unstarted != MPI_SUCCESS) {
-		call_for(&c, &t.r);
-		*flag = 1;
-		return ftp_post_plain(&c, take_unstarted(&t, request, status));
-	}
 	rc = PMPI_Test(request, flag, status);
 	if (!ftp_active() || !ftp_req_any() || rc != MPI_SUCCESS)
 		return ftp_post_plain(&c, rc);
+	/* An inactive persistent request tests complete at once: one that
+	 * MPI_Start left unstarted (only after a failure) has its error. */
+	if (*flag && *request != MPI_REQUEST_NULL && ftp_events() != 0 &&
+	    (t.known = ftp_req_find(*request, &t.r)) && t.r.unstarted != MPI_SUCCESS) {
+		call_for(&c, &t.r);
+		return ftp_post_plain(&c, take_unstarted(&t, request, status));
+	}
 	if (!*flag)
 		rc = test_failed(&c, request, &t, flag, status);
 	bool taken = *flag && *request == MPI_REQUEST_NULL && ftp_req_take(t.handle, &t.r);

@@ -9,8 +9,9 @@
  * in flight to arrive; then what arrived unreceived is drained and
  * discarded, and the MPI object freed (its attributes' delete callbacks
  * run then), unless a message too large to drain safely is there (see
- * RETIRE_DRAIN_MAX): then it is kept for good. Any application thread that frees a communicator sweeps the
- * list; the list is shared by those threads under retire_lock. */
+ * RETIRE_DRAIN_MAX): then it is kept for good. Any application thread
+ * that frees a communicator sweeps the list; the list is shared by those
+ * threads under retire_lock. */
 #include "ftshim_config.h"
 
 #include <inttypes.h>

@@ -102,7 +102,6 @@ struct ft_engine {
 	_Atomic bool abort_sent;  /* set by the detector thread once it is out */
 	bool aborting;            /* detector thread: the abort is queued, not yet out */
 	int exit_status;          /* -1, or ft_engine_exit_soon's (detector thread) */
-	uint64_t exit_by;         /* then: exit by this time at the latest; 0 before */
 	/* Frames other threads ask it to send (ft_engine_post): appended by
 	 * any thread under post_lock, taken by the detector thread. */
 	pthread_mutex_t post_lock;
@@ -580,6 +579,15 @@ static bool output_pending(const struct ft_engine *e)
 	return false;
 }
 
+/* Whether this process, which means to go, may go now: once what is
+ * queued has left, or LAST_WORDS_NS after it first asked. */
+static bool last_words_said(struct ft_engine *e, uint64_t now)
+{
+	if (!e->last_words_by)
+		e->last_words_by = now + LAST_WORDS_NS;
+	return !output_pending(e) || now >= e->last_words_by;
+}
+
 /* News about this process goes on every connection first, so that each
  * peer reads it before it can read the end of the stream, then the usual
  * flood. */
@@ -738,31 +746,26 @@ static void *engine_main(void *arg)
 		abort_progress(e);
 		if (e->exit_status >= 0) {
 			/* What was queued (the abort passed on, to flood targets
-			 * it may still be connecting to) leaves first, for up to
-			 * LAST_WORDS_NS. */
-			if (!e->exit_by)
-				e->exit_by = now + LAST_WORDS_NS;
+			 * it may still be connecting to) leaves first. */
 			for (struct conn *c = e->conns; c; c = c->next)
 				if (!c->connecting && c->out_len)
 					conn_flush(e, c);
-			if (!output_pending(e) || now >= e->exit_by) {
+			if (last_words_said(e, now)) {
 				struct timespec pause = { 0, 2000000 };
 				nanosleep(&pause, NULL);
 				_exit(e->exit_status);
 			}
 		}
 		next = ft_det_tick(&e->det, now);
-		if (e->exit_status >= 0 && e->exit_by < next)
-			next = e->exit_by;
+		if (e->exit_status >= 0 && e->last_words_by < next)
+			next = e->last_words_by;
 		if (e->det.excluded)
 			break;
 		/* Every rank left: go once what is queued (this rank's
 		 * departure above all) has left, so that no peer reads the
 		 * end of a stream before the departure on it. */
 		if (e->departing && ft_det_all_left(&e->det)) {
-			if (!e->last_words_by)
-				e->last_words_by = now + LAST_WORDS_NS;
-			if (!output_pending(e) || now >= e->last_words_by)
+			if (last_words_said(e, now))
 				break;
 			if (e->last_words_by < next)
 				next = e->last_words_by;

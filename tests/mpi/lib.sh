@@ -256,11 +256,14 @@ survivors() {
 	echo "$out"
 }
 
+# expect_all_checks [LABEL]: the job printed ALL CHECKS PASSED and no
+# rank a failed check; LABEL names the run in the failure.
 expect_all_checks() {
 	grep -q '^ALL CHECKS PASSED$' "$OUT" || {
 		cat "$OUT" >&2
 		grep 'CHECK FAILED' "$ERR" | head -n 20 >&2
-		fail "the survivors' checks did not pass"
+		grep -v 'info: rank' "$ERR" | tail -n 15 >&2
+		fail "${1:+$1: }the checks did not pass (status $RC)"
 	}
 	expect_err_no_match 'CHECK FAILED'
 }

@@ -6,19 +6,11 @@
 # round one also runs without the shim, to show it is correct MPI.
 prog=$(build comm_free_pending)
 run_job plain 4 -- "$prog" plain
-grep -q '^ALL CHECKS PASSED$' "$OUT" || {
-	cat "$OUT" >&2
-	tail -n 15 "$ERR" >&2
-	fail "without the shim (round one): the checks did not pass (status $RC)"
-}
+expect_all_checks "without the shim (round one)"
 note "without the shim (round one): passed"
 for i in 1 2 3; do
 	run_job shim 4 -- "$prog"
-	grep -q '^ALL CHECKS PASSED$' "$OUT" || {
-		cat "$OUT" >&2
-		grep -v 'info: rank' "$ERR" | tail -n 15 >&2
-		fail "run $i: the checks did not pass (status $RC)"
-	}
+	expect_all_checks "run $i"
 	note "run $i: passed"
 done
 expect_no_leftovers comm_free_pending

@@ -8,11 +8,7 @@
 prog=$(build nb_errors)
 for i in 1 2; do
 	run_job shim 4 -- "$prog"
-	grep -q '^ALL CHECKS PASSED$' "$OUT" || {
-		cat "$OUT" >&2
-		grep -v 'info: rank' "$ERR" | tail -n 15 >&2
-		fail "run $i: the checks did not pass (status $RC)"
-	}
+	expect_all_checks "run $i"
 	note "run $i: passed"
 done
 expect_no_leftovers nb_errors
