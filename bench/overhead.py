@@ -1,22 +1,31 @@
 #!/usr/bin/env python3
 """bench/overhead.py: what the shim costs a failure-free program, on each
-MPI built by dev/setup. Each measurement (bench/micro.c) runs alternately
-without and with the shim, --reps times, in one session; the table shows
-the median of each and their ratio (shim / plain: above 1 is slower for
-times, below 1 is slower for bandwidth), the ratio being the median of
-the back-to-back pairs' ratios. Asserts nothing.
+MPI built by dev/setup. Each measurement (bench/micro.c, and its Fortran
+ping-pong bench/micro_f.F90) runs alternately without and with the shim,
+--reps times, in one session; the table shows the median of each and
+their ratio (shim / plain: above 1 is slower for times, below 1 is slower
+for bandwidth), the ratio being the median of the back-to-back pairs'
+ratios. Asserts nothing.
 
   pingpong 8 B      half round trip, 2 ranks                  target ratio <= 1.05
   bandwidth 1 MiB   streaming, 2 ranks                        target ratio >= 0.97
   allreduce 8 B     8 ranks (oversubscribed on small hosts)   target ratio <= 1.10
   barrier           8 ranks                                   target ratio <= 1.10
+  pingpong-f 8 B    the ping-pong from Fortran (use mpi)      target ratio <= 1.05
+
+--preload NAME=LIB[:LIB...] (repeatable) measures other libraries in
+place of the build's libftshim.so, each against the same plain runs,
+interleaved: how docs/DESIGN.md's entry candidates were compared (for
+example bench/fortran_entry.c, built as a shared object, before an
+older libftshim.so).
 
 With --parts, it also runs bench/pingpong_parts.c under the shim, which
 splits the ping-pong cost in one process: the MPI alone (PMPI_Send/Recv),
 the same through nonblocking calls polled as the shim does (what the
 design costs), and the shim's wrappers.
 
-Usage: bench/overhead.py [--flavours mpich,openmpi] [--reps 11] [--only NAMES] [--parts]
+Usage: bench/overhead.py [--flavours mpich,openmpi] [--reps 11] [--only NAMES]
+                         [--preload NAME=LIB[:LIB...]]... [--parts]
 """
 
 import argparse
@@ -29,17 +38,20 @@ import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPICC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi"}
+MPIFC = {"mpich": "mpif90.mpich", "openmpi": "mpif90.openmpi"}
 TESTS = [
-    # name, ranks, argv, higher is better, target
-    ("pingpong-8B", 2, ["pingpong", "8", "20000"], False, 1.05),
-    ("bandwidth-1MiB", 2, ["bandwidth", str(1 << 20), "20"], True, 0.97),
-    ("allreduce-8B", 8, ["allreduce", "300"], False, 1.10),
-    ("barrier", 8, ["barrier", "300"], False, 1.10),
+    # name, program, ranks, argv, higher is better, target
+    ("pingpong-8B", "c", 2, ["pingpong", "8", "20000"], False, 1.05),
+    ("bandwidth-1MiB", "c", 2, ["bandwidth", str(1 << 20), "20"], True, 0.97),
+    ("allreduce-8B", "c", 8, ["allreduce", "300"], False, 1.10),
+    ("barrier", "c", 8, ["barrier", "300"], False, 1.10),
+    ("pingpong-f-8B", "fortran", 2, ["pingpong", "8", "20000"], False, 1.05),
 ]
 
 
-def launch(flavour, nprocs, shim, argv):
-    env = {"LD_PRELOAD": os.path.join(TOP, "build", flavour, ".libs", "libftshim.so")} if shim else {}
+def launch(flavour, nprocs, preload, argv):
+    """The launch line; preload: what LD_PRELOAD holds (None: plain)."""
+    env = {"LD_PRELOAD": preload} if preload else {}
     if flavour == "mpich":
         cmd = ["mpiexec.hydra", "-n", str(nprocs)]
         for k, v in env.items():
@@ -53,9 +65,9 @@ def launch(flavour, nprocs, shim, argv):
     return cmd + argv
 
 
-def measure(flavour, prog, nprocs, shim, argv):
+def measure(flavour, prog, nprocs, preload, argv):
     try:
-        out = subprocess.run(launch(flavour, nprocs, shim, [prog] + argv), capture_output=True,
+        out = subprocess.run(launch(flavour, nprocs, preload, [prog] + argv), capture_output=True,
                              text=True, timeout=300).stdout
     except subprocess.TimeoutExpired:
         return None
@@ -68,54 +80,74 @@ def main():
     ap.add_argument("--flavours", default="mpich,openmpi")
     ap.add_argument("--reps", type=int, default=11)
     ap.add_argument("--only", default="")
+    ap.add_argument("--preload", action="append", default=[], metavar="NAME=LIB[:LIB...]")
     ap.add_argument("--parts", action="store_true")
     a = ap.parse_args()
     only = set(a.only.split(",")) if a.only else None
+    for c in a.preload:
+        if "=" not in c:
+            ap.error("--preload %s: accepted: NAME=LIB[:LIB...]" % c)
     work = tempfile.mkdtemp(prefix="ftshim-overhead-")
     print("ftshim overhead, %d cores, %d interleaved runs each; medians" % (os.cpu_count() or 0, a.reps))
-    print("%-8s %-15s %12s %12s %7s %s" % ("mpi", "test", "plain", "shim", "ratio", "target"))
     for flavour in a.flavours.split(","):
         if flavour not in MPICC:
             ap.error("--flavours %s: accepted: mpich, openmpi" % flavour)
-        prog = os.path.join(work, "micro-" + flavour)
-        subprocess.check_call([MPICC[flavour], "-O2", "-Wno-stringop-overflow", "-o", prog,
+        shim = os.path.join(TOP, "build", flavour, ".libs", "libftshim.so")
+        # {flavour} in a --preload value: this flavour's name.
+        cands = [tuple(c.format(flavour=flavour).split("=", 1)) for c in a.preload] or [("shim", shim)]
+        print("%-8s %-15s %12s" % ("mpi", "test", "plain") +
+              "".join(" %12s %7s" % (n[:12], "ratio") for n, _ in cands) + "  target")
+        progs = {"c": os.path.join(work, "micro-" + flavour), "fortran": os.path.join(work, "micro_f-" + flavour)}
+        subprocess.check_call([MPICC[flavour], "-O2", "-Wno-stringop-overflow", "-o", progs["c"],
                                os.path.join(TOP, "bench", "micro.c")])
-        for name, nprocs, argv, higher, target in TESTS:
+        if subprocess.run([MPIFC[flavour], "-O2", "-o", progs["fortran"],
+                           os.path.join(TOP, "bench", "micro_f.F90")]).returncode != 0:
+            progs["fortran"] = None
+        for name, lang, nprocs, argv, higher, target in TESTS:
             if only and name not in only:
                 continue
-            plain, shim, pairs = [], [], []
+            if progs[lang] is None:
+                print("%-8s %-15s no %s compiler" % (flavour, name, lang))
+                continue
+            runs = {None: []}
+            runs.update({lib: [] for _, lib in cands})
+            pairs = {lib: [] for _, lib in cands}
+            ways = [None] + [lib for _, lib in cands]
             for rep in range(a.reps):
-                # Alternate which goes first, so that drifts hit both alike.
-                order = [False, True] if rep % 2 == 0 else [True, False]
+                # Rotate which goes first, so that drifts hit all alike.
+                order = ways[rep % len(ways):] + ways[:rep % len(ways)]
                 got = {}
-                for s in order:
-                    v = measure(flavour, prog, nprocs, s, argv)
+                for w in order:
+                    v = measure(flavour, progs[lang], nprocs, w, argv)
                     if v is not None:
-                        (shim if s else plain).append(v)
-                        got[s] = v
-                if len(got) == 2:
-                    pairs.append(got[True] / got[False])
-            if not pairs:
+                        runs[w].append(v)
+                        got[w] = v
+                for _, lib in cands:
+                    if None in got and lib in got:
+                        pairs[lib].append(got[lib] / got[None])
+            if not runs[None] or not all(pairs.values()):
                 print("%-8s %-15s no data" % (flavour, name))
                 continue
-            p, s = statistics.median(plain), statistics.median(shim)
-            # The ratio is the median of each back-to-back pair's: this
-            # machine switches between fast and slow spells (Open MPI's
-            # ping-pong is 0.15 or 0.38 us from one run to the next), and
-            # medians taken apart can land in different spells.
-            ratio = statistics.median(pairs)
-            ok = ratio >= target if higher else ratio <= target
             unit = "MB/s" if higher else "us"
-            print("%-8s %-15s %9.3f %-2s %9.3f %-2s %7.3f %s %s" % (
-                flavour, name, p, unit, s, unit, ratio, (">= " if higher else "<= ") + str(target),
-                "ok" if ok else "MISSED"))
+            line = "%-8s %-15s %9.3f %-2s" % (flavour, name, statistics.median(runs[None]), unit)
+            verdicts = []
+            for _, lib in cands:
+                # The ratio is the median of each back-to-back pair's: this
+                # machine switches between fast and slow spells (Open MPI's
+                # ping-pong is 0.15 or 0.38 us from one run to the next), and
+                # medians taken apart can land in different spells.
+                ratio = statistics.median(pairs[lib])
+                ok = ratio >= target if higher else ratio <= target
+                verdicts.append("ok" if ok else "MISSED")
+                line += " %9.3f %-2s %7.3f" % (statistics.median(runs[lib]), unit, ratio)
+            print(line + "  %s %s %s" % (">=" if higher else "<=", target, "/".join(verdicts)))
             sys.stdout.flush()
         if a.parts:
             parts = os.path.join(work, "parts-" + flavour)
             subprocess.check_call([MPICC[flavour], "-O2", "-o", parts,
                                    os.path.join(TOP, "bench", "pingpong_parts.c")])
             try:
-                out = subprocess.run(launch(flavour, 2, True, [parts]), capture_output=True,
+                out = subprocess.run(launch(flavour, 2, shim, [parts]), capture_output=True,
                                      text=True, timeout=300).stdout
             except subprocess.TimeoutExpired:
                 out = ""

@@ -597,7 +597,7 @@ static void record_shrink(const char *kind, const struct ftp_comm *e, MPI_Comm n
 	int size = 0;
 
 	if (rc == MPI_SUCCESS)
-		PMPI_Comm_size(newcomm, &size);
+		ftp_mpi.PMPI_Comm_size(newcomm, &size);
 	ft_events_add(now, kind, ",\"comm\":\"%016llx\",\"new_comm\":\"%016llx\",\"size\":%d,\"result\":\"%s\",\"duration_ms\":%.3f",
 		      (unsigned long long)e->core->id, made ? (unsigned long long)made->core->id : 0ull, size,
 		      result_word(rc), (double)(now - start) / 1e6);
@@ -620,6 +620,7 @@ FT_EXPORT int MPIX_Comm_agree(MPI_Comm comm, int *flag)
 	}
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPIX_Comm_agree);
 
 /* The tag of the MPI_Comm_create_group that builds a shrunk communicator;
  * a program using the same tag on the same communicator at the same time
@@ -707,17 +708,17 @@ static int create_group_of(MPI_Comm comm, int *world, uint32_t n, int tag, enum 
 
 	if (!ranks)
 		return MPI_ERR_NO_MEM;
-	PMPI_Comm_group(comm, &parent);
-	if (PMPI_Group_translate_ranks(ftp.world_group, (int)n, world, parent, ranks) == MPI_SUCCESS)
-		PMPI_Group_incl(parent, (int)n, ranks, &group);
+	ftp_mpi.PMPI_Comm_group(comm, &parent);
+	if (ftp_mpi.PMPI_Group_translate_ranks(ftp.world_group, (int)n, world, parent, ranks) == MPI_SUCCESS)
+		ftp_mpi.PMPI_Group_incl(parent, (int)n, ranks, &group);
 	free(ranks);
-	PMPI_Group_free(&parent);
+	ftp_mpi.PMPI_Group_free(&parent);
 	if (group == MPI_GROUP_NULL)
 		return MPI_ERR_INTERN;
 	ftp_hang_watch_begin(fn, world, n);
-	int rc = PMPI_Comm_create_group(comm, group, tag, out);
+	int rc = ftp_mpi.PMPI_Comm_create_group(comm, group, tag, out);
 	ftp_hang_watch_end();
-	PMPI_Group_free(&group);
+	ftp_mpi.PMPI_Group_free(&group);
 	return rc;
 }
 
@@ -730,9 +731,9 @@ static void inherit_errhandler(MPI_Comm parent, MPI_Comm child)
 {
 	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
 
-	if (PMPI_Comm_get_errhandler(parent, &eh) == MPI_SUCCESS) {
-		PMPI_Comm_set_errhandler(child, eh);
-		PMPI_Errhandler_free(&eh);
+	if (ftp_mpi.PMPI_Comm_get_errhandler(parent, &eh) == MPI_SUCCESS) {
+		ftp_mpi.PMPI_Comm_set_errhandler(child, eh);
+		ftp_mpi.PMPI_Errhandler_free(&eh);
 	}
 }
 
@@ -765,11 +766,11 @@ static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremot
 	int rc = create_group_of(ftp.private_world, s->ranks, nlocal, tag, s->call.fn, &local);
 	if (rc == MPI_SUCCESS) {
 		ftp_hang_watch_begin(s->call.fn, s->ranks, nlocal + nremote);
-		rc = PMPI_Intercomm_create(local, 0, ftp.private_world, s->ranks[nlocal], tag, s->newcomm);
+		rc = ftp_mpi.PMPI_Intercomm_create(local, 0, ftp.private_world, s->ranks[nlocal], tag, s->newcomm);
 		ftp_hang_watch_end();
 	}
 	if (local != MPI_COMM_NULL)
-		PMPI_Comm_free(&local);
+		ftp_mpi.PMPI_Comm_free(&local);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	inherit_errhandler(s->call.real, *s->newcomm);
@@ -825,6 +826,7 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 	shrink_fini(&s);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPIX_Comm_shrink);
 
 /* --- the nonblocking forms (requests completed by pmpi/ops.c) ------------- */
 
@@ -883,6 +885,7 @@ FT_EXPORT int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 	}
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPIX_Comm_iagree);
 
 /* The agreement runs on the detector thread; the creation, which needs
  * every survivor, runs in whichever completion call or waiting loop of
@@ -939,3 +942,4 @@ FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *r
 	}
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPIX_Comm_ishrink);

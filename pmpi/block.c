@@ -136,14 +136,14 @@ int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int e
 		 * to look failed a receive whose data had arrived. */
 		int rc = MPI_SUCCESS;
 		for (int pass = 0; pass < 4 && rc == MPI_SUCCESS && !flag; pass++)
-			rc = PMPI_Test(req, &flag, &st);
+			rc = ftp_mpi.PMPI_Test(req, &flag, &st);
 		if (rc != MPI_SUCCESS || flag) {
 			if (status != MPI_STATUS_IGNORE)
 				*status = st;
 			return rc;
 		}
 	}
-	PMPI_Cancel(req);
+	ftp_mpi.PMPI_Cancel(req);
 	/* The MPI may have matched it already and be moving the data,
 	 * reading or writing the buffer: report it done only once the MPI
 	 * is, as long as the peer lives to finish it. A receive nobody
@@ -152,7 +152,7 @@ int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int e
 	 * matched, and the MPI reads its buffer only if a receive ever
 	 * matches it, which on a revoked communicator none does. */
 	for (;;) {
-		if (PMPI_Test(req, &flag, &st) != MPI_SUCCESS)
+		if (ftp_mpi.PMPI_Test(req, &flag, &st) != MPI_SUCCESS)
 			return err;
 		if (flag)
 			break;
@@ -160,12 +160,12 @@ int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int e
 			/* The caller's: an inactive persistent request stays so;
 			 * MPI_Request_free of an active one lets the MPI finish. */
 			if (!persistent)
-				PMPI_Request_free(req);
+				ftp_mpi.PMPI_Request_free(req);
 			return err;
 		}
 		ftp_poll_pause(&polls);
 	}
-	PMPI_Test_cancelled(&st, &cancelled);
+	ftp_mpi.PMPI_Test_cancelled(&st, &cancelled);
 	if (cancelled)
 		return err;
 	/* It completed after all: ULFM lets that succeed. */
@@ -223,7 +223,7 @@ int ftp_block_wait(struct ftp_call *c, MPI_Status *status)
 		int err = poll_step(c, false, &seen, &polls);
 		if (err != MPI_SUCCESS)
 			return ftp_give_up(c, &c->req, false, err, status);
-		rc = PMPI_Test(&c->req, &flag, status);
+		rc = ftp_mpi.PMPI_Test(&c->req, &flag, status);
 		if (rc != MPI_SUCCESS || flag)
 			return rc;
 	}
@@ -250,7 +250,7 @@ int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
 	/* MPI has no nonblocking split or create: a barrier that can fail
 	 * first narrows the window in which a death could hang them to the
 	 * call itself, which the hang watch covers. */
-	rc = ftp_block(c, PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
+	rc = ftp_block(c, ftp_mpi.PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
 	if (rc == MPI_SUCCESS)
 		ftp_hang_watch_begin(c->fn, c->comm->core->members,
 				     c->comm->core->local_size + c->comm->core->remote_size);
@@ -263,7 +263,7 @@ int ftp_pre_create_inter(struct ftp_call *c, MPI_Comm local_comm, MPI_Comm peer_
 
 	if (rc != MPI_SUCCESS || c->direct)
 		return rc;
-	rc = ftp_block(c, PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
+	rc = ftp_block(c, ftp_mpi.PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	/* peer_comm matters at the local leader only; elsewhere it may be
@@ -291,14 +291,14 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
 		return MPI_SUCCESS;
 	if (ft_comm_is_revoked(c->comm->core))
 		return FTP_ERR_REVOKED;
-	if (PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0)
+	if (ftp_mpi.PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0)
 		return MPI_SUCCESS; /* the MPI will say what is wrong */
 	int *ranks = malloc((size_t)size * 2 * sizeof *ranks);
 	if (!ranks)
 		return MPI_SUCCESS;
 	for (int i = 0; i < size; i++)
 		ranks[i] = i;
-	if (PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, ranks + size) == MPI_SUCCESS) {
+	if (ftp_mpi.PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, ranks + size) == MPI_SUCCESS) {
 		/* As for any collective, a member re-admitted since it failed
 		 * still counts (see failed_member). */
 		for (int i = 0; i < size && rc == MPI_SUCCESS; i++)

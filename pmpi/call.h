@@ -4,7 +4,7 @@
  *     struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_X);
  *     int rc = ftp_pre_CLASS(&c, comm, ...);
  *     if (rc == MPI_SUCCESS)
- *             rc = PMPI_X(..., c.real, ...);           (or, for a blocking call,
+ *             rc = ftp_mpi.PMPI_X(..., c.real, ...);           (or, for a blocking call,
  *                                                       its nonblocking twin
  *                                                       and ftp_block)
  *     return ftp_post_CLASS(&c, rc, ...);
@@ -186,13 +186,13 @@ FTP_HOT int ftp_test_done(MPI_Request *req, int *flag, MPI_Status *status)
 		return MPI_SUCCESS;
 	}
 #ifdef MPICH_VERSION
-	int rc = PMPI_Request_get_status(*req, flag, MPI_STATUS_IGNORE);
+	int rc = ftp_mpi.PMPI_Request_get_status(*req, flag, MPI_STATUS_IGNORE);
 
 	if (rc != MPI_SUCCESS || !*flag)
 		return rc;
-	return PMPI_Wait(req, status);
+	return ftp_mpi.PMPI_Wait(req, status);
 #else
-	return PMPI_Test(req, flag, status);
+	return ftp_mpi.PMPI_Test(req, flag, status);
 #endif
 }
 

@@ -55,7 +55,7 @@ void ftp_coll_p2p_start(void)
 	int *ub = NULL, flag = 0;
 
 	ftp.private_world = MPI_COMM_NULL;
-	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+	ftp_mpi.PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
 	ftp.coll_tag_ub = flag && ub ? *ub : 32767;
 	if (!COLL_P2P) {
 		/* MPICH: no exchanges of ours, and its communicator creations
@@ -69,10 +69,10 @@ void ftp_coll_p2p_start(void)
 	/* Every rank calls this, so either all have it or the call failed
 	 * everywhere and the twins are used (and intercommunicators are not
 	 * shrunk). */
-	if (PMPI_Comm_dup(MPI_COMM_WORLD, &ftp.private_world) != MPI_SUCCESS)
+	if (ftp_mpi.PMPI_Comm_dup(MPI_COMM_WORLD, &ftp.private_world) != MPI_SUCCESS)
 		ftp.private_world = MPI_COMM_NULL;
 	else
-		PMPI_Comm_set_errhandler(ftp.private_world, MPI_ERRORS_RETURN);
+		ftp_mpi.PMPI_Comm_set_errhandler(ftp.private_world, MPI_ERRORS_RETURN);
 }
 
 /* Tags below this are left to intercommunicator shrinks, which also run
@@ -107,7 +107,7 @@ static int exchange_wait(struct ftp_call *c, MPI_Request reqs[2], int32_t from, 
 	int flag = 0;
 
 	for (;;) {
-		int rc = PMPI_Testall(2, reqs, &flag, st);
+		int rc = ftp_mpi.PMPI_Testall(2, reqs, &flag, st);
 		if (rc != MPI_SUCCESS || flag)
 			return rc;
 		int err = ftp_poll_step(c, false, &seen, &polls);
@@ -133,9 +133,9 @@ static int exchange(struct ftp_call *c, int tag, void *rbuf, const void *sbuf, i
 	/* No call at all for a missing side: Open MPI refuses a NULL buffer
 	 * even with MPI_PROC_NULL. */
 	if (src != MPI_PROC_NULL)
-		rc = PMPI_Irecv(rbuf, count, datatype, world[src], tag, ftp.private_world, &reqs[0]);
+		rc = ftp_mpi.PMPI_Irecv(rbuf, count, datatype, world[src], tag, ftp.private_world, &reqs[0]);
 	if (rc == MPI_SUCCESS && dst != MPI_PROC_NULL)
-		rc = PMPI_Isend(sbuf, count, datatype, world[dst], tag, ftp.private_world, &reqs[1]);
+		rc = ftp_mpi.PMPI_Isend(sbuf, count, datatype, world[dst], tag, ftp.private_world, &reqs[1]);
 	int32_t from = src != MPI_PROC_NULL ? world[src] : -1, to = dst != MPI_PROC_NULL ? world[dst] : -1;
 	if (rc != MPI_SUCCESS) {
 		ftp_cancel_p2p(&reqs[0], from, FTP_P2P_RECV, rc, MPI_STATUS_IGNORE);
@@ -149,8 +149,8 @@ static int barrier_p2p(struct ftp_call *c)
 {
 	int rank, size, rc = MPI_SUCCESS, tag = tag_of(c, TAG_BARRIER);
 
-	PMPI_Comm_rank(c->real, &rank);
-	PMPI_Comm_size(c->real, &size);
+	ftp_mpi.PMPI_Comm_rank(c->real, &rank);
+	ftp_mpi.PMPI_Comm_size(c->real, &size);
 	for (int k = 1; k < size && rc == MPI_SUCCESS; k <<= 1)
 		rc = exchange(c, tag, NULL, NULL, 0, MPI_BYTE, (rank - k + size) % size,
 			      (rank + k) % size);
@@ -164,9 +164,9 @@ static bool fits_p2p(int count, MPI_Datatype datatype, size_t *bytes)
 	MPI_Aint lb, extent, tlb, textent;
 	int size;
 
-	if (count < 0 || PMPI_Type_size(datatype, &size) != MPI_SUCCESS ||
-	    PMPI_Type_get_extent(datatype, &lb, &extent) != MPI_SUCCESS ||
-	    PMPI_Type_get_true_extent(datatype, &tlb, &textent) != MPI_SUCCESS)
+	if (count < 0 || ftp_mpi.PMPI_Type_size(datatype, &size) != MPI_SUCCESS ||
+	    ftp_mpi.PMPI_Type_get_extent(datatype, &lb, &extent) != MPI_SUCCESS ||
+	    ftp_mpi.PMPI_Type_get_true_extent(datatype, &tlb, &textent) != MPI_SUCCESS)
 		return false;
 	if (size <= 0 || lb != 0 || tlb != 0 || extent != size || textent != size ||
 	    (size_t)count > ALLREDUCE_P2P_MAX / (size_t)size)
@@ -184,8 +184,8 @@ static int allreduce_p2p(struct ftp_call *c, const void *sendbuf, void *recvbuf,
 	_Alignas(max_align_t) char tmp[ALLREDUCE_P2P_MAX];
 	int rank, size, rc = MPI_SUCCESS, tag = tag_of(c, TAG_ALLREDUCE);
 
-	PMPI_Comm_rank(c->real, &rank);
-	PMPI_Comm_size(c->real, &size);
+	ftp_mpi.PMPI_Comm_rank(c->real, &rank);
+	ftp_mpi.PMPI_Comm_size(c->real, &size);
 	if (sendbuf != MPI_IN_PLACE && bytes)
 		memcpy(recvbuf, sendbuf, bytes);
 	int pof2 = 1;
@@ -202,7 +202,7 @@ static int allreduce_p2p(struct ftp_call *c, const void *sendbuf, void *recvbuf,
 			rc = exchange(c, tag, tmp, NULL, count, datatype, rank - 1,
 				      MPI_PROC_NULL);
 			if (rc == MPI_SUCCESS)
-				rc = PMPI_Reduce_local(tmp, recvbuf, count, datatype, op);
+				rc = ftp_mpi.PMPI_Reduce_local(tmp, recvbuf, count, datatype, op);
 			vrank = rank / 2;
 		}
 	}
@@ -213,10 +213,10 @@ static int allreduce_p2p(struct ftp_call *c, const void *sendbuf, void *recvbuf,
 		if (rc != MPI_SUCCESS)
 			break;
 		if (peer < rank) {
-			rc = PMPI_Reduce_local(tmp, recvbuf, count, datatype, op);
+			rc = ftp_mpi.PMPI_Reduce_local(tmp, recvbuf, count, datatype, op);
 		} else {
 			/* mine op theirs, kept in tmp, then back. */
-			rc = PMPI_Reduce_local(recvbuf, tmp, count, datatype, op);
+			rc = ftp_mpi.PMPI_Reduce_local(recvbuf, tmp, count, datatype, op);
 			memcpy(recvbuf, tmp, bytes);
 		}
 	}
@@ -235,7 +235,7 @@ static int allreduce_p2p(struct ftp_call *c, const void *sendbuf, void *recvbuf,
 static int mpi_error(struct ftp_call *c, int rc)
 {
 	if (rc != MPI_SUCCESS && !ftp_is_ft_error(rc))
-		PMPI_Comm_call_errhandler(c->real, rc);
+		ftp_mpi.PMPI_Comm_call_errhandler(c->real, rc);
 	return rc;
 }
 
@@ -246,14 +246,15 @@ FT_EXPORT int MPI_Barrier(MPI_Comm comm)
 
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)
-			rc = PMPI_Barrier(c.real);
+			rc = ftp_mpi.PMPI_Barrier(c.real);
 		else if (usable(&c))
 			rc = mpi_error(&c, barrier_p2p(&c));
 		else
-			rc = ftp_block(&c, PMPI_Ibarrier(c.real, &c.req), MPI_STATUS_IGNORE);
+			rc = ftp_block(&c, ftp_mpi.PMPI_Ibarrier(c.real, &c.req), MPI_STATUS_IGNORE);
 	}
 	return ftp_post_coll(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Barrier);
 
 FT_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
 			    MPI_Op op, MPI_Comm comm)
@@ -264,13 +265,14 @@ FT_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)
-			rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, c.real);
+			rc = ftp_mpi.PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, c.real);
 		else if (usable(&c) && fits_p2p(count, datatype, &bytes))
 			rc = mpi_error(&c, allreduce_p2p(&c, sendbuf, recvbuf, count, datatype, op, bytes));
 		else
-			rc = ftp_block(&c, PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, c.real,
+			rc = ftp_block(&c, ftp_mpi.PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, c.real,
 							   &c.req),
 				       MPI_STATUS_IGNORE);
 	}
 	return ftp_post_coll(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Allreduce);

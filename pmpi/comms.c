@@ -37,7 +37,7 @@ static int32_t *group_to_world(MPI_Group group, uint32_t *n)
 
 	if (ftp.world_group == MPI_GROUP_NULL)
 		return NULL;
-	if (PMPI_Group_size(group, &size) != MPI_SUCCESS || size < 0)
+	if (ftp_mpi.PMPI_Group_size(group, &size) != MPI_SUCCESS || size < 0)
 		return NULL;
 	int32_t *ranks = malloc(((size_t)size + 1) * sizeof *ranks);
 	int32_t *world = malloc(((size_t)size + 1) * sizeof *world);
@@ -45,7 +45,7 @@ static int32_t *group_to_world(MPI_Group group, uint32_t *n)
 		goto out_fail;
 	for (int i = 0; i < size; i++)
 		ranks[i] = i;
-	if (PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, world) != MPI_SUCCESS)
+	if (ftp_mpi.PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, world) != MPI_SUCCESS)
 		goto out_fail;
 	for (int i = 0; i < size; i++)
 		if (world[i] == MPI_UNDEFINED)
@@ -66,17 +66,17 @@ static int members_of(MPI_Comm comm, struct members *m)
 	int inter = 0;
 
 	memset(m, 0, sizeof *m);
-	if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+	if (ftp_mpi.PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
 		return -1;
-	if (PMPI_Comm_group(comm, &group) != MPI_SUCCESS)
+	if (ftp_mpi.PMPI_Comm_group(comm, &group) != MPI_SUCCESS)
 		return -1;
 	m->local = group_to_world(group, &m->nlocal);
-	PMPI_Group_free(&group);
+	ftp_mpi.PMPI_Group_free(&group);
 	if (inter) {
-		if (PMPI_Comm_remote_group(comm, &group) != MPI_SUCCESS)
+		if (ftp_mpi.PMPI_Comm_remote_group(comm, &group) != MPI_SUCCESS)
 			goto out_fail;
 		m->remote = group_to_world(group, &m->nremote);
-		PMPI_Group_free(&group);
+		ftp_mpi.PMPI_Group_free(&group);
 		if (!m->remote)
 			goto out_fail;
 	}
@@ -166,11 +166,11 @@ int ftp_comm_free_real(struct ftp_call *c)
 	/* Freeing a predefined communicator is erroneous: the MPI says so,
 	 * and ftshim keeps it. */
 	if (!e || e->handle == MPI_COMM_WORLD || e->handle == MPI_COMM_SELF)
-		return disconnect ? PMPI_Comm_disconnect(&c->real) : PMPI_Comm_free(&c->real);
+		return disconnect ? ftp_mpi.PMPI_Comm_disconnect(&c->real) : ftp_mpi.PMPI_Comm_free(&c->real);
 	/* MPI_Comm_disconnect waits for what is pending, so nothing is left
 	 * to keep the MPI's communicator for. */
 	if (disconnect) {
-		int rc = PMPI_Comm_disconnect(&c->real);
+		int rc = ftp_mpi.PMPI_Comm_disconnect(&c->real);
 		if (rc != MPI_SUCCESS)
 			return rc;
 		e->mpi_freed = true;
@@ -283,7 +283,7 @@ int ftp_comms_init(void)
 		return -1;
 	if (ft_comm_registry_init(&ftp.comms) != 0)
 		goto out_free;
-	if (PMPI_Comm_group(MPI_COMM_WORLD, &ftp.world_group) != MPI_SUCCESS)
+	if (ftp_mpi.PMPI_Comm_group(MPI_COMM_WORLD, &ftp.world_group) != MPI_SUCCESS)
 		goto out_registry;
 	for (int i = 0; i < ftp.world_size; i++)
 		m.local[i] = i;
@@ -306,7 +306,7 @@ out_free:
 void ftp_comms_release_mpi(void)
 {
 	if (ftp.world_group != MPI_GROUP_NULL)
-		PMPI_Group_free(&ftp.world_group);
+		ftp_mpi.PMPI_Group_free(&ftp.world_group);
 }
 
 void ftp_comms_fini(void)

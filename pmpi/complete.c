@@ -59,7 +59,7 @@ static int take_unstarted(struct tracked *t, MPI_Request *request, MPI_Status *s
 
 	ftp_req_set_unstarted(t->handle, MPI_SUCCESS);
 	t->r.unstarted = MPI_SUCCESS;
-	PMPI_Wait(request, status); /* inactive: the empty status, at once */
+	ftp_mpi.PMPI_Wait(request, status); /* inactive: the empty status, at once */
 	return err;
 }
 
@@ -73,7 +73,7 @@ static int wait_op(MPI_Request *request, const struct tracked *t, MPI_Status *st
 
 	for (;;) {
 		ftp_ops_progress();
-		rc = PMPI_Test(request, &flag, status);
+		rc = ftp_mpi.PMPI_Test(request, &flag, status);
 		if (rc != MPI_SUCCESS)
 			return rc;
 		if (flag)
@@ -96,7 +96,7 @@ static int wait_tracked(struct ftp_call *c, MPI_Request *request, const struct t
 			return err; /* the request stays valid */
 		if (err != MPI_SUCCESS)
 			return ftp_give_up(c, request, t->r.persistent, err, status);
-		rc = PMPI_Test(request, &flag, status);
+		rc = ftp_mpi.PMPI_Test(request, &flag, status);
 		if (rc != MPI_SUCCESS || flag)
 			return rc;
 	}
@@ -109,7 +109,7 @@ FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	int rc;
 
 	if (!ftp_active() || !(t.known = ftp_req_find(*request, &t.r)))
-		return ftp_post_plain(&c, PMPI_Wait(request, status));
+		return ftp_post_plain(&c, ftp_mpi.PMPI_Wait(request, status));
 	call_for(&c, &t.r);
 	if (t.r.unstarted != MPI_SUCCESS)
 		rc = take_unstarted(&t, request, status);
@@ -119,6 +119,7 @@ FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	forget_if_done(&t, *request);
 	return rc;
 }
+FTP_ALSO_PMPI(MPI_Wait);
 
 /* After a test found request (tracked as t) not done: has what it waits
  * on failed? Gives up on it if so. Returns the error, and sets *flag as a
@@ -144,7 +145,7 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	int rc;
 
 	ftp_ops_progress();
-	rc = PMPI_Test(request, flag, status);
+	rc = ftp_mpi.PMPI_Test(request, flag, status);
 	if (!ftp_active() || !ftp_req_any() || rc != MPI_SUCCESS)
 		return ftp_post_plain(&c, rc);
 	/* An inactive persistent request tests complete at once: one that
@@ -166,6 +167,7 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 		ftp_req_release(&t.r);
 	return rc;
 }
+FTP_ALSO_PMPI(MPI_Test);
 
 FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
@@ -174,7 +176,7 @@ FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 	int rc;
 
 	ftp_ops_progress();
-	rc = PMPI_Request_get_status(request, flag, status);
+	rc = ftp_mpi.PMPI_Request_get_status(request, flag, status);
 	/* It must not free the request, so a failure is only reported. */
 	if (rc == MPI_SUCCESS && !*flag && ftp_active() && ftp_events() != 0 &&
 	    ftp_req_find(request, &r) && !r.op) {
@@ -183,13 +185,14 @@ FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 	}
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Request_get_status);
 
 FT_EXPORT int MPI_Request_free(MPI_Request *request)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Request_free);
 	MPI_Request handle = *request;
 	struct ftp_req r;
-	int rc = PMPI_Request_free(request);
+	int rc = ftp_mpi.PMPI_Request_free(request);
 
 	if (rc == MPI_SUCCESS && ftp_active() && ftp_req_take(handle, &r)) {
 		if (r.op)
@@ -198,6 +201,7 @@ FT_EXPORT int MPI_Request_free(MPI_Request *request)
 	}
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Request_free);
 
 /* --- starting persistent requests ------------------------------------------ */
 
@@ -225,9 +229,10 @@ FT_EXPORT int MPI_Start(MPI_Request *request)
 	int rc = MPI_SUCCESS;
 
 	if (check_start(&c, *request))
-		rc = PMPI_Start(request);
+		rc = ftp_mpi.PMPI_Start(request);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Start);
 
 FT_EXPORT int MPI_Startall(int count, MPI_Request requests[])
 {
@@ -238,15 +243,16 @@ FT_EXPORT int MPI_Startall(int count, MPI_Request requests[])
 	for (int i = 0; i < count; i++)
 		all &= check_start(&c, requests[i]);
 	if (all)
-		return ftp_post_plain(&c, PMPI_Startall(count, requests));
+		return ftp_post_plain(&c, ftp_mpi.PMPI_Startall(count, requests));
 	/* Some stay unstarted: start the others one by one. */
 	for (int i = 0; i < count && rc == MPI_SUCCESS; i++) {
 		struct ftp_req r;
 		if (!ftp_req_find(requests[i], &r) || r.unstarted == MPI_SUCCESS)
-			rc = PMPI_Start(&requests[i]);
+			rc = ftp_mpi.PMPI_Start(&requests[i]);
 	}
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Startall);
 
 /* --- many requests ---------------------------------------------------------- */
 
@@ -411,7 +417,7 @@ static int all_with_errors(struct many *m, MPI_Request requests[], struct ftp_ca
 		} else if (m->errs[i] != MPI_SUCCESS) {
 			err = many_give_up(m, i, requests, c, &st);
 		} else {
-			err = PMPI_Test(&requests[i], &flag, &st);
+			err = ftp_mpi.PMPI_Test(&requests[i], &flag, &st);
 			if (err == MPI_SUCCESS && !flag)
 				err = MPI_ERR_PENDING;
 			else if (err == MPI_SUCCESS)
@@ -436,7 +442,7 @@ FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses
 	int flag = 0, rc;
 
 	if (!many_init(&m, count, requests))
-		return ftp_post_plain(&c, PMPI_Waitall(count, requests, statuses));
+		return ftp_post_plain(&c, ftp_mpi.PMPI_Waitall(count, requests, statuses));
 	for (;;) {
 		uint64_t events = ftp_events();
 		if (events != seen) {
@@ -447,7 +453,7 @@ FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses
 			}
 		}
 		ftp_ops_progress();
-		rc = PMPI_Testall(count, requests, &flag, statuses);
+		rc = ftp_mpi.PMPI_Testall(count, requests, &flag, statuses);
 		if (rc == MPI_SUCCESS && flag)
 			rc = all_ops_results(&m, requests, &c, statuses, rc);
 		if (rc != MPI_SUCCESS || flag)
@@ -458,6 +464,7 @@ FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses
 	many_fini(&m, requests);
 	return rc;
 }
+FTP_ALSO_PMPI(MPI_Waitall);
 
 FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
@@ -466,9 +473,9 @@ FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Stat
 	int rc;
 
 	if (!many_init(&m, count, requests))
-		return ftp_post_plain(&c, PMPI_Testall(count, requests, flag, statuses));
+		return ftp_post_plain(&c, ftp_mpi.PMPI_Testall(count, requests, flag, statuses));
 	ftp_ops_progress();
-	rc = PMPI_Testall(count, requests, flag, statuses);
+	rc = ftp_mpi.PMPI_Testall(count, requests, flag, statuses);
 	if (rc == MPI_SUCCESS && *flag)
 		rc = all_ops_results(&m, requests, &c, statuses, rc);
 	else if (rc == MPI_SUCCESS && ftp_events() != 0 && many_check(&m, requests, &c)) {
@@ -479,6 +486,7 @@ FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Stat
 	many_fini(&m, requests);
 	return rc;
 }
+FTP_ALSO_PMPI(MPI_Testall);
 
 /* An -any call that ran into failures: the first failed request is the
  * one completed (with its error). */
@@ -502,7 +510,7 @@ FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Sta
 	int flag = 0, rc;
 
 	if (!many_init(&m, count, requests))
-		return ftp_post_plain(&c, PMPI_Waitany(count, requests, index, status));
+		return ftp_post_plain(&c, ftp_mpi.PMPI_Waitany(count, requests, index, status));
 	for (;;) {
 		uint64_t events = ftp_events();
 		if (events != seen) {
@@ -513,7 +521,7 @@ FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Sta
 			}
 		}
 		ftp_ops_progress();
-		rc = PMPI_Testany(count, requests, index, &flag, status);
+		rc = ftp_mpi.PMPI_Testany(count, requests, index, &flag, status);
 		if (rc == MPI_SUCCESS && flag && *index != MPI_UNDEFINED)
 			rc = op_result(&m, *index, &c);
 		if (rc != MPI_SUCCESS || flag)
@@ -524,6 +532,7 @@ FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Sta
 	many_fini(&m, requests);
 	return rc;
 }
+FTP_ALSO_PMPI(MPI_Waitany);
 
 FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
 			  MPI_Status *status)
@@ -533,9 +542,9 @@ FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *fl
 	int rc;
 
 	if (!many_init(&m, count, requests))
-		return ftp_post_plain(&c, PMPI_Testany(count, requests, index, flag, status));
+		return ftp_post_plain(&c, ftp_mpi.PMPI_Testany(count, requests, index, flag, status));
 	ftp_ops_progress();
-	rc = PMPI_Testany(count, requests, index, flag, status);
+	rc = ftp_mpi.PMPI_Testany(count, requests, index, flag, status);
 	if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED)
 		rc = op_result(&m, *index, &c);
 	else if (rc == MPI_SUCCESS && ftp_events() != 0 && many_check(&m, requests, &c)) {
@@ -547,6 +556,7 @@ FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *fl
 	many_fini(&m, requests);
 	return rc;
 }
+FTP_ALSO_PMPI(MPI_Testany);
 
 /* A -some call that ran into failures: the failed requests are among
  * those completed, each with its error. */
@@ -582,7 +592,7 @@ FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, i
 	int rc;
 
 	if (!many_init(&m, incount, requests))
-		return ftp_post_plain(&c, PMPI_Waitsome(incount, requests, outcount, indices, statuses));
+		return ftp_post_plain(&c, ftp_mpi.PMPI_Waitsome(incount, requests, outcount, indices, statuses));
 	for (;;) {
 		uint64_t events = ftp_events();
 		if (events != seen) {
@@ -593,7 +603,7 @@ FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, i
 			}
 		}
 		ftp_ops_progress();
-		rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+		rc = ftp_mpi.PMPI_Testsome(incount, requests, outcount, indices, statuses);
 		if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
 			rc = some_ops_results(&m, *outcount, indices, &c, statuses, rc);
 		if (rc != MPI_SUCCESS || *outcount != 0)
@@ -604,6 +614,7 @@ FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, i
 	many_fini(&m, requests);
 	return rc;
 }
+FTP_ALSO_PMPI(MPI_Waitsome);
 
 FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
 			   MPI_Status statuses[])
@@ -613,9 +624,9 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 	int rc;
 
 	if (!many_init(&m, incount, requests))
-		return ftp_post_plain(&c, PMPI_Testsome(incount, requests, outcount, indices, statuses));
+		return ftp_post_plain(&c, ftp_mpi.PMPI_Testsome(incount, requests, outcount, indices, statuses));
 	ftp_ops_progress();
-	rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+	rc = ftp_mpi.PMPI_Testsome(incount, requests, outcount, indices, statuses);
 	if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0)
 		rc = some_ops_results(&m, *outcount, indices, &c, statuses, rc);
 	else if (rc == MPI_SUCCESS && (*outcount == 0 || *outcount == MPI_UNDEFINED) && ftp_events() != 0 &&
@@ -625,3 +636,4 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 	many_fini(&m, requests);
 	return rc;
 }
+FTP_ALSO_PMPI(MPI_Testsome);

@@ -98,13 +98,13 @@ int ftp_raise(struct ftp_call *c, int code)
 
 	if (comm == MPI_COMM_NULL)
 		comm = MPI_COMM_WORLD;
-	PMPI_Comm_get_errhandler(comm, &eh);
+	ftp_mpi.PMPI_Comm_get_errhandler(comm, &eh);
 	bool fatal = eh == MPI_ERRORS_ARE_FATAL;
 #ifdef MPI_ERRORS_ABORT
 	fatal |= eh == MPI_ERRORS_ABORT;
 #endif
 	if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
-		PMPI_Errhandler_free(&eh);
+		ftp_mpi.PMPI_Errhandler_free(&eh);
 	/* Finding the call site takes a fraction of a millisecond: not for a
 	 * program that polls a failed request in a loop. */
 	unsigned n = atomic_fetch_add_explicit(&raised_errors, 1, memory_order_relaxed);
@@ -123,14 +123,14 @@ int ftp_raise(struct ftp_call *c, int code)
 			 "the job ends; set MPI_ERRORS_RETURN (or a handler) and use the ULFM API to survive",
 			 fn, site, error_text(code), cause);
 		ftp_detect_abort(code);
-		PMPI_Abort(comm, code);
+		ftp_mpi.PMPI_Abort(comm, code);
 	}
 	if (n < LOGGED_ERRORS_MAX)
 		ft_info("%s returned %s to %s: %s", fn, code_name(code), site, cause);
 	else if (n == LOGGED_ERRORS_MAX)
 		ft_info("%s returned %s to %s: %s (further errors are in the job report only)", fn,
 			code_name(code), site, cause);
-	PMPI_Comm_call_errhandler(comm, code);
+	ftp_mpi.PMPI_Comm_call_errhandler(comm, code);
 	return code;
 }
 
@@ -139,11 +139,12 @@ FT_EXPORT int MPI_Error_string(int errorcode, char *string, int *resultlen)
 	const char *text = error_text(errorcode);
 
 	if (!text)
-		return PMPI_Error_string(errorcode, string, resultlen);
+		return ftp_mpi.PMPI_Error_string(errorcode, string, resultlen);
 	snprintf(string, MPI_MAX_ERROR_STRING, "%s", text);
 	*resultlen = (int)strlen(string);
 	return MPI_SUCCESS;
 }
+FTP_ALSO_PMPI(MPI_Error_string);
 
 FT_EXPORT int MPI_Error_class(int errorcode, int *errorclass)
 {
@@ -151,5 +152,6 @@ FT_EXPORT int MPI_Error_class(int errorcode, int *errorclass)
 		*errorclass = errorcode;
 		return MPI_SUCCESS;
 	}
-	return PMPI_Error_class(errorcode, errorclass);
+	return ftp_mpi.PMPI_Error_class(errorcode, errorclass);
 }
+FTP_ALSO_PMPI(MPI_Error_class);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "pmpi/fn_table.h"
+#include "pmpi/mpi_entry.h"
 
 #include "src/clock.h"
 #include "src/comm_table.h"
@@ -24,6 +25,14 @@
 #include "src/inject.h"
 #include "src/overlay.h"
 #include "src/proc_table.h"
+
+/* Also define PMPI_X, the profiling name of the wrapper MPI_X just defined,
+ * as the same function: a tool preloaded above ftshim, a library calling
+ * PMPI_X, and the MPI's own Fortran bindings (Open MPI's call PMPI_X)
+ * then reach ftshim too. ftshim itself reaches the MPI only through
+ * ftp_mpi (pmpi/mpi_entry.h). docs/DESIGN.md, "One way in", says why. */
+#define FTP_ALSO_PMPI(name) \
+	extern __typeof__(name) P##name __attribute__((alias(#name), visibility("default")))
 
 enum ftp_mode {
 	FTP_MODE_OFF = 0, /* MPI_Init not called (yet): every wrapper passes through */

@@ -32,6 +32,17 @@ static void find_done_request(void)
 #endif
 }
 
+/* How many functions of mpi.h the MPI library below ftshim does not
+ * export (ftp_mpi has NULL for them). Written once, at load. */
+static int mpi_entries_missing;
+
+/* Find the MPI's own entry points before anything can call one: a
+ * program may call MPI (MPI_Initialized, MPI_Get_version) before MPI_Init. */
+__attribute__((constructor)) static void find_mpi_entries(void)
+{
+	mpi_entries_missing = ftp_mpi_resolve();
+}
+
 /* A configuration error ends the rank before PMPI_Init: there is nothing to
  * clean up yet, and every rank with the same environment stops the same way. */
 static void stop_on_config_error(const char *err)
@@ -52,6 +63,8 @@ static bool init_config(void)
 	char err[FT_CONFIG_ERR_MAX];
 	char path[128];
 
+	if (ftp_mpi.PMPI_Init == NULL)
+		stop_on_config_error("the library below libftshim.so exports no PMPI_Init: ftshim needs an MPI library built with its profiling interface");
 	ftp.init_ns = ft_clock_now();
 	ftp.wall_offset_ns = ft_clock_wall_offset();
 	if (ft_config_load(&ftp.cfg, environ, err, sizeof err) != 0)
@@ -84,8 +97,8 @@ static int init_state(void)
 {
 	char err[256];
 
-	PMPI_Comm_rank(MPI_COMM_WORLD, &ftp.world_rank);
-	PMPI_Comm_size(MPI_COMM_WORLD, &ftp.world_size);
+	ftp_mpi.PMPI_Comm_rank(MPI_COMM_WORLD, &ftp.world_rank);
+	ftp_mpi.PMPI_Comm_size(MPI_COMM_WORLD, &ftp.world_size);
 	ft_log_set_rank(ftp.world_rank);
 	if (ftp.cfg.log_file[0]) {
 		int fd = ft_log_open_file(ftp.cfg.log_file, ftp.world_rank, err, sizeof err);
@@ -103,6 +116,9 @@ static int init_state(void)
 	find_done_request();
 	atomic_store(&ftp.mode, FTP_MODE_ON);
 	ft_debug("on: rank %d of %d, %s", ftp.world_rank, ftp.world_size, FT_MPI_FLAVOUR);
+	if (mpi_entries_missing > 0)
+		ft_debug("the MPI library exports no PMPI_ entry for %d function(s) its mpi.h declares",
+			 mpi_entries_missing);
 	return 0;
 }
 
@@ -168,26 +184,28 @@ FT_EXPORT int MPI_Init(int *argc, char ***argv)
 {
 	if (!init_config()) {
 		atomic_store(&ftp.mode, FTP_MODE_PASS);
-		return PMPI_Init(argc, argv);
+		return ftp_mpi.PMPI_Init(argc, argv);
 	}
 	save_sigusr1();
-	return init_common(PMPI_Init(argc, argv));
+	return init_common(ftp_mpi.PMPI_Init(argc, argv));
 }
+FTP_ALSO_PMPI(MPI_Init);
 
 FT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	if (!init_config()) {
 		atomic_store(&ftp.mode, FTP_MODE_PASS);
-		return PMPI_Init_thread(argc, argv, required, provided);
+		return ftp_mpi.PMPI_Init_thread(argc, argv, required, provided);
 	}
 	save_sigusr1();
-	return init_common(PMPI_Init_thread(argc, argv, required, provided));
+	return init_common(ftp_mpi.PMPI_Init_thread(argc, argv, required, provided));
 }
+FTP_ALSO_PMPI(MPI_Init_thread);
 
 FT_EXPORT int MPI_Finalize(void)
 {
 	if (!ftp_active())
-		return PMPI_Finalize();
+		return ftp_mpi.PMPI_Finalize();
 	/* Stay on through PMPI_Finalize: it runs the delete callbacks of
 	 * MPI_COMM_SELF's attributes, which may call MPI. */
 	ftp_comms_release_mpi();
@@ -214,7 +232,7 @@ FT_EXPORT int MPI_Finalize(void)
 		 * had left the control plane would hold this for ever. */
 		uint64_t grace = 10 * ftp.cfg.hb_timeout;
 		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, grace < 5 * FT_NSEC_PER_SEC ? 5 * FT_NSEC_PER_SEC : grace);
-		rc = PMPI_Finalize();
+		rc = ftp_mpi.PMPI_Finalize();
 		ftp_hang_watch_end();
 	}
 	atomic_store(&ftp.mode, FTP_MODE_DONE);
@@ -224,6 +242,7 @@ FT_EXPORT int MPI_Finalize(void)
 	ft_log_close();
 	return rc;
 }
+FTP_ALSO_PMPI(MPI_Finalize);
 
 FT_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 {
@@ -231,13 +250,15 @@ FT_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 		ft_info("MPI_Abort(errorcode %d) called by the application: ending every rank", errorcode);
 		ftp_detect_abort(errorcode);
 	}
-	return PMPI_Abort(ftp_comm_real(comm), errorcode);
+	return ftp_mpi.PMPI_Abort(ftp_comm_real(comm), errorcode);
 }
+FTP_ALSO_PMPI(MPI_Abort);
 
 FT_EXPORT int MPI_Initialized(int *flag)
 {
-	return PMPI_Initialized(flag);
+	return ftp_mpi.PMPI_Initialized(flag);
 }
+FTP_ALSO_PMPI(MPI_Initialized);
 
 /* After ftshim's MPI_Finalize the answer is yes, whatever the MPI says. */
 FT_EXPORT int MPI_Finalized(int *flag)
@@ -246,5 +267,6 @@ FT_EXPORT int MPI_Finalized(int *flag)
 		*flag = 1;
 		return MPI_SUCCESS;
 	}
-	return PMPI_Finalized(flag);
+	return ftp_mpi.PMPI_Finalized(flag);
 }
+FTP_ALSO_PMPI(MPI_Finalized);

@@ -36,8 +36,8 @@ static int query_status(void *extra_state, MPI_Status *status)
 	(void)extra_state;
 	status->MPI_SOURCE = MPI_ANY_SOURCE;
 	status->MPI_TAG = MPI_ANY_TAG;
-	PMPI_Status_set_elements(status, MPI_BYTE, 0);
-	PMPI_Status_set_cancelled(status, 0);
+	ftp_mpi.PMPI_Status_set_elements(status, MPI_BYTE, 0);
+	ftp_mpi.PMPI_Status_set_cancelled(status, 0);
 	return MPI_SUCCESS;
 }
 
@@ -69,7 +69,7 @@ static void op_destroy(struct ftp_op *op)
 
 int ftp_op_start(struct ftp_call *c, struct ftp_op *op, MPI_Request *request)
 {
-	int rc = PMPI_Grequest_start(query_status, free_nothing, cancel_nothing, op, &op->request);
+	int rc = ftp_mpi.PMPI_Grequest_start(query_status, free_nothing, cancel_nothing, op, &op->request);
 
 	if (rc != MPI_SUCCESS) {
 		op->destroy(op);
@@ -128,7 +128,7 @@ void ftp_ops_progress_slow(void)
 		*p = op->next;
 		atomic_fetch_sub_explicit(&ftp_ops_pending, 1, memory_order_relaxed);
 		op->done = true;
-		PMPI_Grequest_complete(op->request);
+		ftp_mpi.PMPI_Grequest_complete(op->request);
 		if (op->orphaned)
 			op_destroy(op);
 	}

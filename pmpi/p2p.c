@@ -18,8 +18,8 @@ static int probe_poll(struct ftp_call *c, int source, int tag, MPI_Message *mess
 	int flag = 0, rc, err = MPI_SUCCESS;
 
 	for (int last = 0; last < 4; last += err != MPI_SUCCESS) {
-		rc = message ? PMPI_Improbe(source, tag, c->real, &flag, message, status)
-			     : PMPI_Iprobe(source, tag, c->real, &flag, status);
+		rc = message ? ftp_mpi.PMPI_Improbe(source, tag, c->real, &flag, message, status)
+			     : ftp_mpi.PMPI_Iprobe(source, tag, c->real, &flag, status);
 		if (rc != MPI_SUCCESS || flag)
 			return rc;
 		if (err == MPI_SUCCESS)
@@ -34,10 +34,11 @@ FT_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	int rc = ftp_pre_recv(&c, comm, source);
 
 	if (rc == MPI_SUCCESS)
-		rc = c.direct ? PMPI_Probe(source, tag, c.real, status)
+		rc = c.direct ? ftp_mpi.PMPI_Probe(source, tag, c.real, status)
 			      : probe_poll(&c, source, tag, NULL, status);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Probe);
 
 FT_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
 			 MPI_Status *status)
@@ -46,10 +47,11 @@ FT_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messag
 	int rc = ftp_pre_recv(&c, comm, source);
 
 	if (rc == MPI_SUCCESS)
-		rc = c.direct ? PMPI_Mprobe(source, tag, c.real, message, status)
+		rc = c.direct ? ftp_mpi.PMPI_Mprobe(source, tag, c.real, message, status)
 			      : probe_poll(&c, source, tag, message, status);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Mprobe);
 
 /* The receive (c, watching its source) and the send (sreq, to dest) of a
  * send-receive have both been started (rs, ss: what starting them
@@ -65,17 +67,17 @@ static int sendrecv_wait(struct ftp_call *c, int rs, int ss, MPI_Request sreq, i
 	s.req = sreq;
 	if (rs != MPI_SUCCESS || ss != MPI_SUCCESS) {
 		if (rs == MPI_SUCCESS) {
-			PMPI_Cancel(&c->req);
-			PMPI_Wait(&c->req, MPI_STATUS_IGNORE);
+			ftp_mpi.PMPI_Cancel(&c->req);
+			ftp_mpi.PMPI_Wait(&c->req, MPI_STATUS_IGNORE);
 		}
 		if (ss == MPI_SUCCESS)
-			PMPI_Request_free(&s.req);
+			ftp_mpi.PMPI_Request_free(&s.req);
 		return rs != MPI_SUCCESS ? rs : ss;
 	}
 	int rc = ftp_block(c, MPI_SUCCESS, status);
 	if (rc != MPI_SUCCESS) {
-		PMPI_Cancel(&s.req);
-		PMPI_Request_free(&s.req);
+		ftp_mpi.PMPI_Cancel(&s.req);
+		ftp_mpi.PMPI_Request_free(&s.req);
 		return rc;
 	}
 	return ftp_block(&s, MPI_SUCCESS, MPI_STATUS_IGNORE);
@@ -100,15 +102,16 @@ FT_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	if (rc == MPI_SUCCESS && c.direct)
-		rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+		rc = ftp_mpi.PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
 				   recvtype, source, recvtag, c.real, status);
 	else if (rc == MPI_SUCCESS) {
-		int rs = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, c.real, &c.req);
-		int ss = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, c.real, &sreq);
+		int rs = ftp_mpi.PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, c.real, &c.req);
+		int ss = ftp_mpi.PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, c.real, &sreq);
 		rc = sendrecv_wait(&c, rs, ss, sreq, dest, status);
 	}
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Sendrecv);
 
 /* The span of count elements of datatype: where it starts relative to
  * buf, and how many bytes it covers. */
@@ -116,8 +119,8 @@ static int type_span(MPI_Datatype datatype, MPI_Count count, MPI_Aint *lb, size_
 {
 	MPI_Aint tlb, textent, xlb, xextent;
 
-	if (PMPI_Type_get_true_extent(datatype, &tlb, &textent) != MPI_SUCCESS ||
-	    PMPI_Type_get_extent(datatype, &xlb, &xextent) != MPI_SUCCESS)
+	if (ftp_mpi.PMPI_Type_get_true_extent(datatype, &tlb, &textent) != MPI_SUCCESS ||
+	    ftp_mpi.PMPI_Type_get_extent(datatype, &xlb, &xextent) != MPI_SUCCESS)
 		return -1;
 	*lb = tlb;
 	*bytes = count > 0 ? (size_t)textent + (size_t)(count - 1) * (size_t)xextent : 0;
@@ -153,13 +156,13 @@ static int sendrecv_replace(struct ftp_call *c, void *buf, MPI_Count count, MPI_
 static int isend_int(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
 		     MPI_Comm comm, MPI_Request *req)
 {
-	return PMPI_Isend(buf, (int)count, dt, dest, tag, comm, req);
+	return ftp_mpi.PMPI_Isend(buf, (int)count, dt, dest, tag, comm, req);
 }
 
 static int irecv_int(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
 		     MPI_Comm comm, MPI_Request *req)
 {
-	return PMPI_Irecv(buf, (int)count, dt, source, tag, comm, req);
+	return ftp_mpi.PMPI_Irecv(buf, (int)count, dt, source, tag, comm, req);
 }
 
 FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
@@ -170,13 +173,14 @@ FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, 
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	if (rc == MPI_SUCCESS && c.direct)
-		rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag,
+		rc = ftp_mpi.PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag,
 					   c.real, status);
 	else if (rc == MPI_SUCCESS)
 		rc = sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source, recvtag, status,
 				      isend_int, irecv_int);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Sendrecv_replace);
 
 #if MPI_VERSION >= 4
 FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -189,15 +193,16 @@ FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	if (rc == MPI_SUCCESS && c.direct)
-		rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+		rc = ftp_mpi.PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
 				     recvtype, source, recvtag, c.real, status);
 	else if (rc == MPI_SUCCESS) {
-		int rs = PMPI_Irecv_c(recvbuf, recvcount, recvtype, source, recvtag, c.real, &c.req);
-		int ss = PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, c.real, &sreq);
+		int rs = ftp_mpi.PMPI_Irecv_c(recvbuf, recvcount, recvtype, source, recvtag, c.real, &c.req);
+		int ss = ftp_mpi.PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, c.real, &sreq);
 		rc = sendrecv_wait(&c, rs, ss, sreq, dest, status);
 	}
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Sendrecv_c);
 
 FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
 				     int sendtag, int source, int recvtag, MPI_Comm comm,
@@ -207,11 +212,12 @@ FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype da
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	if (rc == MPI_SUCCESS && c.direct)
-		rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag,
+		rc = ftp_mpi.PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag,
 					     c.real, status);
 	else if (rc == MPI_SUCCESS)
 		rc = sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source, recvtag, status,
 				      PMPI_Isend_c, PMPI_Irecv_c);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPI_Sendrecv_replace_c);
 #endif

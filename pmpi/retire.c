@@ -54,36 +54,51 @@ static unsigned drain(MPI_Comm comm, bool *large)
 		MPI_Status st;
 		int flag = 0, count = 0;
 
-		if (PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st) != MPI_SUCCESS || !flag)
+		if (ftp_mpi.PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st) != MPI_SUCCESS || !flag)
 			return n;
-		PMPI_Get_count(&st, MPI_BYTE, &count);
+		ftp_mpi.PMPI_Get_count(&st, MPI_BYTE, &count);
 		if (count < 0 || count > RETIRE_DRAIN_MAX) {
 			*large = true;
 			return n;
 		}
-		if (PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, comm, &flag, &msg, &st) != MPI_SUCCESS ||
+		if (ftp_mpi.PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, comm, &flag, &msg, &st) != MPI_SUCCESS ||
 		    !flag)
 			return n;
-		PMPI_Get_count(&st, MPI_BYTE, &count);
+		ftp_mpi.PMPI_Get_count(&st, MPI_BYTE, &count);
 		void *buf = malloc(count > 0 ? (size_t)count : 1);
 		if (!buf)
 			return n; /* freed anyway: the risk is only stale data */
-		PMPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+		ftp_mpi.PMPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
 		free(buf);
 		n++;
 	}
 }
 
-/* Free the retired communicators older than RETIRE_AGE_NS. Under lock. */
-static void sweep(uint64_t now)
-{
-	size_t kept = 0;
+/* A retired communicator drained and ready to be freed. */
+struct ready {
+	MPI_Comm real;
+	uint64_t id;
+	unsigned stale; /* messages discarded */
+};
 
+/* Move the retired communicators older than RETIRE_AGE_NS, drained, to
+ * *out (malloc'ed; their count returned). Under lock; the caller frees
+ * them (free_ready) after releasing it: their attributes' delete
+ * callbacks may free communicators too, through ftshim again. */
+static size_t sweep(uint64_t now, struct ready **out)
+{
+	size_t kept = 0, n = 0;
+
+	*out = NULL;
 	for (size_t i = 0; i < nretired; i++) {
 		struct retired *r = &retired[i];
 		bool large = false;
 		if (r->kept || now - r->since_ns < RETIRE_AGE_NS) {
 			retired[kept++] = *r;
+			continue;
+		}
+		if (!*out && !(*out = malloc((nretired - i) * sizeof **out))) {
+			retired[kept++] = *r; /* the next sweep frees it */
 			continue;
 		}
 		unsigned stale = drain(r->real, &large);
@@ -95,39 +110,50 @@ static void sweep(uint64_t now)
 				 r->id, RETIRE_DRAIN_MAX, stale);
 			continue;
 		}
-		PMPI_Comm_free(&r->real);
-		ft_debug("freed retired communicator %#" PRIx64 ": %u stale message(s) discarded", r->id,
-			 stale);
+		(*out)[n++] = (struct ready){ .real = r->real, .id = r->id, .stale = stale };
 	}
 	nretired = kept;
+	return n;
+}
+
+/* Free what sweep took out, not under lock. */
+static void free_ready(struct ready *ready, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		ftp_mpi.PMPI_Comm_free(&ready[i].real);
+		ft_debug("freed retired communicator %#" PRIx64 ": %u stale message(s) discarded", ready[i].id,
+			 ready[i].stale);
+	}
+	free(ready);
 }
 
 int ftp_comm_free_mpi(struct ftp_comm *e)
 {
 	MPI_Comm real = e->real;
 	uint64_t now = ft_clock_now();
+	struct ready *ready;
+	bool retire = e->handle != MPI_COMM_WORLD && e->handle != MPI_COMM_SELF && ftp_comm_tainted(e);
 
 	pthread_mutex_lock(&retire_lock);
-	sweep(now);
-	if (e->handle != MPI_COMM_WORLD && e->handle != MPI_COMM_SELF && ftp_comm_tainted(e)) {
-		if (nretired == retired_cap) {
-			size_t cap = retired_cap ? 2 * retired_cap : 8;
-			struct retired *grown = realloc(retired, cap * sizeof *grown);
-			if (!grown) {
-				pthread_mutex_unlock(&retire_lock);
-				return PMPI_Comm_free(&real); /* the risk, rather than a leak */
-			}
+	size_t nready = sweep(now, &ready);
+	if (retire && nretired == retired_cap) {
+		size_t cap = retired_cap ? 2 * retired_cap : 8;
+		struct retired *grown = realloc(retired, cap * sizeof *grown);
+		if (grown) {
 			retired = grown;
 			retired_cap = cap;
+		} else {
+			retire = false; /* freed now: the risk, rather than a leak */
 		}
+	}
+	if (retire) {
 		retired[nretired++] = (struct retired){ .real = real, .id = e->core->id, .since_ns = now };
 		ft_debug("MPI_Comm_free: communicator %#" PRIx64 " %s: retired, its MPI object freed "
 			 "later, so that messages still on their way to it never match a later "
 			 "communicator's receives",
 			 e->core->id, ft_comm_is_revoked(e->core) ? "was revoked" : "lost a member");
-		pthread_mutex_unlock(&retire_lock);
-		return MPI_SUCCESS;
 	}
 	pthread_mutex_unlock(&retire_lock);
-	return PMPI_Comm_free(&real);
+	free_ready(ready, nready);
+	return retire ? MPI_SUCCESS : ftp_mpi.PMPI_Comm_free(&real);
 }

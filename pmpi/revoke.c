@@ -197,6 +197,7 @@ FT_EXPORT int MPIX_Comm_revoke(MPI_Comm comm)
 		ft_comm_registry_with(&ftp.comms, c.comm->core->id, revoke_here, NULL);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPIX_Comm_revoke);
 
 FT_EXPORT int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
 {
@@ -210,3 +211,4 @@ FT_EXPORT int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
 		*flag = ft_comm_is_revoked(c.comm->core);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPIX_Comm_is_revoked);

@@ -28,12 +28,12 @@ FT_EXPORT int ftshim_ft_keyval(void)
 	int init = 0, fin = 0;
 
 	pthread_mutex_lock(&ft_key_lock);
-	if (ft_keyval == MPI_KEYVAL_INVALID && PMPI_Initialized(&init) == MPI_SUCCESS && init &&
-	    PMPI_Finalized(&fin) == MPI_SUCCESS && !fin &&
-	    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &ft_keyval,
+	if (ft_keyval == MPI_KEYVAL_INVALID && ftp_mpi.PMPI_Initialized(&init) == MPI_SUCCESS && init &&
+	    ftp_mpi.PMPI_Finalized(&fin) == MPI_SUCCESS && !fin &&
+	    ftp_mpi.PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &ft_keyval,
 				    NULL) == MPI_SUCCESS) {
 		ft_on = ftp_active();
-		PMPI_Comm_set_attr(MPI_COMM_WORLD, ft_keyval, &ft_on);
+		ftp_mpi.PMPI_Comm_set_attr(MPI_COMM_WORLD, ft_keyval, &ft_on);
 	}
 	int key = ft_keyval;
 	pthread_mutex_unlock(&ft_key_lock);
@@ -76,7 +76,7 @@ static int group_of(const int *world, int n, MPI_Group *group)
 {
 	/* Even an empty group comes from MPI_Group_incl: the program frees
 	 * it, and freeing the predefined MPI_GROUP_EMPTY crashes Open MPI. */
-	return PMPI_Group_incl(ftp.world_group, n, world, group);
+	return ftp_mpi.PMPI_Group_incl(ftp.world_group, n, world, group);
 }
 
 /* Resolve a call on comm for the local ULFM calls; false (with *rc set) if
@@ -99,6 +99,7 @@ FT_EXPORT int MPIX_Comm_failure_ack(MPI_Comm comm)
 		atomic_store_explicit(&c.comm->acked, ft_proc_nfailed(&ftp.procs), memory_order_release);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPIX_Comm_failure_ack);
 
 static int get_group(MPI_Comm comm, MPI_Group *failedgrp, enum ftp_fn fn, bool acked_only)
 {
@@ -122,11 +123,13 @@ FT_EXPORT int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
 {
 	return get_group(comm, failedgrp, FTP_FN_MPIX_Comm_failure_get_acked, true);
 }
+FTP_ALSO_PMPI(MPIX_Comm_failure_get_acked);
 
 FT_EXPORT int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
 {
 	return get_group(comm, failedgrp, FTP_FN_MPIX_Comm_get_failed, false);
 }
+FTP_ALSO_PMPI(MPIX_Comm_get_failed);
 
 FT_EXPORT int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
 {
@@ -161,3 +164,4 @@ out:
 	free(pos);
 	return ftp_post_plain(&c, rc);
 }
+FTP_ALSO_PMPI(MPIX_Comm_ack_failed);

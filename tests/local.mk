@@ -68,10 +68,15 @@ tests_unit_check_proc_table_LDADD = $(FT_UNIT_LDADD)
 
 TESTS += $(FT_UNIT_TESTS)
 
-# The built library exports only MPI_*, MPIX_* and ftshim_* symbols, and
-# every function the table says is wrapped.
+# The built library exports only (P)MPI_*, (P)MPIX_* and ftshim_* symbols,
+# and every function the table says is wrapped, under both names.
 TESTS += tests/symbols.sh
 EXTRA_DIST += tests/symbols.sh
+
+# Every function the MPI exports (C and Fortran bindings) is classified
+# in pmpi/ftshim-api.tsv, and every wrapped one reaches ftshim.
+TESTS += tests/api_complete.py
+EXTRA_DIST += tests/api_complete.py
 
 # ftshim-inject against a fake run directory: its errors, kill, pause, clean.
 TESTS += tests/inject_cmd_errors.sh
@@ -85,7 +90,8 @@ EXTRA_DIST += tests/timeline.sh
 TESTS += tests/mpi/driver
 EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/sanitizer.supp tests/mpi/netns.sh tests/mpi/netns-agent tests/mpi/netns-delay \
 	$(wildcard $(srcdir)/tests/mpi/cases/*.sh) \
-	$(wildcard $(srcdir)/tests/mpi/progs/*.c) $(wildcard $(srcdir)/tests/mpi/progs/*.h)
+	$(wildcard $(srcdir)/tests/mpi/progs/*.c) $(wildcard $(srcdir)/tests/mpi/progs/*.h) \
+	$(wildcard $(srcdir)/tests/mpi/progs/*.F90)
 
 AM_TESTS_ENVIRONMENT = \
 	export MPITEST_FLAVOUR='$(MPI_FLAVOUR)' MPITEST_MPICC='$(MPICC)' \

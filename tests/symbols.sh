@@ -1,7 +1,7 @@
 #!/bin/sh
 # symbols.sh: libftshim.so exports exactly the MPI/MPIX functions that the
-# table says are wrapped plus the public ftshim_* API, and nothing else
-# (no internal ft_/ftp_ symbol, no PMPI_ definition).
+# table says are wrapped, each under its PMPI_/PMPIX_ name too, plus the
+# public ftshim_* API, and nothing else (no internal ft_/ftp_ symbol).
 set -eu
 lib="$FT_BUILDDIR/.libs/libftshim.so"
 wrapped="$FT_BUILDDIR/pmpi/wrapped.txt"
@@ -9,19 +9,19 @@ wrapped="$FT_BUILDDIR/pmpi/wrapped.txt"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ${NM:-nm} -D --defined-only "$lib" | awk '$2 ~ /^[TtWwDdBbVvRrIi]$/ {print $3}' | sed 's/@.*//' | sort -u >"$tmp/exported"
-bad=$(grep -vE '^(MPI_|MPIX_|ftshim_)' "$tmp/exported" || true)
+bad=$(grep -vE '^(P?MPIX?_|ftshim_)' "$tmp/exported" || true)
 if [ -n "$bad" ]; then
-	echo "symbols.sh: libftshim.so exports symbols outside MPI_*, MPIX_*, ftshim_*:" >&2
+	echo "symbols.sh: libftshim.so exports symbols outside (P)MPI_*, (P)MPIX_*, ftshim_*:" >&2
 	echo "$bad" | head -n 20 >&2
 	exit 1
 fi
-sort -u "$wrapped" >"$tmp/wrapped"
+{ cat "$wrapped"; sed 's/^/P/' "$wrapped"; } | sort -u >"$tmp/wrapped"
 missing=$(comm -23 "$tmp/wrapped" "$tmp/exported")
 if [ -n "$missing" ]; then
 	echo "symbols.sh: wrapped in the table but not exported: $missing" >&2
 	exit 1
 fi
-extra=$(grep -E '^(MPI_|MPIX_)' "$tmp/exported" | comm -13 "$tmp/wrapped" - || true)
+extra=$(grep -E '^P?MPIX?_' "$tmp/exported" | comm -13 "$tmp/wrapped" - || true)
 if [ -n "$extra" ]; then
 	echo "symbols.sh: exported but not in the table as wrapped: $extra" >&2
 	exit 1

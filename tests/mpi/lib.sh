@@ -63,6 +63,48 @@ build() {
 	echo "$bin"
 }
 
+# build_fortran NAME VARIANT [FLAG...] [-- LINKFLAG...]: compile
+# progs/NAME.F90 with the flavour's Fortran wrapper (MPITEST_MPIFC, or
+# mpif90.FLAVOUR) and the flags, linking with the link flags, into
+# NAME-VARIANT; prints the binary's path. A case without a Fortran
+# compiler is skipped (exit 77).
+build_fortran() {
+	local src="$MPITEST_SRCDIR/progs/$1.F90" bin="$MPITEST_BINDIR/$1-$2" fc
+	local -a flags=() link=()
+	fc=${MPITEST_MPIFC:-${MPITEST_MPICC/mpicc/mpif90}}
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		flags+=("$1")
+		shift
+	done
+	[ "${1:-}" = -- ] && shift
+	link=("$@")
+	mkdir -p "$MPITEST_BINDIR"
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$MPITEST_SHIM" -nt "$bin" ]; then
+		if ! command -v gfortran >/dev/null || ! command -v "$fc" >/dev/null; then
+			echo "no Fortran compiler ($fc, gfortran)" >&2
+			exit 77
+		fi
+		"$fc" -g -O1 "${flags[@]}" -o "$bin.tmp.$$" "$src" "${link[@]}" ||
+			fail "cannot build $bin"
+		mv -f "$bin.tmp.$$" "$bin"
+	fi
+	echo "$bin"
+}
+
+# build_lib NAME: compile progs/NAME.c into a shared object (a tool to
+# preload) with the flavour's mpicc; prints its path.
+build_lib() {
+	local src="$MPITEST_SRCDIR/progs/$1.c" lib="$MPITEST_BINDIR/$1.so"
+	mkdir -p "$MPITEST_BINDIR"
+	if [ ! -f "$lib" ] || [ "$src" -nt "$lib" ]; then
+		"$MPITEST_MPICC" -std=gnu11 -O1 -g -Wall -Werror -shared -fPIC -o "$lib.tmp.$$" "$src" ||
+			fail "cannot build $1.so"
+		mv -f "$lib.tmp.$$" "$lib"
+	fi
+	echo "$lib"
+}
+
 # split_launch_args shim|plain [NAME=VALUE...] -- PROG ARGS: the ranks'
 # environment into LAUNCH_ENV (LD_PRELOAD of the shim first when $1 =
 # shim), the program and its arguments into LAUNCH_PROG.
