@@ -836,6 +836,8 @@ struct agree_op {
 	int *flag;          /* iagree: where the value goes */
 	bool shrinking;     /* ishrink: s is set */
 	struct shrink s;
+	MPI_Comm result;    /* ishrink from Fortran: s.newcomm points here, */
+	MPI_Fint *fnewcomm; /* and this gets its Fortran handle at completion */
 	uint64_t start;     /* wall clock, for the report */
 };
 
@@ -904,17 +906,21 @@ static bool ishrink_progress(struct ftp_op *op)
 	op->rc = shrink_build(&o->s);
 	if (op->rc != -1) {
 		record_shrink("ishrink", o->s.call.comm, *o->s.newcomm, op->rc, o->start);
-		return true;
+	} else {
+		memset(o->s.failed, 0, nbytes(o->s.n));
+		o->a = agree_start(o->s.call.comm, 1);
+		if (o->a)
+			return false;
+		op->rc = MPI_ERR_COMM;
 	}
-	memset(o->s.failed, 0, nbytes(o->s.n));
-	o->a = agree_start(o->s.call.comm, 1);
-	if (o->a)
-		return false;
-	op->rc = MPI_ERR_COMM;
+	if (o->fnewcomm) /* shrink_build made it MPI_COMM_NULL first */
+		*o->fnewcomm = MPI_Comm_c2f(o->result);
 	return true;
 }
 
-FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+/* MPIX_Comm_ishrink; from Fortran (fnewcomm set, newcomm NULL), the new
+ * communicator's Fortran handle goes to *fnewcomm at completion. */
+static int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Fint *fnewcomm, MPI_Request *request)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPIX_Comm_ishrink);
 	struct agree_op *o = NULL;
@@ -922,12 +928,19 @@ FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *r
 
 	ftp_resolve(&c, comm);
 	if (c.comm && left_out()) { /* the error at completion */
-		*newcomm = MPI_COMM_NULL;
+		if (fnewcomm)
+			*fnewcomm = MPI_Comm_c2f(MPI_COMM_NULL);
+		else
+			*newcomm = MPI_COMM_NULL;
 		return ftp_post_ireq(&c, FTP_ERR_PROC_FAILED, request, false);
 	}
 	if (c.comm) {
 		o = calloc(1, sizeof *o);
 		rc = MPI_ERR_NO_MEM;
+	}
+	if (o && fnewcomm) {
+		o->fnewcomm = fnewcomm;
+		newcomm = &o->result;
 	}
 	if (o && (o->shrinking = shrink_init(&o->s, &c, newcomm)) &&
 	    (o->a = agree_start(c.comm, 1))) {
@@ -942,4 +955,14 @@ FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *r
 	}
 	return ftp_post_plain(&c, rc);
 }
+
+FT_EXPORT int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	return ishrink(comm, newcomm, NULL, request);
+}
 FTP_ALSO_PMPI(MPIX_Comm_ishrink);
+
+int ftp_ishrink_fortran(MPI_Comm comm, MPI_Fint *newcomm, MPI_Request *request)
+{
+	return ishrink(comm, NULL, newcomm, request);
+}

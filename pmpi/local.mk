@@ -15,6 +15,7 @@ libftshim_la_SOURCES = \
 	pmpi/complete.c \
 	pmpi/detect.c \
 	pmpi/errors.c pmpi/errors.h \
+	pmpi/fortran.c \
 	pmpi/ftp.h \
 	pmpi/init.c \
 	pmpi/inject.c \

@@ -95,6 +95,7 @@ EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/sanitizer.supp tests/m
 
 AM_TESTS_ENVIRONMENT = \
 	export MPITEST_FLAVOUR='$(MPI_FLAVOUR)' MPITEST_MPICC='$(MPICC)' \
+	MPITEST_MPIFC='$(MPIFC)' MPITEST_FORTRAN_INC='$(FT_FORTRAN_INC)' \
 	MPITEST_MPIEXEC='$(MPIEXEC)' MPITEST_SHIM='$(abs_top_builddir)/.libs/libftshim.so' \
 	MPITEST_OUTDIR='$(abs_top_builddir)/tests/mpi/out' \
 	MPITEST_SANITIZER='$(FT_SANITIZER)' MPITEST_SAN_RUNTIME='$(FT_SAN_RUNTIME)' \

@@ -1,7 +1,9 @@
 #!/bin/sh
 # symbols.sh: libftshim.so exports exactly the MPI/MPIX functions that the
-# table says are wrapped, each under its PMPI_/PMPIX_ name too, plus the
-# public ftshim_* API, and nothing else (no internal ft_/ftp_ symbol).
+# table says are wrapped, each under its PMPI_/PMPIX_ name too, the ULFM
+# calls' Fortran bindings (mpix_*_, mpix_*_f08_ and mpix_*_ulfm_f08_, one
+# of each per ULFM call) and the public ftshim_* API, and nothing else (no
+# internal ft_/ftp_ symbol).
 set -eu
 lib="$FT_BUILDDIR/.libs/libftshim.so"
 wrapped="$FT_BUILDDIR/pmpi/wrapped.txt"
@@ -9,9 +11,9 @@ wrapped="$FT_BUILDDIR/pmpi/wrapped.txt"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ${NM:-nm} -D --defined-only "$lib" | awk '$2 ~ /^[TtWwDdBbVvRrIi]$/ {print $3}' | sed 's/@.*//' | sort -u >"$tmp/exported"
-bad=$(grep -vE '^(P?MPIX?_|ftshim_)' "$tmp/exported" || true)
+bad=$(grep -vE '^(P?MPIX?_|ftshim_|mpix_[a-z_]+_((ulfm_)?f08_)?$)' "$tmp/exported" || true)
 if [ -n "$bad" ]; then
-	echo "symbols.sh: libftshim.so exports symbols outside (P)MPI_*, (P)MPIX_*, ftshim_*:" >&2
+	echo "symbols.sh: libftshim.so exports symbols outside (P)MPI_*, (P)MPIX_*, mpix_*_, ftshim_*:" >&2
 	echo "$bad" | head -n 20 >&2
 	exit 1
 fi
@@ -26,4 +28,11 @@ if [ -n "$extra" ]; then
 	echo "symbols.sh: exported but not in the table as wrapped: $extra" >&2
 	exit 1
 fi
+# The ULFM calls (MPIX_Comm_*) have their Fortran bindings.
+for f in $(grep '^MPIX_Comm_' "$wrapped"); do
+	lower=$(echo "$f" | tr 'A-Z' 'a-z')
+	for s in "${lower}_" "${lower}_f08_" "${lower}_ulfm_f08_"; do
+		grep -qx "$s" "$tmp/exported" || { echo "symbols.sh: $f has no Fortran binding $s" >&2; exit 1; }
+	done
+done
 echo "symbols.sh: $(wc -l <"$tmp/exported") symbols exported, all expected"
