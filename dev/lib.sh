@@ -7,7 +7,8 @@ FT_FLAVOURS="mpich openmpi"
 # Every Debian package the build, the tests, the demo and the benchmarks use.
 FT_PACKAGES="build-essential autoconf automake libtool libtool-bin pkg-config
 check python3 procps clang iproute2 gfortran
-mpich libmpich-dev openmpi-bin libopenmpi-dev libunwind-dev libdw-dev"
+mpich libmpich-dev openmpi-bin libopenmpi-dev libunwind-dev libdw-dev
+quantum-espresso quantum-espresso-data"
 
 say() {
 	printf '== %s\n' "$*"
