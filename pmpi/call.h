@@ -63,6 +63,13 @@ struct ftp_call {
 
 #define FTP_CALL_INIT(f) { .fn = (f), .comm = NULL, .direct = true }
 
+/* A NULL status (or array of statuses) means "ignore", as Open MPI takes
+ * it and MPICH does not ("Null pointer in parameter status"): programs
+ * written on Open MPI pass it (Fenix does). Every wrapper with a status
+ * parameter applies these first, so both MPIs take it alike. */
+#define FTP_STATUS(s) ((s) ? (s) : MPI_STATUS_IGNORE)
+#define FTP_STATUSES(s) ((s) ? (s) : MPI_STATUSES_IGNORE)
+
 /* ftp.events, with acquire order: whoever sees it change sees the process
  * table and revoked flags that changed before. */
 FTP_HOT uint64_t ftp_events(void)

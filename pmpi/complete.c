@@ -108,6 +108,7 @@ FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	struct tracked t = { .handle = *request };
 	int rc;
 
+	status = FTP_STATUS(status);
 	if (!ftp_active() || !(t.known = ftp_req_find(*request, &t.r)))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Wait(request, status));
 	call_for(&c, &t.r);
@@ -144,6 +145,7 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	struct tracked t = { .handle = *request };
 	int rc;
 
+	status = FTP_STATUS(status);
 	ftp_ops_progress();
 	rc = ftp_mpi.PMPI_Test(request, flag, status);
 	if (!ftp_active() || !ftp_req_any() || rc != MPI_SUCCESS)
@@ -175,6 +177,7 @@ FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 	struct ftp_req r;
 	int rc;
 
+	status = FTP_STATUS(status);
 	ftp_ops_progress();
 	rc = ftp_mpi.PMPI_Request_get_status(request, flag, status);
 	/* It must not free the request, so a failure is only reported. */
@@ -441,6 +444,7 @@ FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses
 	uint64_t seen = 0, polls = 0;
 	int flag = 0, rc;
 
+	statuses = FTP_STATUSES(statuses);
 	if (!many_init(&m, count, requests))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Waitall(count, requests, statuses));
 	for (;;) {
@@ -472,6 +476,7 @@ FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Stat
 	struct many m;
 	int rc;
 
+	statuses = FTP_STATUSES(statuses);
 	if (!many_init(&m, count, requests))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Testall(count, requests, flag, statuses));
 	ftp_ops_progress();
@@ -509,6 +514,7 @@ FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Sta
 	uint64_t seen = 0, polls = 0;
 	int flag = 0, rc;
 
+	status = FTP_STATUS(status);
 	if (!many_init(&m, count, requests))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Waitany(count, requests, index, status));
 	for (;;) {
@@ -541,6 +547,7 @@ FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *fl
 	struct many m;
 	int rc;
 
+	status = FTP_STATUS(status);
 	if (!many_init(&m, count, requests))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Testany(count, requests, index, flag, status));
 	ftp_ops_progress();
@@ -591,6 +598,7 @@ FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, i
 	uint64_t seen = 0, polls = 0;
 	int rc;
 
+	statuses = FTP_STATUSES(statuses);
 	if (!many_init(&m, incount, requests))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Waitsome(incount, requests, outcount, indices, statuses));
 	for (;;) {
@@ -623,6 +631,7 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 	struct many m;
 	int rc;
 
+	statuses = FTP_STATUSES(statuses);
 	if (!many_init(&m, incount, requests))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Testsome(incount, requests, outcount, indices, statuses));
 	ftp_ops_progress();

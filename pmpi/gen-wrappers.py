@@ -196,6 +196,17 @@ def is_persistent(fn):
     return fn.name.endswith("_init") or fn.name.endswith("_init_c")
 
 
+def status_lines(fn):
+    """A NULL status means MPI_STATUS_IGNORE on both MPIs (FTP_STATUS)."""
+    lines = []
+    for p, n, t in zip(fn.params, fn.names(), fn.types()):
+        if t == "MPI_Status *":
+            lines.append("\t%s = FTP_STATUS(%s);" % (n, n))
+        elif t == "MPI_Status" and p.rstrip().endswith("]"):
+            lines.append("\t%s = FTP_STATUSES(%s);" % (n, n))
+    return lines
+
+
 def wrapper(fn, declared):
     if fn.ret != "int":
         raise TableError("line %d: %s returns %s; only int functions can be wrapped"
@@ -204,7 +215,7 @@ def wrapper(fn, declared):
     args = list(names)
     comms = comm_params(fn)
     lines = ["FT_EXPORT %s" % fn.proto, "{",
-             "\tstruct ftp_call c = FTP_CALL_INIT(FTP_FN_%s);" % fn.name]
+             "\tstruct ftp_call c = FTP_CALL_INIT(FTP_FN_%s);" % fn.name] + status_lines(fn)
     if fn.cls in WITH_COMM and fn.cls != "free":
         if not comms:
             raise TableError("line %d: %s: class %s needs an MPI_Comm parameter"
@@ -283,7 +294,7 @@ def fast_wrapper(fn, declared):
     slow = slow.replace(" %s(" % fn.name, " slow_%s(" % fn.name, 1)
     slow = slow[: slow.rindex("\nFTP_ALSO_PMPI(")]
     return "\n".join([
-        slow, "", "FT_EXPORT %s" % fn.proto, "{",
+        slow, "", "FT_EXPORT %s" % fn.proto, "{"] + status_lines(fn) + [
         "\tstruct ftp_comm *e = ftp_fast_comm(%s);" % comm, "",
         "\tif (__builtin_expect(e != NULL, 1)) {",
         "\t\tMPI_Request req;",

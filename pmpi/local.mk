@@ -51,4 +51,4 @@ pmpi/fn_table.h pmpi/wrapped.txt pmpi/mpi_entry.c pmpi/mpi_entry.h: pmpi/wrapper
 
 # The ULFM extension header, for programs written for Open MPI 5's ULFM.
 ftshimincludedir = $(includedir)/ftshim
-ftshiminclude_HEADERS = include/mpi-ext.h
+ftshiminclude_HEADERS = include/mpi-ext.h include/wrap/mpi.h

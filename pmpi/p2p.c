@@ -33,6 +33,7 @@ FT_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Probe);
 	int rc = ftp_pre_recv(&c, comm, source);
 
+	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS)
 		rc = c.direct ? ftp_mpi.PMPI_Probe(source, tag, c.real, status)
 			      : probe_poll(&c, source, tag, NULL, status);
@@ -46,6 +47,7 @@ FT_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messag
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Mprobe);
 	int rc = ftp_pre_recv(&c, comm, source);
 
+	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS)
 		rc = c.direct ? ftp_mpi.PMPI_Mprobe(source, tag, c.real, message, status)
 			      : probe_poll(&c, source, tag, message, status);
@@ -101,6 +103,7 @@ FT_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 	MPI_Request sreq = MPI_REQUEST_NULL;
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
+	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS && c.direct)
 		rc = ftp_mpi.PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
 				   recvtype, source, recvtag, c.real, status);
@@ -172,6 +175,7 @@ FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, 
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Sendrecv_replace);
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
+	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS && c.direct)
 		rc = ftp_mpi.PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag,
 					   c.real, status);
@@ -192,6 +196,7 @@ FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	MPI_Request sreq = MPI_REQUEST_NULL;
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
+	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS && c.direct)
 		rc = ftp_mpi.PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
 				     recvtype, source, recvtag, c.real, status);
@@ -211,6 +216,7 @@ FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype da
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Sendrecv_replace_c);
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
+	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS && c.direct)
 		rc = ftp_mpi.PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag,
 					     c.real, status);

@@ -6,7 +6,9 @@
  * 4 ranks or more, MPI_ERRORS_RETURN on a duplicate of MPI_COMM_WORLD.
  * Every rank makes allreduces until one fails (rank 2 is to be killed by
  * FTSHIM_INJECT after its 5th MPI_Allreduce); then the survivors receive
- * from rank 2, which must fail too, shrink and sum their ranks.
+ * from rank 2, which must fail too, shrink and sum their ranks. Before
+ * that, every rank sends to itself and completes with a NULL status
+ * (MPI_Wait, MPI_Recv), which must mean MPI_STATUS_IGNORE on both MPIs.
  *
  * --pmpi  the program calls PMPI_Comm_dup, PMPI_Allreduce and PMPI_Recv
  *         itself, as libraries built on the profiling interface do;
@@ -34,6 +36,19 @@ int main(int argc, char **argv)
 	else
 		MPI_Comm_dup(MPI_COMM_WORLD, &comm);
 	MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+
+	/* A NULL status means MPI_STATUS_IGNORE on both MPIs (MPICH alone
+	 * rejects it; Fenix passes it). */
+	int mine = rank, got = -1, got2 = -1, sent, wrc;
+	MPI_Request self;
+	MPI_Irecv(&got, 1, MPI_INT, rank, 3, comm, &self);
+	sent = MPI_Send(&mine, 1, MPI_INT, rank, 3, comm);
+	wrc = MPI_Wait(&self, NULL);
+	TU_CHECK(sent == MPI_SUCCESS && wrc == MPI_SUCCESS && got == rank, "MPI_Wait with a NULL status: %d %d %d",
+		 sent, wrc, got);
+	MPI_Send(&mine, 1, MPI_INT, rank, 4, comm);
+	wrc = MPI_Recv(&got2, 1, MPI_INT, rank, 4, comm, NULL);
+	TU_CHECK(wrc == MPI_SUCCESS && got2 == rank, "MPI_Recv with a NULL status: %d %d", wrc, got2);
 
 	for (iter = 0; iter < 1000 && rc == MPI_SUCCESS; iter++) {
 		int one = 1, sum = 0;
