@@ -28,9 +28,22 @@ import subprocess
 import sys
 import tempfile
 
-# The ULFM calls: name, then each argument's name and kind.
-#   comm, group, request: a handle; in, out, inout: an INTEGER;
-#   flag_l: LOGICAL in mpif.h and use mpi, INTEGER in mpi_f08 (Open MPI 5)
+# The ULFM calls: name, then each argument's name and kind. A kind is
+# (its type with use mpi and mpif.h, its type with mpi_f08, its
+# attributes): every declaration below is made from this one table.
+KINDS = {
+    "comm": ("integer", "TYPE(MPI_Comm)", "INTENT(IN)"),
+    "comm_out": ("integer", "TYPE(MPI_Comm)", "INTENT(OUT)"),
+    "comm_out_async": ("integer", "TYPE(MPI_Comm)", "INTENT(OUT), ASYNCHRONOUS"),
+    "request_out": ("integer", "TYPE(MPI_Request)", "INTENT(OUT)"),
+    "group_out": ("integer", "TYPE(MPI_Group)", "INTENT(OUT)"),
+    # LOGICAL in mpif.h and use mpi, INTEGER in mpi_f08 (as in Open MPI 5)
+    "flag_l": ("logical", "INTEGER", "INTENT(OUT)"),
+    "in": ("integer", "INTEGER", "INTENT(IN)"),
+    "out": ("integer", "INTEGER", "INTENT(OUT)"),
+    "inout": ("integer", "INTEGER", "INTENT(INOUT)"),
+    "inout_async": ("integer", "INTEGER", "INTENT(INOUT), ASYNCHRONOUS"),
+}
 ULFM = [
     ("MPIX_Comm_revoke", [("comm", "comm")]),
     ("MPIX_Comm_is_revoked", [("comm", "comm"), ("flag", "flag_l")]),
@@ -87,8 +100,8 @@ def f08_decl(ctype, name):
     """The mpi_f08 declaration of a C parameter of an MPIX_*_init."""
     base = ctype.replace("const ", "").replace("[]", "").strip()
     array = "(*)" if ctype.endswith("[]") else ""
-    intent = "INTENT(IN), " if ctype.startswith("const ") or (base != "void *" and "*" not in base) else ""
     if base == "void *":
+        intent = "INTENT(IN), " if ctype.startswith("const ") else ""
         return "TYPE(*), DIMENSION(*), %sASYNCHRONOUS :: %s" % (intent, name)
     if base == "int":
         return "INTEGER, INTENT(IN) :: %s%s" % (name, array)
@@ -103,34 +116,18 @@ def f08_decl(ctype, name):
 
 def legacy_decl(kind, name):
     """use mpi / mpif.h declaration of a ULFM argument."""
-    if kind == "flag_l":
-        return "logical, intent(out) :: %s" % name
-    if kind in ("comm", "in"):
-        return "integer, intent(in) :: %s" % name
-    if kind in ("inout", "inout_async"):
-        return "integer, intent(inout) :: %s" % name
-    return "integer, intent(out) :: %s" % name
+    legacy, _, attrs = KINDS[kind]
+    return "%s, %s :: %s" % (legacy, attrs.split(",")[0].lower(), name)
 
 
-def f08_ulfm_decl(kind, name):
-    return {
-        "comm": "TYPE(MPI_Comm), INTENT(IN) :: %s",
-        "comm_out": "TYPE(MPI_Comm), INTENT(OUT) :: %s",
-        "comm_out_async": "TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: %s",
-        "request_out": "TYPE(MPI_Request), INTENT(OUT) :: %s",
-        "group_out": "TYPE(MPI_Group), INTENT(OUT) :: %s",
-        "flag_l": "INTEGER, INTENT(OUT) :: %s",
-        "in": "INTEGER, INTENT(IN) :: %s",
-        "out": "INTEGER, INTENT(OUT) :: %s",
-        "inout": "INTEGER, INTENT(INOUT) :: %s",
-        "inout_async": "INTEGER, INTENT(INOUT), ASYNCHRONOUS :: %s",
-    }[kind] % name
+def f08_ulfm_decl(kind, name, with_attrs=True):
+    _, f08, attrs = KINDS[kind]
+    return "%s%s :: %s" % (f08, ", " + attrs if with_attrs else "", name)
 
 
 def probe_call(name, args):
     """A program that calls name with Open MPI 5's mpi_f08 argument types."""
-    decls = [f08_ulfm_decl(k, a).replace(", INTENT(OUT)", "").replace(", INTENT(INOUT)", "")
-             .replace(", INTENT(IN)", "") for a, k in args]
+    decls = [f08_ulfm_decl(k, a, with_attrs=False) for a, k in args]
     return "\n".join(["program p", "  use mpi_f08", "  implicit none"] + ["  " + d for d in decls] +
                       ["  integer :: ierror",
                        "  call %s(%s, ierror)" % (name, ", ".join(a for a, _ in args)),

@@ -97,22 +97,25 @@ FTP_FORTRAN(mpix_comm_failure_ack, (MPI_Fint *comm, MPI_Fint *ierror))
 	set_ierror(ierror, MPIX_Comm_failure_ack(MPI_Comm_f2c(*comm)));
 }
 
-FTP_FORTRAN(mpix_comm_failure_get_acked, (MPI_Fint *comm, MPI_Fint *failedgrp, MPI_Fint *ierror))
+/* The two calls that give the group of failed members. */
+static void failed_group(int (*get)(MPI_Comm, MPI_Group *), MPI_Fint *comm, MPI_Fint *failedgrp,
+			 MPI_Fint *ierror)
 {
 	MPI_Group c_group = MPI_GROUP_NULL;
-	int rc = MPIX_Comm_failure_get_acked(MPI_Comm_f2c(*comm), &c_group);
+	int rc = get(MPI_Comm_f2c(*comm), &c_group);
 
 	*failedgrp = MPI_Group_c2f(c_group);
 	set_ierror(ierror, rc);
 }
 
+FTP_FORTRAN(mpix_comm_failure_get_acked, (MPI_Fint *comm, MPI_Fint *failedgrp, MPI_Fint *ierror))
+{
+	failed_group(MPIX_Comm_failure_get_acked, comm, failedgrp, ierror);
+}
+
 FTP_FORTRAN(mpix_comm_get_failed, (MPI_Fint *comm, MPI_Fint *failedgrp, MPI_Fint *ierror))
 {
-	MPI_Group c_group = MPI_GROUP_NULL;
-	int rc = MPIX_Comm_get_failed(MPI_Comm_f2c(*comm), &c_group);
-
-	*failedgrp = MPI_Group_c2f(c_group);
-	set_ierror(ierror, rc);
+	failed_group(MPIX_Comm_get_failed, comm, failedgrp, ierror);
 }
 
 FTP_FORTRAN(mpix_comm_ack_failed, (MPI_Fint *comm, MPI_Fint *num_to_ack, MPI_Fint *num_acked, MPI_Fint *ierror))

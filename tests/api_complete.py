@@ -30,6 +30,8 @@ import sys
 import tempfile
 
 BUILD = os.environ.get("FT_BUILDDIR", ".")
+# Every process this test starts is bounded (seconds).
+LIMIT = 120
 SRC = os.environ.get("FT_SRCDIR", os.path.join(os.path.dirname(__file__), ".."))
 NM = shlex.split(os.environ.get("NM") or "nm")  # libtool's may carry flags ("nm -B")
 UNWRAPPED = {"pass", "unwatched"}
@@ -40,11 +42,9 @@ def fail(msg):
     sys.exit(1)
 
 
-notes = {}
-
-
 def read_table():
-    rows = {}
+    """The table's class and note of each function, by name."""
+    rows, notes = {}, {}
     with open(os.path.join(SRC, "pmpi", "ftshim-api.tsv")) as f:
         for line in f:
             if not line.strip() or line.startswith("#"):
@@ -54,7 +54,7 @@ def read_table():
             if m:
                 rows[m.group(1)] = cols[0]
                 notes[m.group(1)] = cols[2] if len(cols) > 2 else ""
-    return rows
+    return rows, notes
 
 
 def declared_functions():
@@ -65,20 +65,21 @@ def declared_functions():
 
 def exported_functions(lib):
     out = subprocess.run(NM + ["-D", "--defined-only", lib], capture_output=True, text=True,
-                         check=True).stdout
+                         check=True, timeout=LIMIT).stdout
     return {f[2].split("@")[0] for f in (l.split() for l in out.splitlines())
             if len(f) == 3 and f[1] in "TWi"}
 
 
 def imported(lib):
     out = subprocess.run(NM + ["-D", "--undefined-only", lib], capture_output=True, text=True,
-                         check=True).stdout
+                         check=True, timeout=LIMIT).stdout
     return {l.split()[-1].split("@")[0] for l in out.splitlines() if l.strip()}
 
 
 def shared_libs(binary):
     """The libmpi* / libmpich* objects binary loads, as ldd names them."""
-    out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True,
+                         timeout=LIMIT).stdout
     libs = []
     for l in out.splitlines():
         m = re.match(r"\s*(\S+) => (\S+)", l)
@@ -92,7 +93,7 @@ def mpi_libs(compiler, work, name, text):
     src, exe = os.path.join(work, name), os.path.join(work, name + ".exe")
     with open(src, "w") as f:
         f.write(text)
-    subprocess.run([compiler, "-o", exe, src], check=True, cwd=work)
+    subprocess.run([compiler, "-o", exe, src], check=True, cwd=work, timeout=LIMIT)
     return shared_libs(exe)
 
 
@@ -119,7 +120,7 @@ def function_of(sym, lower):
 
 
 def main():
-    rows = read_table()
+    rows, notes = read_table()
     lower = {n.lower(): n for n in rows}
     shim = os.path.join(BUILD, ".libs", "libftshim.so")
     if not os.path.exists(shim):
