@@ -130,17 +130,9 @@ static void round_two(int rank)
 
 int main(int argc, char **argv)
 {
-	int rank, size, plain = tu_has_arg(argc, argv, "plain");
+	int plain = tu_has_arg(argc, argv, "plain");
+	int rank = tu_init(&argc, &argv, 4, !plain, "4 ranks, and the shim unless plain");
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 4 || (!plain && !tu_shim_active())) {
-		if (rank == 0)
-			fprintf(stderr, "comm_free_pending: 4 ranks, and the shim unless plain\n");
-		MPI_Finalize();
-		return 2;
-	}
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
 	round_one(rank, plain);

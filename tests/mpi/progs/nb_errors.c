@@ -326,18 +326,10 @@ static void item_persistent_active(MPI_Request *req)
 
 int main(int argc, char **argv)
 {
-	int rank, size, x = 0, rc;
+	int rank = tu_init(&argc, &argv, 4, 1, "4 ranks, and the shim");
+	int x = 0, rc;
 	MPI_Comm work;
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 4 || !tu_shim_active()) {
-		if (rank == 0)
-			fprintf(stderr, "nb_errors: 4 ranks, and the shim\n");
-		MPI_Finalize();
-		return 2;
-	}
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	MPI_Comm_dup(MPI_COMM_WORLD, &work);
 	MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);

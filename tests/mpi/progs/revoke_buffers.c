@@ -40,17 +40,8 @@ static int class_of(int rc)
 
 int main(int argc, char **argv)
 {
-	int rank, size;
+	int rank = tu_init(&argc, &argv, 4, 1, "4 ranks, and the shim");
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 4 || !tu_shim_active()) {
-		if (rank == 0)
-			fprintf(stderr, "revoke_buffers: 4 ranks, and the shim\n");
-		MPI_Finalize();
-		return 2;
-	}
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	for (int round = 0; round < ROUNDS; round++) {
 		MPI_Comm d;

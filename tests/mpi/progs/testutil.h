@@ -51,6 +51,25 @@ static inline int tu_has_arg(int argc, char **argv, const char *arg)
 	return 0;
 }
 
+/* MPI_Init for a program that needs exactly nranks ranks and, if
+ * need_shim, the shim: otherwise rank 0 says so ("NAME: needs") and the
+ * program ends with status 2. Returns this rank. */
+static inline int tu_init(int *argc, char ***argv, int nranks, int need_shim, const char *needs)
+{
+	int rank, size;
+
+	MPI_Init(argc, argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != nranks || (need_shim && !tu_shim_active())) {
+		if (rank == 0)
+			fprintf(stderr, "%s: needs %s\n", (*argv)[0], needs);
+		MPI_Finalize();
+		exit(2);
+	}
+	return rank;
+}
+
 static inline void tu_nap_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
