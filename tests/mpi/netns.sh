@@ -279,8 +279,10 @@ launch_multihost_cmd() {
 		for k in "${NETNS_HOSTS[@]}"; do h="$h${h:+,}$k:$per"; done
 		# -iface: the proxies in the namespaces connect back to mpiexec
 		# at the bridge's address (not at this machine's host name).
-		LAUNCH=("$MPITEST_MPIEXEC" -disable-auto-cleanup -launcher rsh -launcher-exec "$NETNS_AGENT"
-			-iface "$NETNS_BRIDGE" -hosts "$h" -n "$np")
+		# -print-all-exitcodes: each rank's raw wait status, by host, on
+		# stdout (hydra_exit_codes reads them).
+		LAUNCH=("$MPITEST_MPIEXEC" -disable-auto-cleanup -print-all-exitcodes -launcher rsh
+			-launcher-exec "$NETNS_AGENT" -iface "$NETNS_BRIDGE" -hosts "$h" -n "$np")
 		;;
 	openmpi)
 		# Every orted is started from mpirun (no tree spawn): an orted
@@ -301,6 +303,12 @@ launch_multihost_cmd() {
 		;;
 	esac
 	finish_launch
+}
+
+# hydra_exit_codes: the raw wait status of every rank of the last Hydra
+# job, in rank order (hosts in order, ranks by host), one per line.
+hydra_exit_codes() {
+	sed -n '/Exit codes: /,$p' "$OUT" | sed -n 's/.*\[[0-9.]*\] \([0-9,]*\)$/\1/p' | tr ',' '\n'
 }
 
 # start_multihost_job: as run_multihost_job, in the background; lib.sh's
