@@ -59,9 +59,16 @@ struct ftp_call {
 	bool direct;             /* nothing to watch: call the blocking PMPI function */
 	struct ftp_watch watch;
 	MPI_Request req;         /* the nonblocking twin of a blocking call */
+	/* A call on a window or file: its errors are raised on that object's
+	 * error handler; comm is then the object's (pmpi/objects.h). */
+	MPI_Win win;
+	MPI_File file;
+	/* A window or file creation: the reference on comm it will hold. */
+	struct ftp_comm *held;
 };
 
-#define FTP_CALL_INIT(f) { .fn = (f), .comm = NULL, .direct = true }
+#define FTP_CALL_INIT(f) \
+	{ .fn = (f), .comm = NULL, .direct = true, .win = MPI_WIN_NULL, .file = MPI_FILE_NULL }
 
 /* A NULL status (or array of statuses) means "ignore", as Open MPI takes
  * it and MPICH does not ("Null pointer in parameter status"): programs
@@ -108,6 +115,10 @@ static inline MPI_Comm ftp_comm_real(MPI_Comm comm)
 
 	return e ? e->real : comm;
 }
+
+/* The world ranks of a group's members, in group order (malloc'ed); NULL
+ * if one is not in MPI_COMM_WORLD or memory ran out (pmpi/comms.c). */
+int32_t *ftp_group_world(MPI_Group group, uint32_t *n);
 
 /* The world rank of rank r of the group a point-to-point call on core
  * addresses (the remote group of an intercommunicator), or -1. */
@@ -340,10 +351,6 @@ bool ftp_comm_tainted(struct ftp_comm *e);
  * makes it fail instead of hang (pmpi/block.c). */
 int ftp_pre_create(struct ftp_call *c, MPI_Comm comm);
 
-/* Collectives with no nonblocking form (window creation, MPI_File_open)
- * are fenced and watched as communicator creation is. */
-#define ftp_pre_coll_noi ftp_pre_create
-
 /* MPI_Intercomm_create: fenced on the local communicator; watched over
  * its members and the remote leader (a world rank, through peer_comm). */
 int ftp_pre_create_inter(struct ftp_call *c, MPI_Comm local_comm, MPI_Comm peer_comm, int remote_leader);
@@ -396,11 +403,6 @@ FTP_HOT int ftp_post_plain(struct ftp_call *c, int rc)
 #define ftp_post_send ftp_post_plain
 #define ftp_post_recv ftp_post_plain
 #define ftp_post_coll ftp_post_plain
-static inline int ftp_post_coll_noi(struct ftp_call *c, int rc)
-{
-	ftp_hang_watch_end();
-	return ftp_post_plain(c, rc);
-}
 #define ftp_post_msg ftp_post_plain
 #define ftp_post_iprobe ftp_post_plain
 #define ftp_post_req ftp_post_plain

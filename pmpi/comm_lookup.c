@@ -1,4 +1,6 @@
-/* comm_lookup.c: the handle -> entry map behind the seam. An open-addressing
+/* comm_lookup.c: the handle -> entry map behind the seam, for
+ * communicators and for the windows and files ftshim tracks (their keys
+ * carry the kind in bits no handle of either MPI uses). An open-addressing
  * table whose slots are read without a lock: a writer fills the entry
  * pointer, then publishes the key with release order; a reader loads the
  * key with acquire order and, if it matches, the pointer. A table that
@@ -13,13 +15,14 @@
 #include <string.h>
 
 #include "pmpi/comm_lookup.h"
+#include "pmpi/objects.h"
 
 #define SLOT_EMPTY UINT64_C(0)
 #define SLOT_TOMB UINT64_C(1)
 
 struct lookup_slot {
 	_Atomic uint64_t key;             /* handle bits, EMPTY or TOMB */
-	_Atomic(struct ftp_comm *) comm;  /* valid when key is a handle */
+	_Atomic(void *) value;            /* valid when key is a handle */
 };
 
 struct lookup_table {
@@ -33,8 +36,12 @@ struct lookup_table {
 static _Atomic(struct lookup_table *) lookup_table;
 static pthread_mutex_t lookup_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* MPI_Comm is an int (MPICH) or a pointer (Open MPI): use its bits. No
- * valid communicator handle has the value 0 or 1 in either. */
+/* MPI handles are ints (MPICH; its MPI_File is a pointer) or pointers
+ * (Open MPI): use their bits. No valid handle has the value 0 or 1 in
+ * either, nor any of the top two bits set (ints are 32 bits, user-space
+ * pointers 47), which hold the kind. */
+#define KIND_SHIFT 62
+
 static uint64_t key_of(MPI_Comm handle)
 {
 	uint64_t key = 0;
@@ -42,6 +49,11 @@ static uint64_t key_of(MPI_Comm handle)
 	_Static_assert(sizeof(MPI_Comm) <= sizeof key, "MPI_Comm wider than 64 bits");
 	memcpy(&key, &handle, sizeof handle);
 	return key;
+}
+
+static uint64_t obj_key(enum ftp_obj_kind kind, uint64_t bits)
+{
+	return bits >> KIND_SHIFT ? 0 : bits | (uint64_t)kind << KIND_SHIFT;
 }
 
 static uint32_t slot_of(uint64_t key, uint32_t mask)
@@ -55,21 +67,30 @@ static uint32_t slot_of(uint64_t key, uint32_t mask)
 _Atomic uint64_t ftp_comm_erasures;
 _Thread_local struct ftp_comm_cache ftp_comm_cache __attribute__((tls_model("initial-exec")));
 
-struct ftp_comm *ftp_comm_lookup_table(MPI_Comm handle)
+static void *lookup_key(uint64_t key)
 {
-	uint64_t key = key_of(handle);
 	struct lookup_table *t = atomic_load_explicit(&lookup_table, memory_order_acquire);
 
 	if (!t || key <= SLOT_TOMB)
 		return NULL;
 	for (uint32_t i = slot_of(key, t->mask);; i = (i + 1) & t->mask) {
-		/* acquire: pairs with the release in insert, so comm is set. */
+		/* acquire: pairs with the release in insert, so value is set. */
 		uint64_t k = atomic_load_explicit(&t->slots[i].key, memory_order_acquire);
 		if (k == key)
-			return atomic_load_explicit(&t->slots[i].comm, memory_order_relaxed);
+			return atomic_load_explicit(&t->slots[i].value, memory_order_relaxed);
 		if (k == SLOT_EMPTY)
 			return NULL;
 	}
+}
+
+struct ftp_comm *ftp_comm_lookup_table(MPI_Comm handle)
+{
+	return lookup_key(key_of(handle));
+}
+
+struct ftp_obj *ftp_obj_lookup(enum ftp_obj_kind kind, uint64_t bits)
+{
+	return lookup_key(obj_key(kind, bits));
 }
 
 static struct lookup_table *table_new(uint32_t capacity)
@@ -81,14 +102,14 @@ static struct lookup_table *table_new(uint32_t capacity)
 	return t;
 }
 
-/* Put c into t, which has room and does not hold c's key. Under the lock. */
-static void table_put(struct lookup_table *t, struct ftp_comm *c, uint64_t key)
+/* Put value into t, which has room and does not hold key. Under the lock. */
+static void table_put(struct lookup_table *t, void *value, uint64_t key)
 {
 	for (uint32_t i = slot_of(key, t->mask);; i = (i + 1) & t->mask) {
 		uint64_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
 		if (k != SLOT_EMPTY && k != SLOT_TOMB)
 			continue;
-		atomic_store_explicit(&t->slots[i].comm, c, memory_order_relaxed);
+		atomic_store_explicit(&t->slots[i].value, value, memory_order_relaxed);
 		atomic_store_explicit(&t->slots[i].key, key, memory_order_release);
 		if (k == SLOT_EMPTY)
 			t->used++;
@@ -113,7 +134,7 @@ static struct lookup_table *table_with_room(struct lookup_table *t)
 		for (uint32_t i = 0; i <= t->mask; i++) {
 			uint64_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
 			if (k != SLOT_EMPTY && k != SLOT_TOMB)
-				table_put(n, atomic_load_explicit(&t->slots[i].comm, memory_order_relaxed), k);
+				table_put(n, atomic_load_explicit(&t->slots[i].value, memory_order_relaxed), k);
 		}
 		n->retired = t;
 	}
@@ -122,15 +143,14 @@ static struct lookup_table *table_with_room(struct lookup_table *t)
 	return n;
 }
 
-int ftp_comm_insert(struct ftp_comm *c)
+static int insert_key(uint64_t key, void *value)
 {
-	uint64_t key = key_of(c->handle);
 	int rc = 0;
 
 	if (key <= SLOT_TOMB)
 		return -EINVAL;
 	pthread_mutex_lock(&lookup_lock);
-	if (ftp_comm_lookup_table(c->handle)) {
+	if (lookup_key(key)) {
 		rc = -EEXIST;
 		goto out_unlock;
 	}
@@ -139,23 +159,31 @@ int ftp_comm_insert(struct ftp_comm *c)
 		rc = -ENOMEM;
 		goto out_unlock;
 	}
-	table_put(t, c, key);
+	table_put(t, value, key);
 out_unlock:
 	pthread_mutex_unlock(&lookup_lock);
 	return rc;
 }
 
-void ftp_comm_erase(struct ftp_comm *c)
+int ftp_comm_insert(struct ftp_comm *c)
 {
-	uint64_t key = key_of(c->handle);
+	return insert_key(key_of(c->handle), c);
+}
 
+int ftp_obj_insert(enum ftp_obj_kind kind, uint64_t bits, struct ftp_obj *o)
+{
+	return insert_key(obj_key(kind, bits), o);
+}
+
+static void erase_key(uint64_t key, const void *value)
+{
 	pthread_mutex_lock(&lookup_lock);
 	struct lookup_table *t = atomic_load_explicit(&lookup_table, memory_order_relaxed);
 	for (uint32_t i = t ? slot_of(key, t->mask) : 0; t; i = (i + 1) & t->mask) {
 		uint64_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
 		if (k == SLOT_EMPTY)
 			break;
-		if (k == key && atomic_load_explicit(&t->slots[i].comm, memory_order_relaxed) == c) {
+		if (k == key && atomic_load_explicit(&t->slots[i].value, memory_order_relaxed) == value) {
 			atomic_store_explicit(&t->slots[i].key, SLOT_TOMB, memory_order_release);
 			t->live--;
 			/* release: a thread that sees the new count drops its cache. */
@@ -166,6 +194,16 @@ void ftp_comm_erase(struct ftp_comm *c)
 	pthread_mutex_unlock(&lookup_lock);
 }
 
+void ftp_comm_erase(struct ftp_comm *c)
+{
+	erase_key(key_of(c->handle), c);
+}
+
+void ftp_obj_erase(enum ftp_obj_kind kind, uint64_t bits, struct ftp_obj *o)
+{
+	erase_key(obj_key(kind, bits), o);
+}
+
 void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c))
 {
 	pthread_mutex_lock(&lookup_lock);
@@ -173,8 +211,14 @@ void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c))
 	atomic_fetch_add_explicit(&ftp_comm_erasures, 1, memory_order_release);
 	for (uint32_t i = 0; t && i <= t->mask; i++) {
 		uint64_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
-		if (k != SLOT_EMPTY && k != SLOT_TOMB)
-			release(atomic_load_explicit(&t->slots[i].comm, memory_order_relaxed));
+		if (k == SLOT_EMPTY || k == SLOT_TOMB)
+			continue;
+		void *value = atomic_load_explicit(&t->slots[i].value, memory_order_relaxed);
+		/* An object's communicator has its own slot. */
+		if (k >> KIND_SHIFT == FTP_OBJ_COMM)
+			release(value);
+		else
+			ftp_obj_free(value);
 	}
 	while (t) {
 		struct lookup_table *older = t->retired;

@@ -95,8 +95,22 @@ static inline struct ftp_comm *ftp_comm_lookup(MPI_Comm handle)
 /* -EEXIST if the handle is already there, -ENOMEM. */
 int ftp_comm_insert(struct ftp_comm *c);
 void ftp_comm_erase(struct ftp_comm *c);
-/* Hand every entry still there to release (which must not call back into
- * this module), then free the tables. At MPI_Finalize. */
+/* Windows and files (pmpi/objects.h) are behind the same seam, keyed by
+ * kind and the bits of their handle. */
+enum ftp_obj_kind {
+	FTP_OBJ_COMM = 0, /* the key of communicators: their handle's bits */
+	FTP_OBJ_WIN = 1,
+	FTP_OBJ_FILE = 2,
+};
+struct ftp_obj;
+struct ftp_obj *ftp_obj_lookup(enum ftp_obj_kind kind, uint64_t bits);
+/* -EEXIST, -ENOMEM, -EINVAL (bits that no handle has). */
+int ftp_obj_insert(enum ftp_obj_kind kind, uint64_t bits, struct ftp_obj *o);
+void ftp_obj_erase(enum ftp_obj_kind kind, uint64_t bits, struct ftp_obj *o);
+
+/* Hand every communicator entry still there to release (which must not
+ * call back into this module), free every object's (ftp_obj_free), then
+ * free the tables. At MPI_Finalize. */
 void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c));
 
 #endif

@@ -29,9 +29,7 @@ static void members_free(struct members *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* The world ranks of a group's members, in group order. NULL if a member
- * is not in MPI_COMM_WORLD (dynamic processes) or memory ran out. */
-static int32_t *group_to_world(MPI_Group group, uint32_t *n)
+int32_t *ftp_group_world(MPI_Group group, uint32_t *n)
 {
 	int size = 0;
 
@@ -70,12 +68,12 @@ static int members_of(MPI_Comm comm, struct members *m)
 		return -1;
 	if (ftp_mpi.PMPI_Comm_group(comm, &group) != MPI_SUCCESS)
 		return -1;
-	m->local = group_to_world(group, &m->nlocal);
+	m->local = ftp_group_world(group, &m->nlocal);
 	ftp_mpi.PMPI_Group_free(&group);
 	if (inter) {
 		if (ftp_mpi.PMPI_Comm_remote_group(comm, &group) != MPI_SUCCESS)
 			goto out_fail;
-		m->remote = group_to_world(group, &m->nremote);
+		m->remote = ftp_group_world(group, &m->nremote);
 		ftp_mpi.PMPI_Group_free(&group);
 		if (!m->remote)
 			goto out_fail;
@@ -89,8 +87,9 @@ out_fail:
 	return -1;
 }
 
-/* Enter a communicator under id in the registry and behind the seam. */
-static void comm_track(MPI_Comm handle, uint64_t id, const struct members *m)
+/* Enter a communicator under id in the registry and behind the seam;
+ * its entry, or NULL if it stays untracked. */
+static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct members *m)
 {
 	struct ftp_comm *e = calloc(1, sizeof *e);
 
@@ -114,7 +113,7 @@ static void comm_track(MPI_Comm handle, uint64_t id, const struct members *m)
 	ftp_agree_on_create(e->core->id);
 	ft_debug("communicator %016llx: %u local + %u remote members", (unsigned long long)id,
 		 m->nlocal, m->nremote);
-	return;
+	return e;
 
 out_unregister:
 	ft_comm_registry_remove(&ftp.comms, e->core);
@@ -124,6 +123,7 @@ out_free:
 	free(e);
 out_untracked:
 	ft_debug("communicator not tracked: its calls pass straight through");
+	return NULL;
 }
 
 /* Free an entry that is no longer behind the seam. */
@@ -218,6 +218,7 @@ static void register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 	if (*newcomm != MPI_COMM_NULL)
 		comm_track(*newcomm, id, &m);
 }
+
 
 /* MPI_Comm_create_group is collective over the group only, so the counter
  * is the parent's for this group and tag. The group argument is the new

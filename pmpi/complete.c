@@ -40,6 +40,8 @@ struct tracked {
 static void call_for(struct ftp_call *c, const struct ftp_req *r)
 {
 	ftp_call_on(c, r->comm, r->watch);
+	c->win = r->win;
+	c->file = r->file;
 }
 
 /* Forget a request the MPI has completed and freed. After the call's

@@ -88,17 +88,58 @@ static void ftp_call_site(char *out, size_t len)
 #define SITES_MAX 1000
 static _Atomic unsigned raised_errors;
 
+/* The object whose error handler a call's errors go to: its window or
+ * file, else its communicator. */
+enum raise_on { ON_COMM, ON_WIN, ON_FILE };
+
+static enum raise_on raise_target(const struct ftp_call *c)
+{
+	if (c->win != MPI_WIN_NULL)
+		return ON_WIN;
+	return c->file != MPI_FILE_NULL ? ON_FILE : ON_COMM;
+}
+
+static void get_errhandler(const struct ftp_call *c, MPI_Comm comm, MPI_Errhandler *eh)
+{
+	switch (raise_target(c)) {
+	case ON_WIN:
+		ftp_mpi.PMPI_Win_get_errhandler(c->win, eh);
+		break;
+	case ON_FILE:
+		ftp_mpi.PMPI_File_get_errhandler(c->file, eh);
+		break;
+	default:
+		ftp_mpi.PMPI_Comm_get_errhandler(comm, eh);
+	}
+}
+
+static void call_errhandler(const struct ftp_call *c, MPI_Comm comm, int code)
+{
+	switch (raise_target(c)) {
+	case ON_WIN:
+		ftp_mpi.PMPI_Win_call_errhandler(c->win, code);
+		break;
+	case ON_FILE:
+		ftp_mpi.PMPI_File_call_errhandler(c->file, code);
+		break;
+	default:
+		ftp_mpi.PMPI_Comm_call_errhandler(comm, code);
+	}
+}
+
 int ftp_raise(struct ftp_call *c, int code)
 {
 	static const char *const names[] = FTP_FN_NAMES;
+	static const char *const objects[] = { "communicator", "window", "file" };
 	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
 	MPI_Comm comm = c->real;
 	const char *fn = c->fn < FTP_FN_COUNT ? names[c->fn] : "an MPI call";
+	const char *object = objects[raise_target(c)];
 	char site[256], cause[256], e_site[512];
 
 	if (comm == MPI_COMM_NULL)
 		comm = MPI_COMM_WORLD;
-	ftp_mpi.PMPI_Comm_get_errhandler(comm, &eh);
+	get_errhandler(c, comm, &eh);
 	bool fatal = eh == MPI_ERRORS_ARE_FATAL;
 #ifdef MPI_ERRORS_ABORT
 	fatal |= eh == MPI_ERRORS_ABORT;
@@ -119,9 +160,9 @@ int ftp_raise(struct ftp_call *c, int code)
 	ft_events_add(ftp_wall_now(), "error", ",\"call\":\"%s\",\"error\":\"%s\",\"site\":\"%s\"", fn,
 		      code_name(code), ft_json_escape(site, e_site, sizeof e_site));
 	if (fatal) {
-		ft_error("%s failed in %s: %s; %s. The communicator's error handler is MPI_ERRORS_ARE_FATAL, so "
+		ft_error("%s failed in %s: %s; %s. The %s's error handler is MPI_ERRORS_ARE_FATAL, so "
 			 "the job ends; set MPI_ERRORS_RETURN (or a handler) and use the ULFM API to survive",
-			 fn, site, error_text(code), cause);
+			 fn, site, error_text(code), cause, object);
 		ftp_detect_abort(code);
 		ftp_mpi.PMPI_Abort(comm, code);
 	}
@@ -130,7 +171,7 @@ int ftp_raise(struct ftp_call *c, int code)
 	else if (n == LOGGED_ERRORS_MAX)
 		ft_info("%s returned %s to %s: %s (further errors are in the job report only)", fn,
 			code_name(code), site, cause);
-	ftp_mpi.PMPI_Comm_call_errhandler(comm, code);
+	call_errhandler(c, comm, code);
 	return code;
 }
 

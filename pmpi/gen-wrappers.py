@@ -25,22 +25,43 @@ import sys
 
 # Classes whose wrappers this script writes; 'hand' ones exist in pmpi/*.c.
 GENERATED = {
-    "local", "send", "recv", "iprobe", "ip2p", "msg", "coll", "coll_noi", "icoll", "req",
+    "local", "send", "recv", "iprobe", "ip2p", "msg", "coll", "icoll", "req",
     "create", "dup", "idup", "create_group", "create_inter", "free",
+    "win_create", "file_open",
 }
+# Classes of calls on a window or file (pmpi/objects.h): the object's
+# parameter, and the others the policy takes after it.
+OBJ_CLASSES = {
+    "win_fence": ("MPI_Win", []),
+    "win_peer": ("MPI_Win", [("int", "rank")]),
+    "win_all": ("MPI_Win", []),
+    "win_group": ("MPI_Win", [("MPI_Group", "group")]),
+    "win_epoch": ("MPI_Win", []),
+    "rma": ("MPI_Win", [("int", "target_rank")]),
+    "rma_req": ("MPI_Win", [("int", "target_rank")]),
+    "file_coll": ("MPI_File", []),
+    "file_icoll": ("MPI_File", []),
+    "file_sync": ("MPI_File", []),
+    "file_wait": ("MPI_File", []),
+}
+GENERATED |= set(OBJ_CLASSES)
+# Object classes whose calls make a request.
+OBJ_REQUESTS = {"rma_req", "file_icoll"}
 # Classes that are not wrapped; each of their rows says why in its note.
 UNWRAPPED = {"pass", "unwatched"}
 CLASSES = GENERATED | UNWRAPPED | {"hand", "ulfm"}
 # Classes whose calls name a communicator the policy must look up.
-WITH_COMM = GENERATED - {"msg", "req"}
+WITH_COMM = GENERATED - {"msg", "req"} - set(OBJ_CLASSES)
 # Blocking classes that run as their nonblocking twin, watched by ftp_block.
-TWINNED = {"send", "recv", "coll", "dup"}
+TWINNED = {"send", "recv", "coll", "dup", "file_coll"}
 
 
 def twin_name(name):
     """The nonblocking twin of a blocking MPI function."""
     if name.startswith("MPI_Comm_dup"):
         return "MPI_Comm_i" + name[len("MPI_Comm_"):]
+    if name.startswith("MPI_File_"):
+        return "MPI_File_i" + name[len("MPI_File_"):]
     base = name[len("MPI_"):]
     return "MPI_I" + base[0].lower() + base[1:]
 
@@ -132,12 +153,22 @@ def comm_params(fn):
     return [i for i, t in enumerate(fn.types()) if t == "MPI_Comm"]
 
 
-def out_comm_param(fn):
-    outs = [n for n, t in zip(fn.names(), fn.types()) if t == "MPI_Comm *"]
+def out_comm_param(fn, handle="MPI_Comm"):
+    outs = [n for n, t in zip(fn.names(), fn.types()) if t == handle + " *"]
     if len(outs) != 1:
-        raise TableError("line %d: %s: class %s needs exactly one 'MPI_Comm *' parameter"
-                         % (fn.lineno, fn.name, fn.cls))
+        raise TableError("line %d: %s: class %s needs exactly one '%s *' parameter"
+                         % (fn.lineno, fn.name, fn.cls, handle))
     return outs[0]
+
+
+def obj_param(fn):
+    """The window or file a call of an object class is on."""
+    handle = OBJ_CLASSES[fn.cls][0]
+    objs = [n for n, t in zip(fn.names(), fn.types()) if t == handle]
+    if len(objs) != 1:
+        raise TableError("line %d: %s: class %s needs exactly one '%s' parameter"
+                         % (fn.lineno, fn.name, fn.cls, handle))
+    return objs[0]
 
 
 def named(fn, wanted_type, wanted_name):
@@ -234,6 +265,9 @@ def wrapper(fn, declared):
         comm = out_comm_param(fn)
         lines.append("\tint rc = ftp_pre_free(&c, *%s);" % comm)
         args[names.index(comm)] = "&c.real"
+    elif fn.cls in OBJ_CLASSES:
+        extra = [named(fn, t, n) for t, n in OBJ_CLASSES[fn.cls][1]]
+        lines.append("\tint rc = ftp_pre_%s(&c, %s);" % (fn.cls, ", ".join([obj_param(fn)] + extra)))
     else:
         lines.append("\tint rc = ftp_pre_%s(&c);" % fn.cls)
     lines.append("\tif (rc == MPI_SUCCESS)")
@@ -264,9 +298,15 @@ def wrapper(fn, declared):
             named(fn, "int", "tag"), out_comm_param(fn))
     elif fn.cls == "free":
         post = "ftp_post_free(&c, rc, %s)" % out_comm_param(fn)
-    elif fn.cls in ("ip2p", "icoll"):
+    elif fn.cls == "file_icoll":
+        post = "ftp_post_file_icoll(&c, rc, %s)" % named(fn, "MPI_Request *", "request")
+    elif fn.cls in ("ip2p", "icoll") or fn.cls in OBJ_REQUESTS:
         post = "ftp_post_ireq(&c, rc, %s, %s)" % (named(fn, "MPI_Request *", "request"),
                                                  "true" if is_persistent(fn) else "false")
+    elif fn.cls == "win_create":
+        post = "ftp_post_win_create(&c, rc, %s)" % out_comm_param(fn, "MPI_Win")
+    elif fn.cls == "file_open":
+        post = "ftp_post_file_open(&c, rc, %s)" % out_comm_param(fn, "MPI_File")
     else:
         post = "ftp_post_%s(&c, rc)" % fn.cls
     lines.append("\treturn %s;" % post)
@@ -343,7 +383,8 @@ def main(argv):
     with open(os.path.join(outdir, "wrappers.c.tmp"), "w") as c:
         c.write(HEADER)
         c.write("/* The mechanical wrappers: one per row of a generated class. */\n\n")
-        c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n\n")
+        c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n"
+                "#include \"pmpi/objects.h\"\n\n")
         c.write("\n\n".join(bodies) + "\n")
     with open(os.path.join(outdir, "wrapped.txt.tmp"), "w") as w:
         for f in wrapped:

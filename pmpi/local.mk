@@ -20,6 +20,7 @@ libftshim_la_SOURCES = \
 	pmpi/init.c \
 	pmpi/inject.c \
 	pmpi/job.c \
+	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \

@@ -23,6 +23,8 @@ struct ftp_req {
 	struct ftp_comm *comm;   /* the request's communicator */
 	struct ftp_watch watch;  /* what it waits on */
 	enum ftp_fn fn;          /* the call that made it, for messages */
+	MPI_Win win;             /* made on a window or file: raise errors there */
+	MPI_File file;
 	bool persistent;         /* stays after completion until MPI_Request_free */
 	struct ftp_op *op;       /* ftshim completes it (pmpi/ops.c): never given up on */
 	/* A persistent request that MPI_Start did not start because what it
