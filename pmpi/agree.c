@@ -25,6 +25,8 @@
  * MPIX_Comm_ishrink, hands it to a request that pmpi/ops.c completes. */
 #include "ftshim_config.h"
 
+#include <errno.h>
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -547,6 +549,23 @@ static bool agree_take(struct agreement *a, uint32_t *value, uint8_t *failed, in
 	return true;
 }
 
+/* One pass of the MPI's progress engine, as a completion call runs it
+ * (MPICH's MPI_Iprobe skips what grants a window's locks): a test of a
+ * receive on MPI_COMM_SELF that nothing sends. */
+static void mpi_progress(void)
+{
+	MPI_Request req = MPI_REQUEST_NULL;
+	int flag = 0;
+
+	if (ftp_mpi.PMPI_Irecv(NULL, 0, MPI_BYTE, 0, ftp.coll_tag_ub, MPI_COMM_SELF, &req) != MPI_SUCCESS)
+		return;
+	ftp_mpi.PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+	if (!flag) {
+		ftp_mpi.PMPI_Cancel(&req);
+		ftp_mpi.PMPI_Wait(&req, MPI_STATUS_IGNORE);
+	}
+}
+
 /* Run the next agreement of e with *value and wait for the decision.
  * Returns its rc; *value and (when failed is not NULL) the failed members
  * (a bitmap in agreement_order) are filled in. */
@@ -560,15 +579,23 @@ static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 	pthread_mutex_lock(&lock);
 	while (!agree_take(a, value, failed, &rc)) {
 		/* The detector thread decides; the timed wait lets agree_take
-		 * re-check the coordinator now and then. */
+		 * re-check the coordinator now and then, and this thread keep
+		 * the MPI progressing meanwhile: a survivor's passive-target
+		 * lock on this rank's window is granted only by this rank's
+		 * MPI (MPICH), and that survivor may be what the agreement
+		 * waits for. */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000 * 1000;
+		ts.tv_nsec += 5 * 1000 * 1000;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		pthread_cond_timedwait(&decided_cond, &lock, &ts);
+		if (pthread_cond_timedwait(&decided_cond, &lock, &ts) == ETIMEDOUT) {
+			pthread_mutex_unlock(&lock);
+			mpi_progress();
+			pthread_mutex_lock(&lock);
+		}
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;
