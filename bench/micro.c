@@ -5,6 +5,11 @@
  *   micro bandwidth BYTES ITERS  rank 0 streams to rank 1 (window 16), MB/s
  *   micro allreduce ITERS        8-byte MPI_Allreduce over all ranks, us
  *   micro barrier ITERS          MPI_Barrier over all ranks, us
+ *   micro putflush ITERS         8-byte MPI_Put and MPI_Win_flush to the
+ *                                next rank, in one lock_all epoch, us
+ *   micro iowrite BYTES ITERS    MPI_File_write_at_all of BYTES per rank
+ *                                to a file in $TMPDIR (or /tmp), MB/s of
+ *                                all ranks together
  *
  * Each repeats its loop five times after a warm-up and prints the best
  * (the machine is shared and noisy; the script takes medians across runs). */
@@ -12,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static double pingpong(int rank, char *buf, int bytes, int iters)
 {
@@ -75,6 +81,32 @@ static double barrier(int iters)
 	return (MPI_Wtime() - t0) / iters * 1e6;
 }
 
+static double putflush(MPI_Win win, int rank, int size, int iters)
+{
+	double one = rank;
+	int to = (rank + 1) % size;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	double t0 = MPI_Wtime();
+	for (int i = 0; i < iters; i++) {
+		MPI_Put(&one, 1, MPI_DOUBLE, to, 0, 1, MPI_DOUBLE, win);
+		MPI_Win_flush(to, win);
+	}
+	return (MPI_Wtime() - t0) * 1e6 / iters;
+}
+
+static double iowrite(MPI_File fh, int rank, int size, char *buf, int bytes, int iters)
+{
+	MPI_Barrier(MPI_COMM_WORLD);
+	double t0 = MPI_Wtime();
+	for (int i = 0; i < iters; i++)
+		MPI_File_write_at_all(fh, ((MPI_Offset)i * size + rank) * bytes, buf, bytes, MPI_BYTE,
+				      MPI_STATUS_IGNORE);
+	double t = MPI_Wtime() - t0;
+	MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	return (double)bytes * iters * size / t / 1e6;
+}
+
 int main(int argc, char **argv)
 {
 	int rank;
@@ -83,17 +115,36 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	if (argc < 3) {
 		if (rank == 0)
-			fprintf(stderr, "usage: micro pingpong|bandwidth BYTES ITERS | allreduce|barrier ITERS\n");
+			fprintf(stderr, "usage: micro pingpong|bandwidth|iowrite BYTES ITERS | "
+					"allreduce|barrier|putflush ITERS\n");
 		MPI_Finalize();
 		return 2;
 	}
 	const char *what = argv[1];
-	int two = !strcmp(what, "pingpong") || !strcmp(what, "bandwidth");
+	int two = !strcmp(what, "pingpong") || !strcmp(what, "bandwidth") || !strcmp(what, "iowrite");
 	int bytes = two ? atoi(argv[2]) : 8;
 	int iters = atoi(argv[two ? 3 : 2]);
 	char *buf = calloc(1, bytes > 0 ? (size_t)bytes : 1);
 	double best = 0, v = 0;
-	int higher_better = !strcmp(what, "bandwidth");
+	int higher_better = !strcmp(what, "bandwidth") || !strcmp(what, "iowrite");
+	int size;
+	MPI_Win win = MPI_WIN_NULL;
+	MPI_File fh = MPI_FILE_NULL;
+	char path[4096];
+
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (!strcmp(what, "putflush")) {
+		double *base;
+		MPI_Win_allocate(sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+		MPI_Win_lock_all(0, win);
+	} else if (!strcmp(what, "iowrite")) {
+		const char *dir = getenv("TMPDIR");
+		int pid = rank == 0 ? (int)getpid() : 0;
+		MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		snprintf(path, sizeof path, "%s/ftshim-micro-%d.dat", dir ? dir : "/tmp", pid);
+		MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE,
+			      MPI_INFO_NULL, &fh);
+	}
 
 	for (int round = -1; round < 5; round++) {
 		if (!strcmp(what, "pingpong"))
@@ -102,6 +153,10 @@ int main(int argc, char **argv)
 			v = bandwidth(rank, buf, bytes, iters);
 		else if (!strcmp(what, "allreduce"))
 			v = allreduce(iters);
+		else if (!strcmp(what, "putflush"))
+			v = putflush(win, rank, size, iters);
+		else if (!strcmp(what, "iowrite"))
+			v = iowrite(fh, rank, size, buf, bytes, iters);
 		else
 			v = barrier(iters);
 		if (round == 0 || (round > 0 && (higher_better ? v > best : v < best)))
@@ -109,6 +164,12 @@ int main(int argc, char **argv)
 	}
 	if (rank == 0)
 		printf("%s %.4f %s\n", what, best, higher_better ? "MB/s" : "us");
+	if (win != MPI_WIN_NULL) {
+		MPI_Win_unlock_all(win);
+		MPI_Win_free(&win);
+	}
+	if (fh != MPI_FILE_NULL)
+		MPI_File_close(&fh);
 	free(buf);
 	MPI_Finalize();
 	return 0;

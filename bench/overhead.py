@@ -12,6 +12,8 @@ ratios. Asserts nothing.
   allreduce 8 B     8 ranks (oversubscribed on small hosts)   target ratio <= 1.10
   barrier           8 ranks                                   target ratio <= 1.10
   pingpong-f 8 B    the ping-pong from Fortran (use mpi)      target ratio <= 1.05
+  putflush 8 B      MPI_Put + MPI_Win_flush, 2 ranks          target ratio <= 1.05
+  iowrite 1 MiB     MPI_File_write_at_all, 4 ranks, /tmp      target ratio >= 0.97
 
 --preload NAME=LIB[:LIB...] (repeatable) measures other libraries in
 place of the build's libftshim.so, each against the same plain runs,
@@ -46,6 +48,8 @@ TESTS = [
     ("allreduce-8B", "c", 8, ["allreduce", "300"], False, 1.10),
     ("barrier", "c", 8, ["barrier", "300"], False, 1.10),
     ("pingpong-f-8B", "fortran", 2, ["pingpong", "8", "20000"], False, 1.05),
+    ("putflush-8B", "c", 2, ["putflush", "200000"], False, 1.05),
+    ("iowrite-1MiB", "c", 4, ["iowrite", str(1 << 20), "16"], True, 0.97),
 ]
 
 

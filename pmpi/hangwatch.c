@@ -35,7 +35,7 @@ static struct {
 	uint64_t seq;      /* which watch (so a late timer leaves a newer one be) */
 	enum ftp_fn fn;
 	int32_t *members;  /* world ranks */
-	uint32_t n;
+	uint32_t n, cap;
 	int32_t failed;    /* the member whose failure armed the timer; -1: a deadline */
 	uint64_t grace;    /* how long the armed timer waits */
 	pthread_t owner;   /* the application thread inside the call */
@@ -108,10 +108,18 @@ void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n)
 		pthread_mutex_unlock(&lock);
 		return;
 	}
-	int32_t *copy = realloc(watch.members, (n ? n : 1) * sizeof *copy);
+	/* The array only grows: a call that watches one rank at every
+	 * RMA flush must not pay for an allocation each time. */
+	int32_t *copy = watch.members;
+	if (n > watch.cap || !copy) {
+		copy = realloc(watch.members, (n ? n : 1) * sizeof *copy);
+		if (copy) {
+			watch.members = copy;
+			watch.cap = n ? n : 1;
+		}
+	}
 	if (copy) {
 		memcpy(copy, members, n * sizeof *copy);
-		watch.members = copy;
 		watch.n = n;
 		watch.fn = fn;
 		watch.seq++;
