@@ -382,6 +382,12 @@ static inline int ftp_pre_nocomm(struct ftp_call *c)
 #define ftp_pre_msg ftp_pre_nocomm
 #define ftp_pre_req ftp_pre_nocomm
 
+/* Whether a call returns to the MPI library's own code (return_address
+ * is the caller's, __builtin_return_address(0) in the wrapper): the MPI
+ * calling itself through its profiling names, as ROMIO does (MPICH).
+ * The test calls pass those straight through (pmpi/complete.c). */
+bool ftp_called_by_mpi(const void *return_address);
+
 /* After every wrapped call: count it if a call trigger of FTSHIM_INJECT
  * is armed in this rank (one relaxed load otherwise). */
 FTP_HOT void ftp_post_common(struct ftp_call *c)

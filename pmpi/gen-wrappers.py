@@ -278,9 +278,8 @@ def wrapper(fn, declared):
     if twin and twin in declared:
         # The blocking call runs as its twin; ftp_block fills the status.
         start, status = twin_call(fn, twin, args, "&c.req")
-        block = "ftp_file_block" if fn.cls == "file_coll" else "ftp_block"
         lines.append("\t\trc = c.direct ? %s" % call)
-        lines.append("\t\t\t      : %s(&c, %s, %s);" % (block, start, status))
+        lines.append("\t\t\t      : ftp_block(&c, %s, %s);" % (start, status))
     else:
         if twin:
             lines.append("\t\t/* %s has no %s: it can hang on a death during the call. */"

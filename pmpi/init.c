@@ -7,6 +7,7 @@
 #include "ftshim_config.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,11 +37,44 @@ static void find_done_request(void)
  * export (ftp_mpi has NULL for them). Written once, at load. */
 static int mpi_entries_missing;
 
+/* The executable code of the MPI library (the object that defines
+ * PMPI_Init). Written once, at load; [0, 0) if not found. */
+static uintptr_t mpi_text_start, mpi_text_end;
+
+static int find_mpi_text(struct dl_phdr_info *info, size_t size, void *base)
+{
+	(void)size;
+	if ((void *)info->dlpi_addr != base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+		if (!mpi_text_end || start < mpi_text_start)
+			mpi_text_start = start;
+		if (end > mpi_text_end)
+			mpi_text_end = end;
+	}
+	return 1;
+}
+
+bool ftp_called_by_mpi(const void *return_address)
+{
+	uintptr_t a = (uintptr_t)return_address;
+
+	return a >= mpi_text_start && a < mpi_text_end;
+}
+
 /* Find the MPI's own entry points before anything can call one: a
  * program may call MPI (MPI_Initialized, MPI_Get_version) before MPI_Init. */
 __attribute__((constructor)) static void find_mpi_entries(void)
 {
+	Dl_info info;
+
 	mpi_entries_missing = ftp_mpi_resolve();
+	if (ftp_mpi.PMPI_Init && dladdr((void *)(uintptr_t)ftp_mpi.PMPI_Init, &info) && info.dli_fbase)
+		dl_iterate_phdr(find_mpi_text, info.dli_fbase);
 }
 
 /* A configuration error ends the rank before PMPI_Init: there is nothing to

@@ -251,29 +251,6 @@ int ftp_pre_file_coll(struct ftp_call *c, MPI_File fh)
 	return rc;
 }
 
-/* MPICH's nonblocking collective I/O (ROMIO's) is a generalized request
- * whose poll function tests ROMIO's own requests through ftshim; once a
- * member failed, that test fails, and MPICH raises the generalized
- * request's failure on MPI_COMM_WORLD's error handler (fatal by default),
- * not on the file's. So the call is completed with MPI_ERRORS_RETURN on
- * MPI_COMM_WORLD, and such a failure is MPIX_ERR_PROC_FAILED. */
-int ftp_file_block(struct ftp_call *c, int rc, MPI_Status *status)
-{
-	MPI_Errhandler world = MPI_ERRHANDLER_NULL;
-
-	if (rc != MPI_SUCCESS)
-		return rc;
-	ftp_mpi.PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
-	ftp_mpi.PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	rc = ftp_block(c, rc, status);
-	ftp_mpi.PMPI_Comm_set_errhandler(MPI_COMM_WORLD, world);
-	if (world != MPI_ERRORS_ARE_FATAL && world != MPI_ERRORS_RETURN)
-		ftp_mpi.PMPI_Errhandler_free(&world);
-	if (rc != MPI_SUCCESS && !ftp_is_ft_error(rc) && ftp_comm_tainted(c->comm))
-		rc = FTP_ERR_PROC_FAILED;
-	return rc;
-}
-
 int ftp_post_file_icoll(struct ftp_call *c, int rc, MPI_Request *request)
 {
 	ftp_hang_watch_end();

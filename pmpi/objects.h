@@ -96,8 +96,6 @@ int ftp_pre_rma(struct ftp_call *c, MPI_Win win, int target_rank);
  * and both are under the hang watch until the start returns. */
 int ftp_pre_file_coll(struct ftp_call *c, MPI_File fh);
 #define ftp_pre_file_icoll ftp_pre_file_coll
-/* ftp_block for file_coll, safe from the MPI's own error raising. */
-int ftp_file_block(struct ftp_call *c, int rc, MPI_Status *status);
 /* Collective, with no nonblocking form: a watched barrier first. */
 int ftp_pre_file_sync(struct ftp_call *c, MPI_File fh);
 /* Not collective, but waits on the others (the shared file pointer, the

@@ -23,7 +23,7 @@ mpich) FAILSTOP=" lock_dead:during flush_all:during rput:during " ;;
 *) FAILSTOP=" " ;;
 esac
 for op in win_create fence lock_dead lock_alive flush_all pscw rput \
-	file_open write_at_all read_at_all write_all_split write_ordered set_view; do
+	file_open write_at_all iwrite_at_all read_at_all write_all_split write_ordered set_view; do
 	for when in before during; do
 		t0=$(date +%s%N)
 		run_job shim 4 -- "$prog" "$op" "$when" "$dir"

@@ -222,6 +222,10 @@ static void file_op(const char *op, int during)
 	victim_schedule(during);
 	if (strcmp(op, "write_at_all") == 0) {
 		rc = MPI_File_write_at_all(fh, at, buf, N, MPI_INT, MPI_STATUS_IGNORE);
+	} else if (strcmp(op, "iwrite_at_all") == 0) {
+		MPI_Request req;
+		STEP(rc, MPI_File_iwrite_at_all(fh, at, buf, N, MPI_INT, &req));
+		STEP(rc, MPI_Wait(&req, MPI_STATUS_IGNORE));
 	} else if (strcmp(op, "read_at_all") == 0) {
 		rc = MPI_File_read_at_all(fh, at, buf, N, MPI_INT, MPI_STATUS_IGNORE);
 	} else if (strcmp(op, "write_all_split") == 0) {
@@ -244,7 +248,7 @@ static void file_op(const char *op, int during)
 
 static int is_file_op(const char *op)
 {
-	static const char *const ops[] = { "file_open", "write_at_all", "read_at_all", "write_all_split",
+	static const char *const ops[] = { "file_open", "write_at_all", "iwrite_at_all", "read_at_all", "write_all_split",
 					   "write_ordered", "set_view" };
 
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
