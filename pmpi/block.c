@@ -177,9 +177,10 @@ int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int e
 int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 		MPI_Status *status)
 {
-	if (c->watch.kind == FTP_WATCH_ALL) {
-		/* A collective cannot be cancelled or freed: leave it pending;
-		 * a persistent one keeps its handle, for MPI_Request_free. */
+	if (c->watch.kind == FTP_WATCH_ALL || c->watch.keep) {
+		/* A collective (or partitioned request) cannot be cancelled or
+		 * freed: leave it pending; a persistent one keeps its handle,
+		 * for MPI_Request_free. */
 		if (!persistent)
 			*req = MPI_REQUEST_NULL;
 		return err;
@@ -234,7 +235,7 @@ int ftp_fast_block(enum ftp_fn fn, struct ftp_comm *e, int rank, bool recv, int 
 {
 	struct ftp_call c = FTP_CALL_INIT(fn);
 
-	ftp_call_on(&c, e, (struct ftp_watch){ recv ? ftp_source_kind(rank) : FTP_WATCH_PEER, rank, recv });
+	ftp_call_on(&c, e, (struct ftp_watch){ .kind = recv ? ftp_source_kind(rank) : FTP_WATCH_PEER, .rank = rank, .recv = recv });
 	c.req = *req;
 	if (rc == MPI_SUCCESS)
 		rc = tested ? ftp_block_wait(&c, status) : ftp_block(&c, rc, status);

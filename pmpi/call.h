@@ -50,6 +50,7 @@ struct ftp_watch {
 	enum ftp_watch_kind kind;
 	int rank;  /* FTP_WATCH_PEER: the rank in the communicator */
 	bool recv; /* a receive: cancel it when giving up */
+	bool keep; /* cannot be cancelled (partitioned): left to the MPI when given up */
 };
 
 struct ftp_call {
@@ -137,8 +138,8 @@ int ftp_block_wait(struct ftp_call *c, MPI_Status *status);
 
 /* Stop waiting for *req because err happened to what c watches: a
  * receive gets a last look and is cancelled (MPI_SUCCESS, and its status,
- * if it matched meanwhile), a send cancelled and freed, a collective left to
- * the library (MPI lets no one cancel or free it). *req becomes
+ * if it matched meanwhile), a send cancelled and freed, a collective or
+ * partitioned request left to the library (MPI lets no one cancel it). *req becomes
  * MPI_REQUEST_NULL, except an inactive persistent request. */
 int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 		MPI_Status *status);
@@ -239,7 +240,7 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 	ftp_resolve(c, comm);
 	if (c->direct)
 		return MPI_SUCCESS;
-	ftp_call_on(c, c->comm, (struct ftp_watch){ kind, rank, recv });
+	ftp_call_on(c, c->comm, (struct ftp_watch){ .kind = kind, .rank = rank, .recv = recv });
 	if (check && __builtin_expect(ftp_events() != 0, 0)) {
 		int err = ftp_check(c, nonblocking);
 		if (err == FTP_ERR_PROC_FAILED_PENDING ||
@@ -302,6 +303,17 @@ static inline int ftp_pre_init_recv(struct ftp_call *c, MPI_Comm comm, int sourc
 {
 	return ftp_pre_watch_as(c, comm, ftp_source_kind(source),
 				source, true, false, true);
+}
+
+/* MPI_Psend_init, MPI_Precv_init: the peer (dest, in both) is watched;
+ * MPI cannot cancel a partitioned request, so one given up on is left to
+ * the MPI, as a collective is. */
+static inline int ftp_pre_init_part(struct ftp_call *c, MPI_Comm comm, int dest)
+{
+	int rc = ftp_pre_watch_as(c, comm, FTP_WATCH_PEER, dest, false, false, true);
+
+	c->watch.keep = true;
+	return rc;
 }
 
 /* MPI_Isendrecv(_replace): the send's peer is checked now, the receive's

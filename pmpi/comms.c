@@ -369,3 +369,101 @@ int ftp_post_idup(struct ftp_call *c, int rc, MPI_Comm *newcomm, MPI_Request *re
 	register_dup(c, rc, newcomm);
 	return ftp_post_ireq(c, rc, request, false);
 }
+
+#if MPI_VERSION >= 4
+/* MPI-4's creations from groups (the sessions model) have no parent
+ * communicator: the id comes from the groups and the string tag, counted
+ * per (groups, tag) in the process-wide counter of such creations. They
+ * are collective over the group(s) with nothing to fence on: a member
+ * known failed fails them at once, and one dying inside makes the others
+ * leave by the hang watch, as for MPI_Comm_create_group. */
+static int from_groups_start(struct ftp_call *c, MPI_Group a, MPI_Group b)
+{
+	uint32_t na = 0, nb = 0;
+	int32_t *wa = ftp_group_world(a, &na);
+	int32_t *wb = b != MPI_GROUP_NULL ? ftp_group_world(b, &nb) : NULL;
+	int32_t *all = wa && (b == MPI_GROUP_NULL || wb) ? realloc(wa, (na + nb + 1) * sizeof *wa) : NULL;
+	int rc = MPI_SUCCESS;
+
+	if (!all) {
+		free(wa);
+		free(wb);
+		return MPI_SUCCESS; /* untracked: straight through */
+	}
+	if (nb)
+		memcpy(all + na, wb, nb * sizeof *wb);
+	for (uint32_t i = 0; i < na + nb && rc == MPI_SUCCESS; i++)
+		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)all[i]))
+			rc = FTP_ERR_PROC_FAILED;
+	if (rc == MPI_SUCCESS)
+		ftp_hang_watch_begin(c->fn, all, na + nb);
+	free(all);
+	free(wb);
+	return rc;
+}
+
+static void from_groups_register(MPI_Comm *newcomm, const char *stringtag)
+{
+	struct members m;
+
+	if (*newcomm == MPI_COMM_NULL || members_of(*newcomm, &m) != 0)
+		return;
+	uint64_t groups = m.remote ? ft_comm_inter_key(m.local, m.nlocal, m.remote, m.nremote, 0)
+				   : ft_comm_group_key(m.local, m.nlocal, 0);
+	uint64_t key = ft_comm_string_key(groups, stringtag);
+	uint64_t seq = ft_seq_next(&ftp.comms.inter_seqs, key);
+	uint64_t id = ft_comm_child_id(0, m.remote ? FT_COMM_KIND_INTER : FT_COMM_KIND_GROUP, key, seq,
+				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
+	comm_track(*newcomm, id, &m);
+	members_free(&m);
+}
+
+/* The call's errors go to its errhandler argument, which no object holds
+ * yet: MPI_ERRORS_RETURN returns them; any other is taken as
+ * MPI_COMM_SELF's handler (fatal unless the program changed it). */
+static int from_groups_post(struct ftp_call *c, int rc, MPI_Errhandler errhandler)
+{
+	ftp_hang_watch_end();
+	if (errhandler == MPI_ERRORS_RETURN && ftp_is_ft_error(rc)) {
+		static const char *const names[] = FTP_FN_NAMES;
+		ft_info("%s returned %s: a member of the group has failed", names[c->fn], ftp_code_name(rc));
+		ftp_post_common(c);
+		return rc;
+	}
+	c->real = MPI_COMM_SELF;
+	return ftp_post_plain(c, rc);
+}
+
+FT_EXPORT int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+					 MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Comm_create_from_group);
+	bool on = ftp_active();
+	int rc = on ? from_groups_start(&c, group, MPI_GROUP_NULL) : MPI_SUCCESS;
+
+	if (rc == MPI_SUCCESS)
+		rc = ftp_mpi.PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+	if (rc == MPI_SUCCESS && on)
+		from_groups_register(newcomm, stringtag);
+	return from_groups_post(&c, rc, errhandler);
+}
+FTP_ALSO_PMPI(MPI_Comm_create_from_group);
+
+FT_EXPORT int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+					       int remote_leader, const char *stringtag, MPI_Info info,
+					       MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Intercomm_create_from_groups);
+	bool on = ftp_active();
+	int rc = on ? from_groups_start(&c, local_group, remote_group) : MPI_SUCCESS;
+
+	if (rc == MPI_SUCCESS)
+		rc = ftp_mpi.PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group,
+							       remote_leader, stringtag, info, errhandler,
+							       newintercomm);
+	if (rc == MPI_SUCCESS && on)
+		from_groups_register(newintercomm, stringtag);
+	return from_groups_post(&c, rc, errhandler);
+}
+FTP_ALSO_PMPI(MPI_Intercomm_create_from_groups);
+#endif

@@ -666,3 +666,23 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 	return rc;
 }
 FTP_ALSO_PMPI(MPI_Testsome);
+
+#if MPI_VERSION >= 4
+/* A partition that has not arrived from a peer that failed never will: a
+ * program polling MPI_Parrived would poll for ever. The request keeps its
+ * error for MPI_Wait. */
+FT_EXPORT int MPI_Parrived(MPI_Request request, int partition, int *flag)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Parrived);
+	struct ftp_req r;
+	int rc = ftp_mpi.PMPI_Parrived(request, partition, flag);
+
+	if (rc == MPI_SUCCESS && !*flag && ftp_active() && ftp_events() != 0 && ftp_req_find(request, &r) &&
+	    !r.op) {
+		call_for(&c, &r);
+		rc = ftp_check(&c, false);
+	}
+	return ftp_post_plain(&c, rc);
+}
+FTP_ALSO_PMPI(MPI_Parrived);
+#endif

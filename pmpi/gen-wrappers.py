@@ -195,6 +195,8 @@ def pre_call(fn, names):
         has = set(zip(fn.types(), names))
         if fn.cls == "icoll":
             return "ftp_pre_%scoll(&c, comm)" % init
+        if fn.name.startswith(("MPI_Psend_init", "MPI_Precv_init")):
+            return "ftp_pre_init_part(&c, comm, %s)" % named(fn, "int", "dest")
         if ("int", "dest") in has and ("int", "source") in has:
             return "ftp_pre_isendrecv(&c, comm, dest, source)"
         if ("int", "dest") in has:

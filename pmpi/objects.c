@@ -33,7 +33,7 @@ static int obj_call(struct ftp_call *c, struct ftp_obj *o, enum ftp_watch_kind k
 {
 	if (!o)
 		return MPI_SUCCESS;
-	ftp_call_on(c, o->comm, (struct ftp_watch){ kind, rank, false });
+	ftp_call_on(c, o->comm, (struct ftp_watch){ .kind = kind, .rank = rank });
 	c->win = o->win;
 	c->file = o->file;
 	return ftp_events() != 0 ? ftp_check(c, false) : MPI_SUCCESS;

@@ -67,6 +67,19 @@ uint64_t ft_comm_group_key(const int32_t *group, uint32_t n, int tag)
 	return ft_hash_mix(ft_members_hash(group, n), (uint32_t)tag);
 }
 
+uint64_t ft_comm_string_key(uint64_t key, const char *stringtag)
+{
+	/* A word per 8 bytes, then the length: "ab" and "ab\0" differ. */
+	size_t n = stringtag ? strlen(stringtag) : 0;
+
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t w = 0;
+		memcpy(&w, stringtag + i, n - i < 8 ? n - i : 8);
+		key = ft_hash_mix(key, w);
+	}
+	return ft_hash_mix(key, n);
+}
+
 int ft_seq_map_init(struct ft_seq_map *m)
 {
 	memset(m, 0, sizeof *m);

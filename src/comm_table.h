@@ -82,6 +82,9 @@ uint64_t ft_comm_inter_key(const int32_t *local, uint32_t nlocal, const int32_t 
 			   uint32_t nremote, int tag);
 /* The key of a GROUP creation. */
 uint64_t ft_comm_group_key(const int32_t *group, uint32_t n, int tag);
+/* The key of an MPI-4 creation from groups: key (the groups', tag 0)
+ * with the creation's string tag mixed in. */
+uint64_t ft_comm_string_key(uint64_t key, const char *stringtag);
 /* The hash of a new communicator's members, the same on every member: for
  * an intercommunicator the two groups are taken in a fixed order. */
 uint64_t ft_comm_result_hash(const int32_t *local, uint32_t nlocal, const int32_t *remote,

@@ -264,6 +264,23 @@ START_TEST(test_group_key)
 }
 END_TEST
 
+/* MPI-4 string tags: every byte counts, past the first word too, and
+ * the length; NULL is "". */
+START_TEST(test_string_key)
+{
+	uint64_t k = ft_comm_group_key(g_a, 3, 0);
+	uint64_t a = ft_comm_string_key(k, "org.example.solver");
+
+	ck_assert_uint_eq(a, ft_comm_string_key(k, "org.example.solver"));
+	ck_assert_uint_ne(a, ft_comm_string_key(k, "org.example.solveR"));
+	ck_assert_uint_ne(a, ft_comm_string_key(k, "org.example.solve"));
+	ck_assert_uint_ne(a, ft_comm_string_key(ft_comm_group_key(g_b, 2, 0), "org.example.solver"));
+	ck_assert_uint_ne(ft_comm_string_key(k, "123456789"), ft_comm_string_key(k, "12345678X"));
+	ck_assert_uint_eq(ft_comm_string_key(k, NULL), ft_comm_string_key(k, ""));
+	ck_assert_uint_ne(ft_comm_string_key(k, ""), k);
+}
+END_TEST
+
 START_TEST(test_self_id)
 {
 	static uint64_t ids[4096];
@@ -723,6 +740,7 @@ static Suite *comm_table_suite(void)
 	tcase_add_test(tc_ids, test_result_hash_intracomm_ordered);
 	tcase_add_test(tc_ids, test_inter_key);
 	tcase_add_test(tc_ids, test_group_key);
+	tcase_add_test(tc_ids, test_string_key);
 	tcase_add_test(tc_ids, test_self_id);
 	suite_add_tcase(s, tc_ids);
 

@@ -1,0 +1,128 @@
+/* mpi4: the MPI-4 calls with a dead member (issue 22), 4 ranks, rank 2
+ * SIGKILLed. A communicator made by MPI_Comm_create_from_group from a
+ * session's group ("mpi://WORLD") is watched and takes the ULFM calls:
+ * agree before the failure, an allreduce that fails with
+ * MPIX_ERR_PROC_FAILED after it, shrink. A creation from groups that hold
+ * the dead rank (MPI_Comm_create_from_group, and
+ * MPI_Intercomm_create_from_groups) fails at once. Partitioned
+ * communication: rank 1 waits for partitions from rank 2, which marks one
+ * ready and dies (MPI_Parrived of another and MPI_Wait give the error
+ * instead of polling for ever); rank 3 sends partitions to rank 2 after
+ * its death (MPI_Wait gives the error).
+ *
+ *   mpi4 */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mpi-ext.h"
+#include "testutil.h"
+
+#define VICTIM 2
+#define PARTS 4
+
+static int is_failed(int rc)
+{
+	int cls = rc;
+
+	if (rc != MPI_SUCCESS)
+		MPI_Error_class(rc, &cls);
+	return cls == MPIX_ERR_PROC_FAILED;
+}
+
+/* Until this rank's shim knows a member of comm failed. */
+static void await_failure(MPI_Comm comm)
+{
+	for (int i = 0; i < 5000; i++) {
+		MPI_Group g;
+		int n = 0;
+		MPIX_Comm_get_failed(comm, &g);
+		MPI_Group_size(g, &n);
+		MPI_Group_free(&g);
+		if (n > 0)
+			return;
+		tu_nap_ms(1);
+	}
+	TU_CHECK(0, "rank %d never learned of the failure", VICTIM);
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Session session;
+	MPI_Group world;
+	MPI_Comm comm, s;
+	int rank = tu_init(&argc, &argv, 4, 1, "4 ranks and the shim"), rc, flag = 0;
+	double buf[PARTS] = { 0 };
+	MPI_Request preq = MPI_REQUEST_NULL;
+
+	rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session);
+	TU_CHECK(rc == MPI_SUCCESS, "MPI_Session_init: %d", rc);
+	MPI_Group_from_session_pset(session, "mpi://WORLD", &world);
+	rc = MPI_Comm_create_from_group(world, "org.ftshim.test.mpi4", MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm);
+	TU_CHECK(rc == MPI_SUCCESS, "MPI_Comm_create_from_group: %d", rc);
+	/* The ULFM calls on it (MPI_ERR_COMM when it was untracked). */
+	flag = 1;
+	rc = MPIX_Comm_agree(comm, &flag);
+	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "MPIX_Comm_agree before the failure: %d, flag %d", rc, flag);
+
+	/* Partitioned: rank 2 sends to rank 1, rank 3 to rank 2. */
+	if (rank == 1)
+		MPI_Precv_init(buf, PARTS, 1, MPI_DOUBLE, VICTIM, 7, comm, MPI_INFO_NULL, &preq);
+	else if (rank == VICTIM || rank == 3)
+		MPI_Psend_init(buf, PARTS, 1, MPI_DOUBLE, rank == VICTIM ? 1 : VICTIM, 7, comm, MPI_INFO_NULL,
+			       &preq);
+	if (preq != MPI_REQUEST_NULL)
+		MPI_Start(&preq);
+	MPI_Barrier(comm);
+	if (rank == VICTIM) {
+		MPI_Pready(0, preq);
+		tu_nap_ms(100);
+		raise(SIGKILL);
+	}
+	await_failure(comm);
+	if (rank == 1) {
+		/* Partition 3 never comes: not a loop for ever. */
+		flag = 0;
+		for (int i = 0; i < 100000 && rc == MPI_SUCCESS && !flag; i++)
+			rc = MPI_Parrived(preq, PARTS - 1, &flag);
+		TU_CHECK(is_failed(rc), "MPI_Parrived from the dead rank: %d, flag %d", rc, flag);
+	}
+	if (rank == 3)
+		MPI_Pready_range(0, PARTS - 1, preq);
+	if (preq != MPI_REQUEST_NULL) {
+		rc = MPI_Wait(&preq, MPI_STATUS_IGNORE);
+		TU_CHECK(is_failed(rc), "MPI_Wait on a partitioned request with the dead rank: %d", rc);
+		MPI_Request_free(&preq);
+	}
+
+	rc = MPI_Allreduce(MPI_IN_PLACE, buf, 1, MPI_DOUBLE, MPI_SUM, comm);
+	TU_CHECK(is_failed(rc), "MPI_Allreduce after the failure: %d", rc);
+	MPI_Comm again;
+	rc = MPI_Comm_create_from_group(world, "org.ftshim.test.again", MPI_INFO_NULL, MPI_ERRORS_RETURN, &again);
+	TU_CHECK(is_failed(rc), "MPI_Comm_create_from_group with the dead rank: %d", rc);
+	MPI_Group low, high;
+	int lo[] = { 0, 1 }, hi[] = { 2, 3 };
+	MPI_Group_incl(world, 2, lo, &low);
+	MPI_Group_incl(world, 2, hi, &high);
+	if (rank < 2)
+		rc = MPI_Intercomm_create_from_groups(low, 0, high, 0, "org.ftshim.test.inter", MPI_INFO_NULL,
+						      MPI_ERRORS_RETURN, &again);
+	else
+		rc = MPI_Intercomm_create_from_groups(high, 0, low, 0, "org.ftshim.test.inter", MPI_INFO_NULL,
+						      MPI_ERRORS_RETURN, &again);
+	TU_CHECK(is_failed(rc), "MPI_Intercomm_create_from_groups with the dead rank: %d", rc);
+	MPI_Group_free(&low);
+	MPI_Group_free(&high);
+	MPI_Group_free(&world);
+
+	rc = MPIX_Comm_shrink(comm, &s);
+	if (rc == MPI_SUCCESS) {
+		flag = 1;
+		int arc = MPIX_Comm_agree(s, &flag);
+		TU_CHECK(arc == MPI_SUCCESS && flag == 1, "MPIX_Comm_agree on the shrunk communicator: %d", arc);
+	}
+	MPI_Comm_free(&comm);
+	MPI_Session_finalize(&session);
+	return tu_survivors_finish(rc, s, 3);
+}
