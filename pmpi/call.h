@@ -60,16 +60,16 @@ struct ftp_call {
 	bool direct;             /* nothing to watch: call the blocking PMPI function */
 	struct ftp_watch watch;
 	MPI_Request req;         /* the nonblocking twin of a blocking call */
-	/* A call on a window or file: its errors are raised on that object's
-	 * error handler; comm is then the object's (pmpi/objects.h). */
-	MPI_Win win;
-	MPI_File file;
+	/* A call on a window or file (pmpi/objects.h): its kind and handle
+	 * bits; its errors are raised on that object's error handler, and comm
+	 * is the object's communicator. FTP_OBJ_COMM (zero): no object. */
+	enum ftp_obj_kind obj;
+	uint64_t obj_bits;
 	/* A window or file creation: the reference on comm it will hold. */
 	struct ftp_comm *held;
 };
 
-#define FTP_CALL_INIT(f) \
-	{ .fn = (f), .comm = NULL, .direct = true, .win = MPI_WIN_NULL, .file = MPI_FILE_NULL }
+#define FTP_CALL_INIT(f) { .fn = (f), .comm = NULL, .direct = true }
 
 /* A NULL status (or array of statuses) means "ignore", as Open MPI takes
  * it and MPICH does not ("Null pointer in parameter status"): programs
@@ -397,7 +397,7 @@ static inline int ftp_pre_nocomm(struct ftp_call *c)
 /* Whether a call returns to the MPI library's own code (return_address
  * is the caller's, __builtin_return_address(0) in the wrapper): the MPI
  * calling itself through its profiling names, as ROMIO does (MPICH).
- * The test calls pass those straight through (pmpi/complete.c). */
+ * Their test calls get the MPI's answer (pmpi/complete.c). */
 bool ftp_called_by_mpi(const void *return_address);
 
 /* After every wrapped call: count it if a call trigger of FTSHIM_INJECT

@@ -40,8 +40,8 @@ struct tracked {
 static void call_for(struct ftp_call *c, const struct ftp_req *r)
 {
 	ftp_call_on(c, r->comm, r->watch);
-	c->win = r->win;
-	c->file = r->file;
+	c->obj = r->obj;
+	c->obj_bits = r->obj_bits;
 }
 
 /* Forget a request the MPI has completed and freed. After the call's
@@ -124,13 +124,14 @@ FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 }
 FTP_ALSO_PMPI(MPI_Wait);
 
-/* After a test found request (tracked as t) not done: has what it waits
- * on failed? Gives up on it if so. Returns the error, and sets *flag as a
- * completed-with-error request would. */
+/* After a test found request (tracked as t) not done, once something
+ * happened (ftp.events): has what it waits on failed? Gives up on it if
+ * so. Returns the error, and sets *flag as a completed-with-error request
+ * would. */
 static int test_failed(struct ftp_call *c, MPI_Request *request, struct tracked *t, int *flag,
 		       MPI_Status *status)
 {
-	if (ftp_events() == 0 || !(t->known = ftp_req_find(t->handle, &t->r)) || t->r.op)
+	if (!(t->known = ftp_req_find(t->handle, &t->r)) || t->r.op)
 		return MPI_SUCCESS;
 	call_for(c, &t->r);
 	int err = ftp_check(c, true);
@@ -148,8 +149,10 @@ static int test_failed(struct ftp_call *c, MPI_Request *request, struct tracked 
  * error handler, fatal by default, instead of the file's. Those requests
  * simply never complete; ftshim watches the program's request, which
  * waits on them. Tests only: a wait of the MPI's own would be a wait on a
- * dead member that only ftshim can end. */
-#define FTP_MPI_CALLER __builtin_return_address(0)
+ * dead member that only ftshim can end. The caller is looked at only
+ * where a test would report a failure, so after one; in the wrapper
+ * itself, where the return address is its caller's. */
+#define FTP_FROM_MPI() ftp_called_by_mpi(__builtin_return_address(0))
 
 FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
@@ -157,8 +160,6 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	struct tracked t = { .handle = *request };
 	int rc;
 
-	if (ftp_called_by_mpi(FTP_MPI_CALLER))
-		return ftp_mpi.PMPI_Test(request, flag, status);
 	status = FTP_STATUS(status);
 	ftp_ops_progress();
 	rc = ftp_mpi.PMPI_Test(request, flag, status);
@@ -171,7 +172,7 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 		call_for(&c, &t.r);
 		return ftp_post_plain(&c, take_unstarted(&t, request, status));
 	}
-	if (!*flag)
+	if (!*flag && ftp_events() != 0 && !FTP_FROM_MPI())
 		rc = test_failed(&c, request, &t, flag, status);
 	bool taken = *flag && *request == MPI_REQUEST_NULL && ftp_req_take(t.handle, &t.r);
 	if (taken && t.r.op) {
@@ -490,8 +491,6 @@ FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Stat
 	struct many m;
 	int rc;
 
-	if (ftp_called_by_mpi(FTP_MPI_CALLER))
-		return ftp_mpi.PMPI_Testall(count, requests, flag, statuses);
 	statuses = FTP_STATUSES(statuses);
 	if (!many_init(&m, count, requests))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Testall(count, requests, flag, statuses));
@@ -499,7 +498,7 @@ FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Stat
 	rc = ftp_mpi.PMPI_Testall(count, requests, flag, statuses);
 	if (rc == MPI_SUCCESS && *flag)
 		rc = all_ops_results(&m, requests, &c, statuses, rc);
-	else if (rc == MPI_SUCCESS && ftp_events() != 0 && many_check(&m, requests, &c)) {
+	else if (rc == MPI_SUCCESS && ftp_events() != 0 && !FTP_FROM_MPI() && many_check(&m, requests, &c)) {
 		rc = all_with_errors(&m, requests, &c, statuses);
 		*flag = 1;
 	}
@@ -563,8 +562,6 @@ FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *fl
 	struct many m;
 	int rc;
 
-	if (ftp_called_by_mpi(FTP_MPI_CALLER))
-		return ftp_mpi.PMPI_Testany(count, requests, index, flag, status);
 	status = FTP_STATUS(status);
 	if (!many_init(&m, count, requests))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Testany(count, requests, index, flag, status));
@@ -572,7 +569,7 @@ FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *fl
 	rc = ftp_mpi.PMPI_Testany(count, requests, index, flag, status);
 	if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED)
 		rc = op_result(&m, *index, &c);
-	else if (rc == MPI_SUCCESS && ftp_events() != 0 && many_check(&m, requests, &c)) {
+	else if (rc == MPI_SUCCESS && ftp_events() != 0 && !FTP_FROM_MPI() && many_check(&m, requests, &c)) {
 		/* Nothing completed (or only inactive requests: unstarted ones). */
 		rc = any_with_error(&m, requests, &c, index, status);
 		*flag = rc != FTP_ERR_PROC_FAILED_PENDING;
@@ -649,8 +646,6 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 	struct many m;
 	int rc;
 
-	if (ftp_called_by_mpi(FTP_MPI_CALLER))
-		return ftp_mpi.PMPI_Testsome(incount, requests, outcount, indices, statuses);
 	statuses = FTP_STATUSES(statuses);
 	if (!many_init(&m, incount, requests))
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Testsome(incount, requests, outcount, indices, statuses));
@@ -659,7 +654,7 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 	if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0)
 		rc = some_ops_results(&m, *outcount, indices, &c, statuses, rc);
 	else if (rc == MPI_SUCCESS && (*outcount == 0 || *outcount == MPI_UNDEFINED) && ftp_events() != 0 &&
-		 many_check(&m, requests, &c))
+		 !FTP_FROM_MPI() && many_check(&m, requests, &c))
 		rc = some_with_errors(&m, requests, &c, outcount, indices, statuses);
 	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
+#include "pmpi/objects.h"
 #include "src/callsite.h"
 #include "src/log.h"
 
@@ -88,25 +89,16 @@ static void ftp_call_site(char *out, size_t len)
 #define SITES_MAX 1000
 static _Atomic unsigned raised_errors;
 
-/* The object whose error handler a call's errors go to: its window or
- * file, else its communicator. */
-enum raise_on { ON_COMM, ON_WIN, ON_FILE };
-
-static enum raise_on raise_target(const struct ftp_call *c)
-{
-	if (c->win != MPI_WIN_NULL)
-		return ON_WIN;
-	return c->file != MPI_FILE_NULL ? ON_FILE : ON_COMM;
-}
-
+/* The error handler of the call's object: its window or file (c->obj),
+ * else its communicator. */
 static void get_errhandler(const struct ftp_call *c, MPI_Comm comm, MPI_Errhandler *eh)
 {
-	switch (raise_target(c)) {
-	case ON_WIN:
-		ftp_mpi.PMPI_Win_get_errhandler(c->win, eh);
+	switch (c->obj) {
+	case FTP_OBJ_WIN:
+		ftp_mpi.PMPI_Win_get_errhandler(ftp_win_of(c->obj_bits), eh);
 		break;
-	case ON_FILE:
-		ftp_mpi.PMPI_File_get_errhandler(c->file, eh);
+	case FTP_OBJ_FILE:
+		ftp_mpi.PMPI_File_get_errhandler(ftp_file_of(c->obj_bits), eh);
 		break;
 	default:
 		ftp_mpi.PMPI_Comm_get_errhandler(comm, eh);
@@ -115,12 +107,12 @@ static void get_errhandler(const struct ftp_call *c, MPI_Comm comm, MPI_Errhandl
 
 static void call_errhandler(const struct ftp_call *c, MPI_Comm comm, int code)
 {
-	switch (raise_target(c)) {
-	case ON_WIN:
-		ftp_mpi.PMPI_Win_call_errhandler(c->win, code);
+	switch (c->obj) {
+	case FTP_OBJ_WIN:
+		ftp_mpi.PMPI_Win_call_errhandler(ftp_win_of(c->obj_bits), code);
 		break;
-	case ON_FILE:
-		ftp_mpi.PMPI_File_call_errhandler(c->file, code);
+	case FTP_OBJ_FILE:
+		ftp_mpi.PMPI_File_call_errhandler(ftp_file_of(c->obj_bits), code);
 		break;
 	default:
 		ftp_mpi.PMPI_Comm_call_errhandler(comm, code);
@@ -130,11 +122,10 @@ static void call_errhandler(const struct ftp_call *c, MPI_Comm comm, int code)
 int ftp_raise(struct ftp_call *c, int code)
 {
 	static const char *const names[] = FTP_FN_NAMES;
-	static const char *const objects[] = { "communicator", "window", "file" };
 	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
 	MPI_Comm comm = c->real;
 	const char *fn = c->fn < FTP_FN_COUNT ? names[c->fn] : "an MPI call";
-	const char *object = objects[raise_target(c)];
+	const char *object = ftp_obj_noun(c->obj);
 	char site[256], cause[256], e_site[512];
 
 	if (comm == MPI_COMM_NULL)

@@ -34,8 +34,8 @@ static int obj_call(struct ftp_call *c, struct ftp_obj *o, enum ftp_watch_kind k
 	if (!o)
 		return MPI_SUCCESS;
 	ftp_call_on(c, o->comm, (struct ftp_watch){ .kind = kind, .rank = rank });
-	c->win = o->win;
-	c->file = o->file;
+	c->obj = o->kind;
+	c->obj_bits = o->bits;
 	return ftp_events() != 0 ? ftp_check(c, false) : MPI_SUCCESS;
 }
 
@@ -91,7 +91,7 @@ int ftp_pre_win_create(struct ftp_call *c, MPI_Comm comm)
 
 /* Enter the object the call made (rc MPI_SUCCESS) behind the seam, with
  * the reference the call took; or drop that. */
-static void obj_register(struct ftp_call *c, int rc, enum ftp_obj_kind kind, MPI_Win win, MPI_File file)
+static void obj_register(struct ftp_call *c, int rc, enum ftp_obj_kind kind, uint64_t bits)
 {
 	struct ftp_comm *held = c->held;
 	struct ftp_obj *o = NULL;
@@ -101,14 +101,11 @@ static void obj_register(struct ftp_call *c, int rc, enum ftp_obj_kind kind, MPI
 		return;
 	if (rc == MPI_SUCCESS && (o = calloc(1, sizeof *o))) {
 		o->kind = kind;
-		o->win = win;
-		o->file = file;
-		o->bits = kind == FTP_OBJ_WIN ? ftp_win_bits(win) : ftp_file_bits(file);
+		o->bits = bits;
 		o->comm = held;
 		if (ftp_obj_insert(kind, o->bits, o) == 0)
 			return;
-		ft_debug("a %s not tracked: its calls pass straight through",
-			 kind == FTP_OBJ_WIN ? "window" : "file");
+		ft_debug("a %s not tracked: its calls pass straight through", ftp_obj_noun(kind));
 		free(o);
 	}
 	ftp_comm_put(held);
@@ -117,14 +114,14 @@ static void obj_register(struct ftp_call *c, int rc, enum ftp_obj_kind kind, MPI
 int ftp_post_win_create(struct ftp_call *c, int rc, MPI_Win *win)
 {
 	ftp_hang_watch_end();
-	obj_register(c, rc, FTP_OBJ_WIN, *win, MPI_FILE_NULL);
+	obj_register(c, rc, FTP_OBJ_WIN, ftp_win_bits(*win));
 	return ftp_post_plain(c, rc);
 }
 
 int ftp_post_file_open(struct ftp_call *c, int rc, MPI_File *fh)
 {
 	ftp_hang_watch_end();
-	obj_register(c, rc, FTP_OBJ_FILE, MPI_WIN_NULL, *fh);
+	obj_register(c, rc, FTP_OBJ_FILE, ftp_file_bits(*fh));
 	return ftp_post_plain(c, rc);
 }
 
@@ -293,60 +290,68 @@ static void obj_forget(struct ftp_obj *o)
 	ftp_obj_free(o);
 }
 
-/* The release of o when a member has failed: ftshim's only. */
-static void release_failed(struct ftp_call *c, struct ftp_obj *o)
+/* MPI_Win_free and MPI_File_close of o (NULL: untracked): release runs
+ * the MPI's on the handle, which null sets to the null handle. After a
+ * failure only ftshim's entry goes, and the handle. Its errors are the
+ * MPI's, on no object of ftshim's. */
+static int obj_release(struct ftp_call *c, struct ftp_obj *o, int (*release)(void *handle),
+		       void (*null)(void *handle), void *handle)
 {
-	static const char *const names[] = FTP_FN_NAMES;
+	int rc;
 
-	ft_info("%s: a member of the %s has failed, and the MPI's own release would wait for it for ever: "
-		"the handle is released, the MPI's %s stays allocated until the process ends",
-		names[c->fn], o->kind == FTP_OBJ_WIN ? "window" : "file",
-		o->kind == FTP_OBJ_WIN ? "window (and its memory)" : "file (still open)");
-	obj_forget(o);
+	if (!o) {
+		rc = release(handle);
+	} else if (release_through_mpi(c, o)) {
+		rc = release(handle);
+		ftp_hang_watch_end();
+		if (rc == MPI_SUCCESS)
+			obj_forget(o);
+	} else {
+		static const char *const names[] = FTP_FN_NAMES;
+		ft_info("%s: a member of the %s has failed, and the MPI's own release would wait for it for "
+			"ever: the handle is released, the MPI's %s stays allocated until the process ends",
+			names[c->fn], ftp_obj_noun(o->kind),
+			o->kind == FTP_OBJ_WIN ? "window (and its memory)" : "file (still open)");
+		obj_forget(o);
+		null(handle);
+		rc = MPI_SUCCESS;
+	}
+	c->obj = FTP_OBJ_COMM;
+	return ftp_post_plain(c, rc);
+}
+
+static int win_release(void *win)
+{
+	return ftp_mpi.PMPI_Win_free(win);
+}
+
+static void win_null(void *win)
+{
+	*(MPI_Win *)win = MPI_WIN_NULL;
+}
+
+static int file_release(void *fh)
+{
+	return ftp_mpi.PMPI_File_close(fh);
+}
+
+static void file_null(void *fh)
+{
+	*(MPI_File *)fh = MPI_FILE_NULL;
 }
 
 FT_EXPORT int MPI_Win_free(MPI_Win *win)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Win_free);
-	struct ftp_obj *o = win ? win_obj(*win) : NULL;
-	int rc;
 
-	if (!o) {
-		rc = ftp_mpi.PMPI_Win_free(win);
-	} else if (release_through_mpi(&c, o)) {
-		rc = ftp_mpi.PMPI_Win_free(win);
-		ftp_hang_watch_end();
-		if (rc == MPI_SUCCESS)
-			obj_forget(o);
-	} else {
-		release_failed(&c, o);
-		*win = MPI_WIN_NULL;
-		rc = MPI_SUCCESS;
-	}
-	c.win = MPI_WIN_NULL;
-	return ftp_post_plain(&c, rc);
+	return obj_release(&c, win ? win_obj(*win) : NULL, win_release, win_null, win);
 }
 FTP_ALSO_PMPI(MPI_Win_free);
 
 FT_EXPORT int MPI_File_close(MPI_File *fh)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_File_close);
-	struct ftp_obj *o = fh ? file_obj(*fh) : NULL;
-	int rc;
 
-	if (!o) {
-		rc = ftp_mpi.PMPI_File_close(fh);
-	} else if (release_through_mpi(&c, o)) {
-		rc = ftp_mpi.PMPI_File_close(fh);
-		ftp_hang_watch_end();
-		if (rc == MPI_SUCCESS)
-			obj_forget(o);
-	} else {
-		release_failed(&c, o);
-		*fh = MPI_FILE_NULL;
-		rc = MPI_SUCCESS;
-	}
-	c.file = MPI_FILE_NULL;
-	return ftp_post_plain(&c, rc);
+	return obj_release(&c, fh ? file_obj(*fh) : NULL, file_release, file_null, fh);
 }
 FTP_ALSO_PMPI(MPI_File_close);

@@ -35,8 +35,6 @@ struct ftp_ranks {
 struct ftp_obj {
 	enum ftp_obj_kind kind;
 	uint64_t bits;          /* the application's handle, its key */
-	MPI_Win win;            /* FTP_OBJ_WIN: the handle */
-	MPI_File file;          /* FTP_OBJ_FILE: the handle */
 	struct ftp_comm *comm;  /* the communicator it was made on: one reference */
 	struct ftp_ranks access;   /* MPI_Win_start's group, until MPI_Win_complete */
 	struct ftp_ranks exposure; /* MPI_Win_post's group, until MPI_Win_wait */
@@ -58,6 +56,28 @@ static inline uint64_t ftp_file_bits(MPI_File file)
 	_Static_assert(sizeof file <= sizeof bits, "MPI_File wider than 64 bits");
 	memcpy(&bits, &file, sizeof file);
 	return bits;
+}
+
+static inline MPI_Win ftp_win_of(uint64_t bits)
+{
+	MPI_Win win;
+
+	memcpy(&win, &bits, sizeof win);
+	return win;
+}
+
+static inline MPI_File ftp_file_of(uint64_t bits)
+{
+	MPI_File file;
+
+	memcpy(&file, &bits, sizeof file);
+	return file;
+}
+
+/* "communicator", "window" or "file", for messages. */
+static inline const char *ftp_obj_noun(enum ftp_obj_kind kind)
+{
+	return kind == FTP_OBJ_WIN ? "window" : kind == FTP_OBJ_FILE ? "file" : "communicator";
 }
 
 /* Free an entry no longer behind the seam (not its communicator). */

@@ -107,7 +107,7 @@ static void add_entry(const struct ftp_call *c, MPI_Request request, bool persis
 	/* A handle the MPI reuses replaces what it meant before. */
 	slots[at].key = key;
 	slots[at].req = (struct ftp_req){ .comm = c->comm, .watch = c->watch, .fn = c->fn,
-					  .win = c->win, .file = c->file, .persistent = persistent, .op = op };
+					  .obj = c->obj, .obj_bits = c->obj_bits, .persistent = persistent, .op = op };
 	if (c->comm)
 		ftp_comm_hold(c->comm);
 out_unlock:

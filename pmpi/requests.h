@@ -23,8 +23,8 @@ struct ftp_req {
 	struct ftp_comm *comm;   /* the request's communicator */
 	struct ftp_watch watch;  /* what it waits on */
 	enum ftp_fn fn;          /* the call that made it, for messages */
-	MPI_Win win;             /* made on a window or file: raise errors there */
-	MPI_File file;
+	enum ftp_obj_kind obj;   /* made on a window or file (ftp_call's): */
+	uint64_t obj_bits;       /* its errors are raised there */
 	bool persistent;         /* stays after completion until MPI_Request_free */
 	struct ftp_op *op;       /* ftshim completes it (pmpi/ops.c): never given up on */
 	/* A persistent request that MPI_Start did not start because what it
