@@ -31,22 +31,6 @@ static int is_failed(int rc)
 	return cls == MPIX_ERR_PROC_FAILED;
 }
 
-/* Until this rank's shim knows a member of comm failed. */
-static void await_failure(MPI_Comm comm)
-{
-	for (int i = 0; i < 5000; i++) {
-		MPI_Group g;
-		int n = 0;
-		MPIX_Comm_get_failed(comm, &g);
-		MPI_Group_size(g, &n);
-		MPI_Group_free(&g);
-		if (n > 0)
-			return;
-		tu_nap_ms(1);
-	}
-	TU_CHECK(0, "rank %d never learned of the failure", VICTIM);
-}
-
 int main(int argc, char **argv)
 {
 	MPI_Session session;
@@ -80,7 +64,7 @@ int main(int argc, char **argv)
 		tu_nap_ms(100);
 		raise(SIGKILL);
 	}
-	await_failure(comm);
+	tu_await_failure(comm);
 	if (rank == 1) {
 		/* Partition 3 never comes: not a loop for ever. */
 		flag = 0;

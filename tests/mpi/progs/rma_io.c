@@ -50,22 +50,6 @@ static const char *class_name(int rc)
 	return other;
 }
 
-/* Until this rank's shim knows a member of comm failed. */
-static void await_failure(void)
-{
-	for (int i = 0; i < 5000; i++) {
-		MPI_Group g;
-		int n = 0;
-		MPIX_Comm_get_failed(comm, &g);
-		MPI_Group_size(g, &n);
-		MPI_Group_free(&g);
-		if (n > 0)
-			return;
-		tu_nap_ms(1);
-	}
-	TU_CHECK(0, "rank %d never learned of the failure", VICTIM);
-}
-
 /* The victim's end: before, right away; during, once the others are in. */
 static void victim_schedule(int during)
 {
@@ -76,7 +60,7 @@ static void victim_schedule(int during)
 		raise(SIGKILL);
 	}
 	if (!during)
-		await_failure();
+		tu_await_failure(comm);
 }
 
 /* want_failed: 1, MPIX_ERR_PROC_FAILED; 0, success; -1, either. */

@@ -86,6 +86,26 @@ static inline double tu_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+#ifdef FTSHIM_MPI_EXT_H
+/* (For programs that include ftshim's mpi-ext.h first.) Until this rank's shim
+ * knows that a member of comm failed, at most 5 s; a check fails if it
+ * never does. */
+static inline void tu_await_failure(MPI_Comm comm)
+{
+	for (int i = 0; i < 5000; i++) {
+		MPI_Group g;
+		int n = 0;
+		MPIX_Comm_get_failed(comm, &g);
+		MPI_Group_size(g, &n);
+		MPI_Group_free(&g);
+		if (n > 0)
+			return;
+		tu_nap_ms(1);
+	}
+	TU_CHECK(0, "no failure learned in 5 s");
+}
+#endif
+
 /* After failures: the survivors, shrunk to s (shrink returned rc), must
  * be expect_size; they sum their failed checks over s, whose rank 0
  * prints ALL CHECKS PASSED or CHECKS FAILED; s is freed, MPI finalized.
