@@ -220,7 +220,7 @@ static void on_excluded(void *ctx, uint32_t by, uint32_t how)
 	ft_error("this rank was declared failed by the others (rank %u, %s) while it was "
 		 "unreachable or stopped; the job goes on without it, and it exits now (status %d)",
 		 by, how < FT_HOW_COUNT ? ft_fail_how_names[how] : "unknown", FT_EXIT_EXCLUDED);
-	_exit(FT_EXIT_EXCLUDED);
+	ftp_leave(FT_EXIT_EXCLUDED);
 }
 
 /* FTSHIM_READMIT: the others declared this rank failed while it was
@@ -249,7 +249,7 @@ static void on_lost_quorum(void *ctx, uint32_t reached, uint32_t members, uint32
 			 "job, no majority; the job goes on without this side if the rest reach each "
 			 "other, and this rank exits now (status %d)",
 			 reached, members, FT_EXIT_PARTITIONED);
-	_exit(FT_EXIT_PARTITIONED);
+	ftp_leave(FT_EXIT_PARTITIONED);
 }
 
 /* Start the detector thread on the listening socket that ftp_job_start

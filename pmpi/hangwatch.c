@@ -78,8 +78,7 @@ static void *timer_main(void *arg)
 		ft_error("stuck in the MPI library's %s for %.1f s: a rank must have left without it (one "
 			 "that died as the job ended), so this rank exits (status %d) rather than hang",
 			 fn, (double)g / 1e9, FT_EXIT_STUCK);
-	ft_log_close();
-	_exit(FT_EXIT_STUCK);
+	ftp_leave(FT_EXIT_STUCK);
 }
 
 /* Under lock: start the timer for the current watch, once. */

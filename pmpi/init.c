@@ -214,6 +214,23 @@ static int init_common(int rc)
 	return rc;
 }
 
+/* Tell Hydra's proxy that this rank is done (see src/pmi.h), waiting at
+ * most timeout_ms for its answer. */
+static void pmi_done(int timeout_ms)
+{
+	int fd = ft_pmi_fd(), rc;
+
+	if (fd >= 0 && (rc = ft_pmi_finalize(fd, timeout_ms)) != 0)
+		ft_debug("PMI finalize on fd %d: %s", fd, strerror(-rc));
+}
+
+_Noreturn void ftp_leave(int status)
+{
+	pmi_done(500);
+	ft_log_close();
+	_exit(status);
+}
+
 FT_EXPORT int MPI_Init(int *argc, char ***argv)
 {
 	if (!init_config()) {
@@ -257,10 +274,8 @@ FT_EXPORT int MPI_Finalize(void)
 	if (nfailed > 0) {
 		ft_debug("%u rank(s) failed: not calling the MPI library's MPI_Finalize, which could wait for them forever",
 			 nfailed);
-		/* But tell Hydra's proxy that this rank is done (see src/pmi.h). */
-		int fd = ft_pmi_fd(), prc;
-		if (fd >= 0 && (prc = ft_pmi_finalize(fd, 2000)) != 0)
-			ft_debug("PMI finalize on fd %d: %s", fd, strerror(-prc));
+		/* But tell Hydra's proxy that this rank is done. */
+		pmi_done(2000);
 	} else {
 		/* All agree that nobody failed; but a rank that died after it
 		 * had left the control plane would hold this for ever. */
