@@ -126,11 +126,12 @@ void ftp_detect_finish(void);
  * them itself: Hydra with -disable-auto-cleanup does not.) Returns only if
  * detection is off; the caller then calls PMPI_Abort. */
 void ftp_detect_abort(int status);
-/* Fail-stop: exit with status (an FT_EXIT_*) from any thread, after its
- * line is logged. A decision, not a crash: the rank says PMI finalize
- * first, or Hydra takes it for crashed and signals every other proxy,
- * which at the end of a job can kill mpiexec with SIGPIPE (exit 141
- * instead of this status). */
+/* Leave on purpose, after MPI_Init: exit with status (an FT_EXIT_*) from
+ * any thread, once its line is logged. A decision, not a crash: the rank
+ * says PMI finalize first (unless the MPI's own MPI_Finalize is talking
+ * there), or Hydra takes it for crashed: it signals every other proxy,
+ * which at the end of a job can kill mpiexec with SIGPIPE (exit 141), and
+ * may pass on a provisional raw status 1 ("Hangup") for this one. */
 _Noreturn void ftp_leave(int status);
 void ftp_detect_kill(void);
 /* Send a control-plane message to world rank to (this rank itself too),

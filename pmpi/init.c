@@ -214,6 +214,11 @@ static int init_common(int rc)
 	return rc;
 }
 
+/* Set while the MPI library's own MPI_Finalize runs: it talks on the PMI
+ * connection then (a barrier), and ftp_leave must not. Application
+ * thread writes; any thread reads. */
+static _Atomic bool mpi_finalizing;
+
 /* Tell Hydra's proxy that this rank is done (see src/pmi.h), waiting at
  * most timeout_ms for its answer. */
 static void pmi_done(int timeout_ms)
@@ -226,7 +231,8 @@ static void pmi_done(int timeout_ms)
 
 _Noreturn void ftp_leave(int status)
 {
-	pmi_done(500);
+	if (!atomic_load(&mpi_finalizing))
+		pmi_done(500);
 	ft_log_close();
 	_exit(status);
 }
@@ -281,6 +287,7 @@ FT_EXPORT int MPI_Finalize(void)
 		 * had left the control plane would hold this for ever. */
 		uint64_t grace = 10 * ftp.cfg.hb_timeout;
 		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, grace < 5 * FT_NSEC_PER_SEC ? 5 * FT_NSEC_PER_SEC : grace);
+		atomic_store(&mpi_finalizing, true);
 		rc = ftp_mpi.PMPI_Finalize();
 		ftp_hang_watch_end();
 	}

@@ -203,7 +203,7 @@ void ftp_inject_start(void)
 	if (ft_inject_check_ranks(&ftp.inject, (uint32_t)ftp.world_size, err, sizeof err) != 0) {
 		/* Every rank has the same text and stops the same way. */
 		fprintf(stderr, "ftshim: %s\n", err);
-		_exit(FT_EXIT_CONFIG);
+		ftp_leave(FT_EXIT_CONFIG);
 	}
 	host_ids = malloc((size_t)ftp.world_size * sizeof *host_ids);
 	if (!host_ids) {
