@@ -108,6 +108,8 @@ static inline bool ftp_active(void)
  * (before PMPI_Finalize); unregister everything (after it). */
 int ftp_comms_init(void);
 void ftp_comms_release_mpi(void);
+/* MPI_Finalize, first: delete MPI_COMM_SELF's attributes (pmpi/self_attrs.c). */
+void ftp_self_attrs_delete(void);
 void ftp_comms_fini(void);
 
 /* The job-wide exchange at MPI_Init (pmpi/job.c): collective over

@@ -263,8 +263,11 @@ FT_EXPORT int MPI_Finalize(void)
 {
 	if (!ftp_active())
 		return ftp_mpi.PMPI_Finalize();
-	/* Stay on through PMPI_Finalize: it runs the delete callbacks of
-	 * MPI_COMM_SELF's attributes, which may call MPI. */
+	/* As the MPI's own would, first delete MPI_COMM_SELF's attributes:
+	 * their callbacks may call MPI, and the MPI's own finalize may be
+	 * skipped below. The shim stays on through PMPI_Finalize too, for
+	 * attributes set where ftshim does not see them (Fortran). */
+	ftp_self_attrs_delete();
 	ftp_comms_release_mpi();
 	ftp_rundir_write_events();
 	ftp_detect_finish();

@@ -48,15 +48,17 @@ note() {
 	echo "# $*"
 }
 
-# build NAME: compile progs/NAME.c (or, for example/NAME, the shipped
-# examples/NAME.c) with the flavour's mpicc; prints the binary's path.
+# build NAME [FLAG...]: compile progs/NAME.c (or, for example/NAME, the
+# shipped examples/NAME.c) with the flavour's mpicc and the extra flags
+# (include paths, libraries); prints the binary's path.
 build() {
-	local prog=${1#example/} src="$MPITEST_SRCDIR/progs/$1.c" bin
-	[ "$prog" = "$1" ] || src="$MPITEST_SRCDIR/../../examples/$prog.c"
+	local name=$1 prog=${1#example/} src="$MPITEST_SRCDIR/progs/$1.c" bin
+	shift
+	[ "$prog" = "$name" ] || src="$MPITEST_SRCDIR/../../examples/$prog.c"
 	bin="$MPITEST_BINDIR/$prog"
 	mkdir -p "$MPITEST_BINDIR"
 	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$MPITEST_SRCDIR/progs/testutil.h" -nt "$bin" ]; then
-		"$MPITEST_MPICC" -I"$MPITEST_SRCDIR/../../include" -std=gnu11 -O1 -g -Wall -Werror -Wno-stringop-overread -o "$bin.tmp.$$" "$src" -ldl -lm ||
+		"$MPITEST_MPICC" -I"$MPITEST_SRCDIR/../../include" -std=gnu11 -O1 -g -Wall -Werror -Wno-stringop-overread -o "$bin.tmp.$$" "$src" "$@" -ldl -lm ||
 			fail "cannot build $prog"
 		mv -f "$bin.tmp.$$" "$bin"
 	fi
