@@ -55,7 +55,7 @@ void ftp_coll_p2p_start(void)
 	int *ub = NULL, flag = 0;
 
 	ftp.private_world = MPI_COMM_NULL;
-	ftp_mpi.PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+	ftp_mpi.PMPI_Comm_get_attr(ftp.world, MPI_TAG_UB, &ub, &flag);
 	ftp.coll_tag_ub = flag && ub ? *ub : 32767;
 	if (!COLL_P2P) {
 		/* MPICH: no exchanges of ours, and its communicator creations
@@ -63,13 +63,13 @@ void ftp_coll_p2p_start(void)
 		 * program's messages, so MPI_COMM_WORLD itself serves the
 		 * intercommunicator shrink. A duplicate would cost every
 		 * MPI_Init a collective: 48 ms at 8 ranks on 2 cores. */
-		ftp.private_world = MPI_COMM_WORLD;
+		ftp.private_world = ftp.world;
 		return;
 	}
 	/* Every rank calls this, so either all have it or the call failed
 	 * everywhere and the twins are used (and intercommunicators are not
 	 * shrunk). */
-	if (ftp_mpi.PMPI_Comm_dup(MPI_COMM_WORLD, &ftp.private_world) != MPI_SUCCESS)
+	if (ftp_mpi.PMPI_Comm_dup(ftp.world, &ftp.private_world) != MPI_SUCCESS)
 		ftp.private_world = MPI_COMM_NULL;
 	else
 		ftp_mpi.PMPI_Comm_set_errhandler(ftp.private_world, MPI_ERRORS_RETURN);

@@ -165,7 +165,7 @@ int ftp_comm_free_real(struct ftp_call *c)
 
 	/* Freeing a predefined communicator is erroneous: the MPI says so,
 	 * and ftshim keeps it. */
-	if (!e || e->handle == MPI_COMM_WORLD || e->handle == MPI_COMM_SELF)
+	if (!e || e->handle == ftp.world || e->handle == MPI_COMM_SELF)
 		return disconnect ? ftp_mpi.PMPI_Comm_disconnect(&c->real) : ftp_mpi.PMPI_Comm_free(&c->real);
 	/* MPI_Comm_disconnect waits for what is pending, so nothing is left
 	 * to keep the MPI's communicator for. */
@@ -284,11 +284,11 @@ int ftp_comms_init(void)
 		return -1;
 	if (ft_comm_registry_init(&ftp.comms) != 0)
 		goto out_free;
-	if (ftp_mpi.PMPI_Comm_group(MPI_COMM_WORLD, &ftp.world_group) != MPI_SUCCESS)
+	if (ftp_mpi.PMPI_Comm_group(ftp.world, &ftp.world_group) != MPI_SUCCESS)
 		goto out_registry;
 	for (int i = 0; i < ftp.world_size; i++)
 		m.local[i] = i;
-	comm_track(MPI_COMM_WORLD, FT_COMM_WORLD_ID, &m);
+	comm_track(ftp.world, FT_COMM_WORLD_ID, &m);
 	free(m.local);
 	m = (struct members){ .local = &self, .nlocal = 1 };
 	comm_track(MPI_COMM_SELF, ft_comm_self_id((uint32_t)ftp.world_rank), &m);

@@ -129,7 +129,7 @@ int ftp_raise(struct ftp_call *c, int code)
 	char site[256], cause[256], e_site[512];
 
 	if (comm == MPI_COMM_NULL)
-		comm = MPI_COMM_WORLD;
+		comm = ftp.world;
 	get_errhandler(c, comm, &eh);
 	bool fatal = eh == MPI_ERRORS_ARE_FATAL;
 #ifdef MPI_ERRORS_ABORT

@@ -60,6 +60,11 @@ struct ftp_state {
 	 * something has happened. The one load of every wrapper's fast path. */
 	_Atomic uint64_t events;
 	int world_rank, world_size;
+	/* Every process of the job, as ftshim starts over it: MPI_COMM_WORLD,
+	 * or, when ftshim starts in MPI_Session_init, a communicator made
+	 * from that session's mpi://WORLD process set (the program has no
+	 * MPI_COMM_WORLD then). "World rank" means a rank in this. */
+	MPI_Comm world;
 	uint64_t init_ns;          /* ft_clock_now() on entry to MPI_Init */
 	int64_t wall_offset_ns;    /* ft_clock_wall_offset() then: clock + this = wall clock */
 	uint64_t job_start_unix_ns; /* the earliest rank's MPI_Init, by the wall clock */

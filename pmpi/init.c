@@ -1,9 +1,12 @@
 /* init.c: the hand-written wrappers of the MPI life cycle: MPI_Init,
- * MPI_Init_thread, MPI_Finalize, MPI_Abort, MPI_Initialized and
- * MPI_Finalized. Until MPI_Init runs, ftshim does nothing at all, so the
- * library is inert in processes that never call it (a launcher that
- * inherited LD_PRELOAD, a shell). MPI_Init reads the configuration before
- * anything else: a bad FTSHIM_* value stops the rank there, with one line. */
+ * MPI_Init_thread, MPI_Finalize, MPI_Session_init, MPI_Session_finalize,
+ * MPI_Abort, MPI_Initialized and MPI_Finalized. Until MPI_Init or the
+ * first MPI_Session_init runs, ftshim does nothing at all, so the library
+ * is inert in processes that never call them (a launcher that inherited
+ * LD_PRELOAD, a shell). Whichever comes first reads the configuration
+ * before anything else (a bad FTSHIM_* value stops the rank there, with
+ * one line) and starts ftshim over the job's processes; ftshim ends with
+ * the last of the world model (MPI_Finalize) and the sessions. */
 #include "ftshim_config.h"
 
 #include <dlfcn.h>
@@ -131,8 +134,8 @@ static int init_state(void)
 {
 	char err[256];
 
-	ftp_mpi.PMPI_Comm_rank(MPI_COMM_WORLD, &ftp.world_rank);
-	ftp_mpi.PMPI_Comm_size(MPI_COMM_WORLD, &ftp.world_size);
+	ftp_mpi.PMPI_Comm_rank(ftp.world, &ftp.world_rank);
+	ftp_mpi.PMPI_Comm_size(ftp.world, &ftp.world_size);
 	ft_log_set_rank(ftp.world_rank);
 	if (ftp.cfg.log_file[0]) {
 		int fd = ft_log_open_file(ftp.cfg.log_file, ftp.world_rank, err, sizeof err);
@@ -237,37 +240,87 @@ _Noreturn void ftp_leave(int status)
 	_exit(status);
 }
 
+/* What is open: the world model (MPI_Init to MPI_Finalize) and the
+ * sessions made while ftshim is on. ftshim ends with the last of them.
+ * Application thread only (MPI_Init, MPI_Finalize and the session calls
+ * of a process are its own). */
+static bool world_open;
+static int sessions_open;
+/* ftp.world was made from a session's process set: ftshim frees it. */
+static bool world_from_session;
+
+/* ftshim started already (by MPI_Init or a session), or decided to stay
+ * off: the MPI's own start is all that is left to do. */
+static bool start_decided(void)
+{
+	return atomic_load(&ftp.mode) != FTP_MODE_OFF;
+}
+
 FT_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-	if (!init_config()) {
+	int rc;
+
+	if (start_decided())
+		rc = ftp_mpi.PMPI_Init(argc, argv);
+	else if (!init_config()) {
 		atomic_store(&ftp.mode, FTP_MODE_PASS);
-		return ftp_mpi.PMPI_Init(argc, argv);
+		rc = ftp_mpi.PMPI_Init(argc, argv);
+	} else {
+		save_sigusr1();
+		ftp.world = MPI_COMM_WORLD;
+		rc = init_common(ftp_mpi.PMPI_Init(argc, argv));
 	}
-	save_sigusr1();
-	return init_common(ftp_mpi.PMPI_Init(argc, argv));
+	world_open = rc == MPI_SUCCESS;
+	return rc;
 }
 FTP_ALSO_PMPI(MPI_Init);
 
 FT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	if (!init_config()) {
+	int rc;
+
+	if (start_decided())
+		rc = ftp_mpi.PMPI_Init_thread(argc, argv, required, provided);
+	else if (!init_config()) {
 		atomic_store(&ftp.mode, FTP_MODE_PASS);
-		return ftp_mpi.PMPI_Init_thread(argc, argv, required, provided);
+		rc = ftp_mpi.PMPI_Init_thread(argc, argv, required, provided);
+	} else {
+		save_sigusr1();
+		ftp.world = MPI_COMM_WORLD;
+		rc = init_common(ftp_mpi.PMPI_Init_thread(argc, argv, required, provided));
 	}
-	save_sigusr1();
-	return init_common(ftp_mpi.PMPI_Init_thread(argc, argv, required, provided));
+	world_open = rc == MPI_SUCCESS;
+	return rc;
 }
 FTP_ALSO_PMPI(MPI_Init_thread);
 
-FT_EXPORT int MPI_Finalize(void)
+/* The MPI's own end: MPI_Finalize, or MPI_Session_finalize of *session
+ * (a MPI_Session *, NULL for MPI_Finalize; void, as Open MPI 4.1 has no
+ * sessions). */
+static int mpi_end(void *session)
 {
-	if (!ftp_active())
-		return ftp_mpi.PMPI_Finalize();
-	/* As the MPI's own would, first delete MPI_COMM_SELF's attributes:
-	 * their callbacks may call MPI, and the MPI's own finalize may be
-	 * skipped below. The shim stays on through PMPI_Finalize too, for
-	 * attributes set where ftshim does not see them (Fortran). */
-	ftp_self_attrs_delete();
+#if MPI_VERSION >= 4
+	if (session)
+		return ftp_mpi.PMPI_Session_finalize(session);
+#endif
+	(void)session;
+	return ftp_mpi.PMPI_Finalize();
+}
+
+/* The end of the world model or of a session while the other remains:
+ * ftshim stays on. Once a rank has failed the MPI's end could wait for
+ * it (see end_shim), so it is skipped. */
+static int end_one(void *session)
+{
+	if (atomic_load(&ftp.procs.nfailed) > 0)
+		return MPI_SUCCESS;
+	return mpi_end(session);
+}
+
+/* The last end: ftshim leaves the job, writes the report, and ends the
+ * MPI (or does not, see below). */
+static int end_shim(void *session)
+{
 	ftp_comms_release_mpi();
 	ftp_rundir_write_events();
 	ftp_detect_finish();
@@ -281,17 +334,20 @@ FT_EXPORT int MPI_Finalize(void)
 	 * so all of them skip it alike (a rank re-admitted, FTSHIM_READMIT,
 	 * has its own failure in its table). */
 	if (nfailed > 0) {
-		ft_debug("%u rank(s) failed: not calling the MPI library's MPI_Finalize, which could wait for them forever",
-			 nfailed);
+		ft_debug("%u rank(s) failed: not calling the MPI library's %s, which could wait for them forever",
+			 nfailed, session ? "MPI_Session_finalize" : "MPI_Finalize");
 		/* But tell Hydra's proxy that this rank is done. */
 		pmi_done(2000);
 	} else {
+		/* The MPI wants every object of a session freed before it. */
+		if (world_from_session)
+			ftp_mpi.PMPI_Comm_free(&ftp.world);
 		/* All agree that nobody failed; but a rank that died after it
 		 * had left the control plane would hold this for ever. */
 		uint64_t grace = 10 * ftp.cfg.hb_timeout;
 		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, grace < 5 * FT_NSEC_PER_SEC ? 5 * FT_NSEC_PER_SEC : grace);
 		atomic_store(&mpi_finalizing, true);
-		rc = ftp_mpi.PMPI_Finalize();
+		rc = mpi_end(session);
 		ftp_hang_watch_end();
 	}
 	atomic_store(&ftp.mode, FTP_MODE_DONE);
@@ -301,7 +357,75 @@ FT_EXPORT int MPI_Finalize(void)
 	ft_log_close();
 	return rc;
 }
+
+FT_EXPORT int MPI_Finalize(void)
+{
+	if (!ftp_active())
+		return ftp_mpi.PMPI_Finalize();
+	world_open = false;
+	/* As the MPI's own would, first delete MPI_COMM_SELF's attributes:
+	 * their callbacks may call MPI, and the MPI's own finalize may be
+	 * skipped. The shim stays on through PMPI_Finalize too, for
+	 * attributes set where ftshim does not see them (Fortran). */
+	ftp_self_attrs_delete();
+	return sessions_open > 0 ? end_one(NULL) : end_shim(NULL);
+}
 FTP_ALSO_PMPI(MPI_Finalize);
+
+#if MPI_VERSION >= 4
+/* A program on sessions alone has no MPI_COMM_WORLD: ftshim starts over
+ * a communicator of the session's mpi://WORLD process set, made while
+ * every process is in its first MPI_Session_init. */
+static int world_of_session(MPI_Session session)
+{
+	MPI_Group group;
+	int rc = ftp_mpi.PMPI_Group_from_session_pset(session, "mpi://WORLD", &group);
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	rc = ftp_mpi.PMPI_Comm_create_from_group(group, "org.ftshim.world", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+						 &ftp.world);
+	ftp_mpi.PMPI_Group_free(&group);
+	world_from_session = rc == MPI_SUCCESS;
+	return rc;
+}
+
+FT_EXPORT int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+	int rc;
+
+	if (start_decided())
+		rc = ftp_mpi.PMPI_Session_init(info, errhandler, session);
+	else if (!init_config()) {
+		atomic_store(&ftp.mode, FTP_MODE_PASS);
+		return ftp_mpi.PMPI_Session_init(info, errhandler, session);
+	} else {
+		save_sigusr1();
+		rc = ftp_mpi.PMPI_Session_init(info, errhandler, session);
+		if (rc == MPI_SUCCESS && world_of_session(*session) != MPI_SUCCESS) {
+			ft_error("MPI_Session_init: cannot make a communicator of the process set mpi://WORLD; ftshim is off for this process");
+			atomic_store(&ftp.mode, FTP_MODE_PASS);
+			return rc;
+		}
+		rc = init_common(rc);
+	}
+	if (rc == MPI_SUCCESS && ftp_active())
+		sessions_open++;
+	return rc;
+}
+FTP_ALSO_PMPI(MPI_Session_init);
+
+FT_EXPORT int MPI_Session_finalize(MPI_Session *session)
+{
+	if (!ftp_active() || sessions_open == 0)
+		return ftp_mpi.PMPI_Session_finalize(session);
+	sessions_open--;
+	if (sessions_open > 0 || world_open)
+		return end_one(session);
+	return end_shim(session);
+}
+FTP_ALSO_PMPI(MPI_Session_finalize);
+#endif
 
 FT_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 {

@@ -67,9 +67,9 @@ int ftp_job_start(bool usable)
 		/* Without it this rank cannot take part in the collective, and
 		 * the others would wait for it forever. */
 		ft_error("out of memory for %d ranks' addresses at MPI_Init", ftp.world_size);
-		ftp_mpi.PMPI_Abort(MPI_COMM_WORLD, 1);
+		ftp_mpi.PMPI_Abort(ftp.world, 1);
 	}
-	ftp_mpi.PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+	ftp_mpi.PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE, ftp.world);
 	memcpy(ftp.secret, ftp.peers[0].nonce, sizeof ftp.secret);
 	ftp.job_start_unix_ns = mine.init_unix_ns;
 	for (int r = 0; r < ftp.world_size; r++)

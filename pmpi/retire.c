@@ -132,7 +132,7 @@ int ftp_comm_free_mpi(struct ftp_comm *e)
 	MPI_Comm real = e->real;
 	uint64_t now = ft_clock_now();
 	struct ready *ready;
-	bool retire = e->handle != MPI_COMM_WORLD && e->handle != MPI_COMM_SELF && ftp_comm_tainted(e);
+	bool retire = e->handle != ftp.world && e->handle != MPI_COMM_SELF && ftp_comm_tainted(e);
 
 	pthread_mutex_lock(&retire_lock);
 	size_t nready = sweep(now, &ready);
