@@ -67,6 +67,8 @@ struct ftp_call {
 	uint64_t obj_bits;
 	/* A window or file creation: the reference on comm it will hold. */
 	struct ftp_comm *held;
+	/* A wait on one window peer: its ftp_hang_watch_peer_begin token. */
+	uint64_t peer_watch;
 };
 
 #define FTP_CALL_INIT(f) { .fn = (f), .comm = NULL, .direct = true }
@@ -381,6 +383,11 @@ void ftp_hang_watch_end(void);
 /* Watch the current call with a plain deadline: if it has not returned
  * after ns, the process exits as above. */
 void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns);
+/* The same for a call that waits on one peer (world rank), without a
+ * lock while nothing fails: begin returns a token for end, 0 if not
+ * watched (another such call is). */
+uint64_t ftp_hang_watch_peer_begin(enum ftp_fn fn, int32_t peer);
+void ftp_hang_watch_peer_end(uint64_t token);
 /* The detector learned that rank failed (detector thread). */
 void ftp_hang_watch_on_failure(uint32_t rank);
 

@@ -14,7 +14,20 @@
  * Sharing: the application thread sets and clears the watch; the detector
  * thread (ftp_hang_watch_on_failure) reads it and starts the timer thread,
  * which reads it again when the grace period ends; all under lock. One
- * watch at a time: a second thread creating concurrently is not watched. */
+ * watch at a time: a second thread creating concurrently is not watched.
+ *
+ * The one-peer watch of the per-call one-sided waits (MPI_Win_flush,
+ * lock, unlock: one call per put, in loops) takes no lock while nothing
+ * fails: the application thread publishes the call and its peer in the
+ * atomic peer_slot and takes it back with one compare-and-swap. The
+ * detector, on a failure of that peer, converts it under lock into the
+ * full watch above (swapping in PEER_CONVERTED) and arms the timer; the
+ * application thread that finds its slot converted ends the full watch
+ * under lock. Whichever of the two sees the other's write second does
+ * the work: the application thread checks the peer after publishing, the
+ * detector the slot after recording the failure (both sequentially
+ * consistent). One such call at a time too: another thread's finds the
+ * slot taken and is not watched. */
 #include "ftshim_config.h"
 
 #include <pthread.h>
@@ -100,13 +113,11 @@ static void arm(int32_t failed)
 	pthread_attr_destroy(&attr);
 }
 
-void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n)
+/* Under lock: make the current watch this call's, on these members. */
+static bool watch_set(enum ftp_fn fn, const int32_t *members, uint32_t n, pthread_t owner)
 {
-	pthread_mutex_lock(&lock);
-	if (watch.active) {
-		pthread_mutex_unlock(&lock);
-		return;
-	}
+	if (watch.active)
+		return false;
 	/* The array only grows: a call that watches one rank at every
 	 * RMA flush must not pay for an allocation each time. */
 	int32_t *copy = watch.members;
@@ -123,7 +134,7 @@ void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n)
 		watch.fn = fn;
 		watch.seq++;
 		watch.active = true;
-		watch.owner = pthread_self();
+		watch.owner = owner;
 		watch.armed = false;
 		/* A member may have died since the fence, before this watch. */
 		for (uint32_t i = 0; i < n; i++)
@@ -132,7 +143,86 @@ void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n)
 				break;
 			}
 	}
+	return copy != NULL;
+}
+
+void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n)
+{
+	pthread_mutex_lock(&lock);
+	watch_set(fn, members, n, pthread_self());
 	pthread_mutex_unlock(&lock);
+}
+
+/* The one-peer watch: 0 free, PEER_CONVERTED handed to the full watch,
+ * else a call's token: its function above bit 32, its peer below. Once
+ * converted, peer_seq (under lock) is the full watch's seq, 0 if another
+ * call held the full watch. */
+#define PEER_CONVERTED UINT64_MAX
+static _Atomic uint64_t peer_slot;
+static uint64_t peer_seq;
+
+static uint64_t peer_token(enum ftp_fn fn, int32_t peer)
+{
+	return ((uint64_t)fn + 1) << 32 | (uint32_t)peer;
+}
+
+/* Under lock: the slot still holds token, which names a failed peer: move
+ * it to the full watch, armed. False if the slot changed meanwhile. */
+static bool peer_convert(uint64_t token)
+{
+	int32_t peer = (int32_t)(uint32_t)token;
+	enum ftp_fn fn = (enum ftp_fn)((token >> 32) - 1);
+
+	if (!atomic_compare_exchange_strong(&peer_slot, &token, PEER_CONVERTED))
+		return false;
+	/* Owned by the converting thread, so that no other call's
+	 * ftp_hang_watch_end clears it; the slot's end goes by peer_seq. */
+	peer_seq = 0;
+	if (!watch_set(fn, &peer, 1, pthread_self()))
+		/* Another call holds the full watch: this one goes unwatched,
+		 * as any second concurrent call does; its end frees the slot. */
+		return true;
+	peer_seq = watch.seq;
+	arm(peer);
+	return true;
+}
+
+uint64_t ftp_hang_watch_peer_begin(enum ftp_fn fn, int32_t peer)
+{
+	uint64_t token = peer_token(fn, peer), free_slot = 0;
+
+	if (atomic_load_explicit(&peer_slot, memory_order_relaxed) != 0)
+		return 0;
+	if (!atomic_compare_exchange_strong(&peer_slot, &free_slot, token))
+		return 0;
+	/* The swap above and this load are sequentially consistent, and
+	 * ftp_hang_watch_on_failure reads the slot after a fence that
+	 * follows the failure's record: one of the two sees the other's
+	 * write. */
+	if (ft_proc_is_failed_sc(&ftp.procs, (uint32_t)peer)) {
+		pthread_mutex_lock(&lock);
+		peer_convert(token);
+		pthread_mutex_unlock(&lock);
+	}
+	return token;
+}
+
+void ftp_hang_watch_peer_end(uint64_t token)
+{
+	if (token == 0)
+		return;
+	uint64_t expect = token;
+	if (atomic_compare_exchange_strong(&peer_slot, &expect, 0))
+		return;
+	/* Converted: the full watch is this call's, if another did not
+	 * hold it. */
+	if (expect == PEER_CONVERTED) {
+		pthread_mutex_lock(&lock);
+		if (watch.active && peer_seq != 0 && watch.seq == peer_seq)
+			watch.active = false;
+		atomic_store(&peer_slot, 0);
+		pthread_mutex_unlock(&lock);
+	}
 }
 
 void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns)
@@ -162,6 +252,10 @@ void ftp_hang_watch_end(void)
 void ftp_hang_watch_on_failure(uint32_t rank)
 {
 	pthread_mutex_lock(&lock);
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t token = atomic_load(&peer_slot);
+	if (token != 0 && token != PEER_CONVERTED && (uint32_t)token == rank)
+		peer_convert(token);
 	if (watch.active)
 		for (uint32_t i = 0; i < watch.n; i++)
 			if (watch.members[i] == (int32_t)rank) {

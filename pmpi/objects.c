@@ -76,6 +76,12 @@ int ftp_post_obj_wait(struct ftp_call *c, int rc)
 	return ftp_post_plain(c, rc);
 }
 
+int ftp_post_win_peer(struct ftp_call *c, int rc)
+{
+	ftp_hang_watch_peer_end(c->peer_watch);
+	return ftp_post_plain(c, rc);
+}
+
 /* --- creation ---------------------------------------------------------- */
 
 int ftp_pre_win_create(struct ftp_call *c, MPI_Comm comm)
@@ -141,7 +147,7 @@ int ftp_pre_win_peer(struct ftp_call *c, MPI_Win win, int rank)
 	if (rc == MPI_SUCCESS && !c->direct) {
 		int32_t w = ftp_peer_world(c->comm->core, rank);
 		if (w >= 0)
-			ftp_hang_watch_begin(c->fn, &w, 1);
+			c->peer_watch = ftp_hang_watch_peer_begin(c->fn, w);
 	}
 	return rc;
 }

@@ -125,7 +125,7 @@ int ftp_pre_file_wait(struct ftp_call *c, MPI_File fh);
 /* After a call the hang watch covered. */
 int ftp_post_obj_wait(struct ftp_call *c, int rc);
 #define ftp_post_win_fence ftp_post_obj_wait
-#define ftp_post_win_peer ftp_post_obj_wait
+int ftp_post_win_peer(struct ftp_call *c, int rc);
 #define ftp_post_win_all ftp_post_obj_wait
 #define ftp_post_win_group ftp_post_obj_wait
 #define ftp_post_win_epoch ftp_post_obj_wait

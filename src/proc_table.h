@@ -83,6 +83,14 @@ static inline bool ft_proc_is_failed(const struct ft_proc_table *t, uint32_t ran
 	       atomic_load_explicit(&t->procs[rank].state, memory_order_acquire) == FT_PROC_FAILED;
 }
 
+/* ft_proc_is_failed in sequentially consistent order: for a reader that
+ * wrote a flag just before, and needs either to see the failure or to
+ * have its flag seen by whoever records it (pmpi/hangwatch.c). */
+static inline bool ft_proc_is_failed_sc(const struct ft_proc_table *t, uint32_t rank)
+{
+	return rank < t->size && atomic_load(&t->procs[rank].state) == FT_PROC_FAILED;
+}
+
 /* Failed now, or failed and re-admitted since: what communicators go by. */
 static inline bool ft_proc_ever_failed(const struct ft_proc_table *t, uint32_t rank)
 {
