@@ -61,9 +61,13 @@ START_TEST(test_mark_failed)
 	ck_assert_int_eq(ft_proc_table_init(&t, 8), 0);
 	ck_assert(ft_proc_mark_failed(&t, 3, FT_HOW_HB_TIMEOUT, 5, 5, UINT64_C(123456789)));
 	ck_assert(ft_proc_is_failed(&t, 3));
+	ck_assert(ft_proc_is_failed_sc(&t, 3));
+	ck_assert(!ft_proc_is_failed_sc(&t, 8)); /* out of range */
 	for (uint32_t r = 0; r < 8; r++)
-		if (r != 3)
+		if (r != 3) {
 			ck_assert(!ft_proc_is_failed(&t, r));
+			ck_assert(!ft_proc_is_failed_sc(&t, r));
+		}
 	ck_assert_uint_eq(ft_proc_epoch(&t), 1);
 	ck_assert_uint_eq(atomic_load(&t.nfailed), 1);
 	ck_assert_uint_eq(atomic_load(&t.procs[3].state), FT_PROC_FAILED);
