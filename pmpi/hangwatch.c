@@ -166,25 +166,19 @@ static uint64_t peer_token(enum ftp_fn fn, int32_t peer)
 	return ((uint64_t)fn + 1) << 32 | (uint32_t)peer;
 }
 
-/* Under lock: the slot still holds token, which names a failed peer: move
- * it to the full watch, armed. False if the slot changed meanwhile. */
-static bool peer_convert(uint64_t token)
+/* Under lock: if the slot still holds token, which names a failed peer,
+ * move it to the full watch, which arms itself on that peer. */
+static void peer_convert(uint64_t token)
 {
 	int32_t peer = (int32_t)(uint32_t)token;
 	enum ftp_fn fn = (enum ftp_fn)((token >> 32) - 1);
 
 	if (!atomic_compare_exchange_strong(&peer_slot, &token, PEER_CONVERTED))
-		return false;
-	/* Owned by the converting thread, so that no other call's
-	 * ftp_hang_watch_end clears it; the slot's end goes by peer_seq. */
-	peer_seq = 0;
-	if (!watch_set(fn, &peer, 1, pthread_self()))
-		/* Another call holds the full watch: this one goes unwatched,
-		 * as any second concurrent call does; its end frees the slot. */
-		return true;
-	peer_seq = watch.seq;
-	arm(peer);
-	return true;
+		return;
+	/* Owned by the converting thread; the slot's end goes by peer_seq.
+	 * If another call holds the full watch, this one goes unwatched, as
+	 * any second concurrent call does, and its end frees the slot. */
+	peer_seq = watch_set(fn, &peer, 1, pthread_self()) ? watch.seq : 0;
 }
 
 uint64_t ftp_hang_watch_peer_begin(enum ftp_fn fn, int32_t peer)

@@ -249,27 +249,30 @@ static int sessions_open;
 /* ftp.world was made from a session's process set: ftshim frees it. */
 static bool world_from_session;
 
-/* ftshim started already (by MPI_Init or a session), or decided to stay
- * off: the MPI's own start is all that is left to do. */
-static bool start_decided(void)
+/* Before the MPI's own start: whether ftshim starts with it. Not if it
+ * started already (by MPI_Init or a session) or decided to stay off;
+ * FTSHIM_DISABLE turns it off here. */
+static bool start_here(void)
 {
-	return atomic_load(&ftp.mode) != FTP_MODE_OFF;
+	if (atomic_load(&ftp.mode) != FTP_MODE_OFF)
+		return false;
+	if (!init_config()) {
+		atomic_store(&ftp.mode, FTP_MODE_PASS);
+		return false;
+	}
+	save_sigusr1();
+	return true;
 }
 
 FT_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-	int rc;
+	bool start = start_here();
 
-	if (start_decided())
-		rc = ftp_mpi.PMPI_Init(argc, argv);
-	else if (!init_config()) {
-		atomic_store(&ftp.mode, FTP_MODE_PASS);
-		rc = ftp_mpi.PMPI_Init(argc, argv);
-	} else {
-		save_sigusr1();
+	if (start)
 		ftp.world = MPI_COMM_WORLD;
-		rc = init_common(ftp_mpi.PMPI_Init(argc, argv));
-	}
+	int rc = ftp_mpi.PMPI_Init(argc, argv);
+	if (start)
+		rc = init_common(rc);
 	world_open = rc == MPI_SUCCESS;
 	return rc;
 }
@@ -277,18 +280,13 @@ FTP_ALSO_PMPI(MPI_Init);
 
 FT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	int rc;
+	bool start = start_here();
 
-	if (start_decided())
-		rc = ftp_mpi.PMPI_Init_thread(argc, argv, required, provided);
-	else if (!init_config()) {
-		atomic_store(&ftp.mode, FTP_MODE_PASS);
-		rc = ftp_mpi.PMPI_Init_thread(argc, argv, required, provided);
-	} else {
-		save_sigusr1();
+	if (start)
 		ftp.world = MPI_COMM_WORLD;
-		rc = init_common(ftp_mpi.PMPI_Init_thread(argc, argv, required, provided));
-	}
+	int rc = ftp_mpi.PMPI_Init_thread(argc, argv, required, provided);
+	if (start)
+		rc = init_common(rc);
 	world_open = rc == MPI_SUCCESS;
 	return rc;
 }
@@ -392,23 +390,16 @@ static int world_of_session(MPI_Session session)
 
 FT_EXPORT int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-	int rc;
+	bool start = start_here();
+	int rc = ftp_mpi.PMPI_Session_init(info, errhandler, session);
 
-	if (start_decided())
-		rc = ftp_mpi.PMPI_Session_init(info, errhandler, session);
-	else if (!init_config()) {
+	if (start && rc == MPI_SUCCESS && world_of_session(*session) != MPI_SUCCESS) {
+		ft_error("MPI_Session_init: cannot make a communicator of the process set mpi://WORLD; ftshim is off for this process");
 		atomic_store(&ftp.mode, FTP_MODE_PASS);
-		return ftp_mpi.PMPI_Session_init(info, errhandler, session);
-	} else {
-		save_sigusr1();
-		rc = ftp_mpi.PMPI_Session_init(info, errhandler, session);
-		if (rc == MPI_SUCCESS && world_of_session(*session) != MPI_SUCCESS) {
-			ft_error("MPI_Session_init: cannot make a communicator of the process set mpi://WORLD; ftshim is off for this process");
-			atomic_store(&ftp.mode, FTP_MODE_PASS);
-			return rc;
-		}
-		rc = init_common(rc);
+		return rc;
 	}
+	if (start)
+		rc = init_common(rc);
 	if (rc == MPI_SUCCESS && ftp_active())
 		sessions_open++;
 	return rc;
