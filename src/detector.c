@@ -1,6 +1,10 @@
 /* detector.c: the failure detector's state machine (see detector.h): the
- * heartbeat ring, flooding of news, anti-entropy and fail-stop. Everything
- * it does to the outside world goes through d->ops. */
+ * heartbeat ring, flooding of news, anti-entropy, fail-stop and joining.
+ * Everything it does to the outside world goes through d->ops.
+ *
+ * The joined set costs nothing per rank slot: it is [0, cfg.njoined),
+ * self, and the ranks whose JOINED entry is in d->known, so that the
+ * simulator's many detectors stay O(news) each. */
 #include "ftshim_config.h"
 
 #include <errno.h>
@@ -12,6 +16,9 @@
 #include "src/proc_table.h"
 
 #define KNOWN_MIN_CAP 16u
+/* The most entries one entry is sent after (see with_history): JOINED,
+ * FAILED and READMITTED before a FAILED_AGAIN. */
+#define HISTORY_MAX 3u
 
 /* --- what this process knows ------------------------------------------- */
 
@@ -118,6 +125,13 @@ bool ft_det_knows_departed(const struct ft_detector *d, uint32_t rank)
 	return known_events(&d->known, rank) & (1u << FT_EV_DEPARTED);
 }
 
+bool ft_det_is_joined(const struct ft_detector *d, uint32_t rank)
+{
+	if (rank < d->cfg.njoined || rank == d->cfg.self)
+		return true;
+	return rank < d->cfg.nprocs && (known_events(&d->known, rank) & EV_BIT(FT_EV_JOINED));
+}
+
 static uint64_t news_hash(uint32_t rank, uint16_t event)
 {
 	return ft_mix64(((uint64_t)rank << 8 | event) + UINT64_C(0x6e657773)); /* "news" */
@@ -125,11 +139,18 @@ static uint64_t news_hash(uint32_t rank, uint16_t event)
 
 /* --- set-up ------------------------------------------------------------- */
 
+static bool learn_quietly(struct ft_detector *d, const struct ft_entry *e);
+
 int ft_det_init(struct ft_detector *d, const struct ft_det_config *cfg,
 		const struct ft_det_ops *ops, struct ft_ring *shared_ring)
 {
 	memset(d, 0, sizeof *d);
 	d->cfg = *cfg;
+	d->cfg.known = NULL;
+	d->cfg.nknown = 0;
+	if (d->cfg.njoined == 0 || d->cfg.njoined > d->cfg.nprocs)
+		d->cfg.njoined = d->cfg.nprocs;
+	d->njoined = d->cfg.njoined + (d->cfg.self >= d->cfg.njoined ? 1 : 0);
 	d->ops = *ops;
 	d->emit_to = d->observed = FT_RANK_NONE;
 	if (shared_ring) {
@@ -141,12 +162,18 @@ int ft_det_init(struct ft_detector *d, const struct ft_det_config *cfg,
 		if (ft_ring_init(d->ring, cfg->nprocs, cfg->shuffle, cfg->seed) != 0)
 			goto out_free_ring;
 		d->owns_ring = true;
+		for (uint32_t r = d->cfg.njoined; r < d->cfg.nprocs; r++)
+			if (r != d->cfg.self)
+				ft_ring_remove(d->ring, r);
 	}
 	if (known_init(&d->known, KNOWN_MIN_CAP) != 0)
 		goto out_ring;
 	d->targets = malloc((ft_ring_max_targets(cfg->nprocs) + 1) * sizeof *d->targets);
 	if (!d->targets)
 		goto out_known;
+	/* An entry lost to a lack of memory comes back by anti-entropy. */
+	for (uint32_t i = 0; i < cfg->nknown; i++)
+		learn_quietly(d, &cfg->known[i]);
 	return 0;
 
 out_known:
@@ -216,8 +243,9 @@ static void send_view(struct ft_detector *d, uint32_t to, uint32_t flags)
 	send_list(d, to, FT_MSG_SYNC, flags, d->news, d->nnews);
 }
 
-/* The in-ring rank `dir` steps away from self that this process does not
- * know failed (the shared ring of the simulator still holds them). */
+/* The in-ring rank `dir` steps away from self that this process knows
+ * joined and does not know failed (the shared ring of the simulator still
+ * holds the others). */
 static uint32_t live_neighbour(const struct ft_detector *d, int dir)
 {
 	uint32_t others = d->ring->nin - (ft_ring_contains(d->ring, d->cfg.self) ? 1 : 0);
@@ -226,13 +254,14 @@ static uint32_t live_neighbour(const struct ft_detector *d, int dir)
 		uint32_t r = ft_ring_step(d->ring, d->cfg.self, dir * (int64_t)k);
 		if (r == FT_RANK_NONE)
 			break;
-		if (!ft_det_knows_failed(d, r))
+		if (ft_det_is_joined(d, r) && !ft_det_knows_failed(d, r))
 			return r;
 	}
 	return FT_RANK_NONE;
 }
 
-/* Flood news: send it to every broadcast target this process knows alive. */
+/* Flood news: send it to every broadcast target this process knows joined
+ * and alive. */
 static void flood(struct ft_detector *d, const struct ft_entry *news, uint32_t n)
 {
 	if (n == 0)
@@ -241,7 +270,7 @@ static void flood(struct ft_detector *d, const struct ft_entry *news, uint32_t n
 	uint32_t nt = ft_ring_bcast_targets(d->ring, d->cfg.self, d->cfg.bcast, d->targets, max);
 
 	for (uint32_t i = 0; i < nt; i++)
-		if (!ft_det_knows_failed(d, d->targets[i]))
+		if (ft_det_is_joined(d, d->targets[i]) && !ft_det_knows_failed(d, d->targets[i]))
 			send_list(d, d->targets[i], FT_MSG_NOTICE, 0, news, n);
 }
 
@@ -274,7 +303,7 @@ static void drop_suspect(struct ft_detector *d, uint32_t rank)
 	}
 }
 
-/* Start a round: every rank not known failed, suspects aside, is asked
+/* Start a round: every member not known failed, suspects aside, is asked
  * to answer. A recheck round (for a RECHECK, with no suspects) only
  * checks the side. */
 static void start_round(struct ft_detector *d, bool recheck, uint64_t now)
@@ -289,16 +318,18 @@ static void start_round(struct ft_detector *d, bool recheck, uint64_t now)
 	d->q.deadline_ns = now + d->cfg.timeout_ns;
 	d->stats.quorum_rounds++;
 	for (uint32_t r = 0; r < d->cfg.nprocs; r++)
-		if (r != d->cfg.self && !ft_det_knows_failed(d, r) && !is_suspect(d, r))
+		if (r != d->cfg.self && ft_det_is_joined(d, r) && !ft_det_knows_failed(d, r) &&
+		    !is_suspect(d, r))
 			send_probe(d, r, d->q.round, 0);
 }
 
-/* The lowest rank not known failed: it breaks an even split. O(failures). */
+/* The lowest member not known failed: it breaks an even split.
+ * O(failures): the ranks joined at start come first. */
 static uint32_t lowest_member(const struct ft_detector *d)
 {
 	uint32_t r = 0;
 
-	while (r < d->cfg.nprocs && ft_det_knows_failed(d, r))
+	while (r < d->cfg.nprocs && (!ft_det_is_joined(d, r) || ft_det_knows_failed(d, r)))
 		r++;
 	return r;
 }
@@ -316,7 +347,8 @@ static void check_quorum(struct ft_detector *d, uint64_t now)
 {
 	if (!d->q.active || d->excluded)
 		return;
-	uint32_t members = d->cfg.nprocs - d->nfailed, reached = 1 + d->q.nanswered;
+	/* Only members fail (news about other ranks is dropped). */
+	uint32_t members = d->njoined - d->nfailed, reached = 1 + d->q.nanswered;
 	uint32_t lowest = lowest_member(d);
 	bool holds_lowest = lowest == d->cfg.self ||
 			    (known_events(&d->q.answered, lowest) & 1u) != 0;
@@ -422,8 +454,8 @@ static int append_news(struct ft_detector *d, const struct ft_entry *e)
 		uint32_t cap = d->news_cap ? 2 * d->news_cap : 16;
 		struct ft_entry *news = realloc(d->news, cap * sizeof *news);
 		/* Room for each new entry and the history it carries (see
-		 * with_history): at most three per entry. */
-		struct ft_entry *fresh = realloc(d->fresh, 3 * cap * sizeof *fresh);
+		 * with_history). */
+		struct ft_entry *fresh = realloc(d->fresh, (HISTORY_MAX + 1) * cap * sizeof *fresh);
 		if (fresh)
 			d->fresh = fresh;
 		if (!news || !fresh) {
@@ -462,23 +494,30 @@ static bool told_failed(struct ft_detector *d, uint32_t by, uint32_t how, bool a
 	return false;
 }
 
-/* Record one entry. Returns true if it was news to this process. */
-static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told_by, uint64_t now)
+/* Record one entry. Returns true if it was news to this process. tell:
+ * report it (ops.learned, ops.excluded) and send what it calls for; false
+ * for the view a process starts with (cfg.known), which only fills the
+ * tables. */
+static bool record(struct ft_detector *d, const struct ft_entry *e, uint32_t told_by, uint64_t now,
+		   bool tell)
 {
-	if (e->rank >= d->cfg.nprocs || e->event < FT_EV_FAILED || e->event > FT_EV_FAILED_AGAIN)
+	if (e->rank >= d->cfg.nprocs || !ft_event_valid(e->event))
 		return false;
-	bool self = e->rank == d->cfg.self;
+	bool self = e->rank == d->cfg.self, joined_before = ft_det_is_joined(d, e->rank);
 	uint8_t before = known_events(&d->known, e->rank);
-	/* Every sender puts a re-admission's history first (with_history):
-	 * without it, the entry is dropped, and anti-entropy brings both. */
+	/* Every sender puts a re-admission's history first, and a rank's
+	 * JOINED before anything else about it (with_history): without it,
+	 * the entry is dropped, and anti-entropy brings both. */
 	if ((e->event == FT_EV_READMITTED && !(before & EV_BIT(FT_EV_FAILED))) ||
-	    (e->event == FT_EV_FAILED_AGAIN && !(before & EV_BIT(FT_EV_READMITTED))))
+	    (e->event == FT_EV_FAILED_AGAIN && !(before & EV_BIT(FT_EV_READMITTED))) ||
+	    (e->event != FT_EV_JOINED && !joined_before))
 		return false;
 	/* News that this process failed: recorded like any news (so that its
-	 * view and digest agree with the others') only if it goes on. */
+	 * view and digest agree with the others') only if it goes on. In the
+	 * view it starts with, it is left for anti-entropy to bring, told. */
 	if (self && (e->event == FT_EV_FAILED || e->event == FT_EV_FAILED_AGAIN) &&
 	    !(before & EV_BIT(e->event)) &&
-	    !told_failed(d, told_by, e->how, e->event == FT_EV_FAILED_AGAIN))
+	    (!tell || !told_failed(d, told_by, e->how, e->event == FT_EV_FAILED_AGAIN)))
 		return false;
 	int rc = known_add(&d->known, e->rank, e->event);
 	if (rc == 0)
@@ -498,6 +537,22 @@ static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told
 	else if (failed_before && !failed_now)
 		d->nfailed--;
 	d->digest ^= news_hash(e->rank, e->event);
+	if (e->event == FT_EV_JOINED) {
+		if (joined_before)
+			return true; /* a member already: news, nothing more */
+		d->njoined++;
+		/* First the report, which gives the engine the rank's endpoint,
+		 * then the ring, which may make the rank a neighbour (a view is
+		 * sent to a new predecessor at once). Not known failed: news
+		 * about a rank is dropped until it joined. */
+		if (tell)
+			d->ops.learned(d->ops.ctx, e, told_by);
+		if (d->owns_ring)
+			ft_ring_insert(d->ring, e->rank);
+		if (d->started)
+			update_neighbours(d, now);
+		return true;
+	}
 	if (self) {
 		if (e->event == FT_EV_READMITTED)
 			d->awaiting_readmission = false;
@@ -519,7 +574,7 @@ static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told
 		 * paused: when it resumes, this is the first thing it reads. A
 		 * second failure is told as a notice, which re-admission (see
 		 * told_failed) never waits out. */
-		if (e->detector == d->cfg.self)
+		if (tell && e->detector == d->cfg.self)
 			send_excluded(d, e->rank,
 				      e->event == FT_EV_FAILED_AGAIN ? FT_HOW_NOTICE : e->how,
 				      d->cfg.self);
@@ -529,9 +584,20 @@ static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told
 	if (e->event == FT_EV_DEPARTED)
 		d->ndeparted++;
 	/* Its own failure went to told_failed (ops.declared_self). */
-	if (!self || e->event == FT_EV_READMITTED || e->event == FT_EV_DEPARTED || e->event == FT_EV_ABORT)
+	if (tell && (!self || e->event == FT_EV_READMITTED || e->event == FT_EV_DEPARTED ||
+		     e->event == FT_EV_ABORT))
 		d->ops.learned(d->ops.ctx, e, told_by);
 	return true;
+}
+
+static bool learn(struct ft_detector *d, const struct ft_entry *e, uint32_t told_by, uint64_t now)
+{
+	return record(d, e, told_by, now, true);
+}
+
+static bool learn_quietly(struct ft_detector *d, const struct ft_entry *e)
+{
+	return record(d, e, d->cfg.self, 0, false);
 }
 
 /* The entry this process holds for (rank, event), or NULL. */
@@ -543,16 +609,21 @@ static const struct ft_entry *held_entry(const struct ft_detector *d, uint32_t r
 	return NULL;
 }
 
-/* Append e to out[*n], preceded by the news it follows (FAILED before a
+/* Append e to out[*n], preceded by the news it follows (the rank's JOINED,
+ * if it has one, before anything else about it; FAILED before a
  * READMITTED; FAILED and READMITTED before a FAILED_AGAIN), so that a
  * process never learns of a re-admission before the failure it undoes,
- * whatever path the news takes. O(news), on re-admissions only. */
+ * nor of anything about a rank before it joined, whatever path the news
+ * takes. O(news), on re-admissions and news about ranks that joined
+ * late only. */
 static void with_history(const struct ft_detector *d, const struct ft_entry *e, struct ft_entry *out,
 			 uint32_t *n)
 {
-	uint16_t before[2];
+	uint16_t before[HISTORY_MAX];
 	uint32_t nb = 0;
 
+	if (e->event != FT_EV_JOINED && (known_events(&d->known, e->rank) & EV_BIT(FT_EV_JOINED)))
+		before[nb++] = FT_EV_JOINED;
 	if (e->event == FT_EV_READMITTED || e->event == FT_EV_FAILED_AGAIN)
 		before[nb++] = FT_EV_FAILED;
 	if (e->event == FT_EV_FAILED_AGAIN)
@@ -605,7 +676,7 @@ static void declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t
 	if (d->excluded || rank == d->cfg.self)
 		return;
 	if (learn(d, &e, d->cfg.self, now)) {
-		struct ft_entry out[3];
+		struct ft_entry out[HISTORY_MAX + 1];
 		uint32_t n = 0;
 		with_history(d, &e, out, &n);
 		flood(d, out, n);
@@ -625,6 +696,14 @@ bool ft_det_connection_lost(struct ft_detector *d, uint32_t peer, uint64_t now)
 		return false;
 	ft_det_declare(d, peer, FT_HOW_CONN_LOST, now);
 	return true;
+}
+
+void ft_det_join(struct ft_detector *d, const struct ft_entry *e, uint64_t now)
+{
+	if (d->excluded || e->event != FT_EV_JOINED)
+		return;
+	if (learn(d, e, d->cfg.self, now))
+		flood(d, e, 1);
 }
 
 void ft_det_abort(struct ft_detector *d, uint16_t status, uint64_t now)
@@ -761,7 +840,7 @@ static void readmit(struct ft_detector *d, uint32_t rank, uint64_t now)
 {
 	struct ft_entry e = { .rank = rank, .event = FT_EV_READMITTED, .detector = d->cfg.self,
 			      .at_ns = now + (uint64_t)d->cfg.wall_offset_ns };
-	struct ft_entry out[3];
+	struct ft_entry out[HISTORY_MAX + 1];
 	uint32_t n = 0;
 
 	if (!learn(d, &e, d->cfg.self, now))
@@ -778,6 +857,11 @@ void ft_det_receive(struct ft_detector *d, const struct ft_msg *m, uint64_t now)
 	    m->from == d->cfg.self || d->excluded)
 		return;
 	d->stats.received[m->type]++;
+	/* Not a member (yet): heard again once its JOINED arrives. */
+	if (!ft_det_is_joined(d, m->from)) {
+		d->stats.from_unjoined++;
+		return;
+	}
 	if (ft_det_knows_failed(d, m->from)) {
 		if (readmittable(d, m->from)) {
 			readmit(d, m->from, now); /* then take the message as from any rank */

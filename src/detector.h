@@ -30,8 +30,8 @@
  *    declared by heartbeat timeout is first a suspect. Its observer starts
  *    a quorum round: it probes every rank it does not know failed and
  *    counts the answers. When the ranks that answered, with itself, are a
- *    strict majority of the membership (the job minus the ranks known
- *    failed), or exactly half of it and they hold its lowest rank, the
+ *    strict majority of the membership (the ranks joined minus the ranks
+ *    known failed), or exactly half of it and they hold its lowest rank, the
  *    suspects are declared failed as before. If the round's deadline (one
  *    timeout) passes first, this process is on the losing side of a
  *    partition: it stops, tells the ranks that answered to check their
@@ -51,6 +51,20 @@
  *    READMITTED), and an entry that arrives without them is dropped, so no
  *    process learns them out of order. The news set still only grows, so
  *    the flood, the digests and the anti-entropy work unchanged.
+ *  - Joining (MPI_Comm_spawn): cfg.nprocs is the job's capacity of rank
+ *    slots, every table is that size, and only [0, cfg.njoined) (and this
+ *    process) are members from the start. A rank that joins later is news
+ *    with event FT_EV_JOINED, carrying its endpoint: learned where the
+ *    spawn happened (ft_det_join), then flooded and anti-entropied like
+ *    any news. A rank not joined is out of the ring, never sent to nor
+ *    probed, counts in no membership, and its messages are dropped; news
+ *    about it other than its JOINED is dropped too, so every sender puts
+ *    a rank's JOINED first, as for re-admissions. Learning that a rank
+ *    joined reports it (ops.learned) before anything is sent to it, then
+ *    puts it in the ring, where its new observer gives it a whole timeout.
+ *    A JOINED entry for a rank already joined is recorded and changes
+ *    nothing else. A spawned process starts with its parents' view
+ *    (cfg.known), learned silently: no ops.learned, no flood.
  *
  * Thread rule: one thread drives a detector; nothing here is shared. */
 #ifndef FTSHIM_DETECTOR_H
@@ -63,8 +77,9 @@
 #include "src/ring.h"
 
 struct ft_det_config {
-	uint32_t nprocs;          /* ranks in the job */
-	uint32_t self;            /* this process's world rank */
+	uint32_t nprocs;          /* rank slots in the job (its capacity) */
+	uint32_t njoined;         /* members at start: ranks [0, njoined); 0: all */
+	uint32_t self;            /* this process's world rank, a member */
 	uint64_t period_ns;       /* between two heartbeats */
 	uint64_t timeout_ns;      /* silence after which the predecessor is failed */
 	uint64_t grace_ns;        /* extra silence allowed at start-up */
@@ -75,6 +90,10 @@ struct ft_det_config {
 				     (ns since the epoch), for entries' at_ns */
 	bool quorum;              /* heartbeat timeouts need a majority (see above) */
 	bool readmit;             /* re-admit a failed rank heard again (see above) */
+	/* News this process knows at start (a spawned process: its parents'
+	 * view), learned silently by ft_det_init, which keeps no pointer. */
+	const struct ft_entry *known;
+	uint32_t nknown;
 };
 
 struct ft_det_ops {
@@ -82,8 +101,9 @@ struct ft_det_ops {
 	/* Send m to world rank to. May be called for a rank that is dead. */
 	void (*send)(void *ctx, uint32_t to, const struct ft_msg *m);
 	/* This process has just learned that e->rank failed (or, with
-	 * e->event == FT_EV_DEPARTED, entered MPI_Finalize); told_by is the
-	 * rank it heard it from (itself if it saw it). */
+	 * e->event == FT_EV_DEPARTED, entered MPI_Finalize; with FT_EV_JOINED,
+	 * joined, before anything is sent to it); told_by is the rank it heard
+	 * it from (itself if it saw it). */
 	void (*learned)(void *ctx, const struct ft_entry *e, uint32_t told_by);
 	/* The others declared this process failed; by told it. */
 	void (*excluded)(void *ctx, uint32_t by, uint32_t how);
@@ -105,6 +125,7 @@ struct ft_det_stats {
 	uint64_t news_forwarded;            /* entries sent in NOTICEs */
 	uint64_t duplicates;                /* entries received that were known */
 	uint64_t from_failed;               /* messages from ranks known failed */
+	uint64_t from_unjoined;             /* messages from ranks not joined, dropped */
 	uint64_t quorum_rounds;             /* rounds started */
 	uint64_t suspects_cleared;          /* suspects heard again before a verdict */
 	uint64_t readmitted;                /* failed ranks this process heard and re-admitted */
@@ -127,6 +148,7 @@ struct ft_detector {
 	struct ft_entry *news;     /* every entry known, in the order learned */
 	uint32_t nnews, news_cap;
 	uint32_t nfailed, ndeparted, nleft; /* nleft: other ranks failed or departed */
+	uint32_t njoined;          /* ranks joined, self and those failed included */
 	uint64_t digest;           /* XOR over news of a hash of (rank, event) */
 
 	uint32_t emit_to;          /* the rank we send heartbeats to, or FT_RANK_NONE */
@@ -163,7 +185,8 @@ struct ft_detector {
 
 /* shared_ring: NULL to build the detector's own ring from cfg, or a ring
  * that many detectors read (the simulator); the detector then never
- * changes it and skips the ranks it knows failed. 0 or -ENOMEM. */
+ * changes it and skips the ranks it knows failed or not joined. 0 or
+ * -ENOMEM. */
 int ft_det_init(struct ft_detector *d, const struct ft_det_config *cfg,
 		const struct ft_det_ops *ops, struct ft_ring *shared_ring);
 void ft_det_destroy(struct ft_detector *d);
@@ -189,6 +212,11 @@ void ft_det_declare(struct ft_detector *d, uint32_t rank, uint16_t how, uint64_t
  * declared failed. */
 bool ft_det_connection_lost(struct ft_detector *d, uint32_t peer, uint64_t now);
 
+/* This process learned outside the control plane (the spawn handshake)
+ * that e->rank joined (e: an FT_EV_JOINED entry, see
+ * ft_overlay_join_entry): learn it and flood it. Ignored if known. */
+void ft_det_join(struct ft_detector *d, const struct ft_entry *e, uint64_t now);
+
 /* This process ends the job (MPI_Abort, a fatal error) with exit status
  * status: flood it, so that every rank ends too. */
 void ft_det_abort(struct ft_detector *d, uint16_t status, uint64_t now);
@@ -196,11 +224,15 @@ void ft_det_abort(struct ft_detector *d, uint16_t status, uint64_t now);
 /* This process entered MPI_Finalize: flood that it departs. */
 void ft_det_depart(struct ft_detector *d, uint64_t now);
 
-/* Every other rank has failed or departed: this process may leave. */
+/* Every other rank joined has failed or departed: this process may leave. */
 static inline bool ft_det_all_left(const struct ft_detector *d)
 {
-	return d->nleft + 1 >= d->cfg.nprocs;
+	return d->nleft + 1 >= d->njoined;
 }
+
+/* Whether rank is a member: in [0, cfg.njoined), this process, or known
+ * to have joined. */
+bool ft_det_is_joined(const struct ft_detector *d, uint32_t rank);
 
 /* Whether this process knows rank failed (and not re-admitted since, or
  * failed again) / departed. */

@@ -15,6 +15,12 @@
  * marks the connection broken, a connect that is refused marks the rank
  * lost, and sweep() deals with both once the detector has returned.
  *
+ * The rank slots are the job's capacity; a slot not joined has no
+ * endpoint (port 0) and is never connected to. The endpoint of a rank
+ * that joins comes with its FT_EV_JOINED entry, stored before the
+ * detector may send there; ft_engine_join hands such an entry to the
+ * detector thread as a NOTICE posted to this rank itself.
+ *
  * A process that leaves (MPI_Finalize) first writes its departure on every
  * connection it has and on every connection it accepts afterwards, so
  * that no peer reads the end of a stream before the news that explains
@@ -279,12 +285,16 @@ static void self_msg(struct ft_engine *e, struct ft_msg *m, struct ft_entry *ent
 }
 
 /* Open a connection to rank (a probe if probe is set). NULL if it could
- * not even start; for a probe that means the peer is gone. */
+ * not even start; for a probe that means the peer is gone. Never to a rank
+ * slot whose endpoint is unknown (port 0: not joined, as far as this
+ * process knows). */
 static struct conn *open_outbound(struct ft_engine *e, uint32_t rank, bool probe, uint64_t now)
 {
-	int fd = ft_overlay_connect(&e->eps[e->self], &e->eps[rank]);
 	struct conn *c;
 
+	if (e->eps[rank].port == 0)
+		return NULL;
+	int fd = ft_overlay_connect(&e->eps[e->self], &e->eps[rank]);
 	if (probe)
 		stat_add(&e->stats.probes, 1);
 	if (fd < 0) {
@@ -372,6 +382,9 @@ static void engine_learned(void *ctx, const struct ft_entry *entry, uint32_t tol
 {
 	struct ft_engine *e = ctx;
 
+	/* The detector may send to it as soon as this returns. */
+	if (entry->event == FT_EV_JOINED)
+		ft_overlay_join_endpoint(entry, &e->eps[entry->rank]);
 	if (entry->event == FT_EV_FAILED || entry->event == FT_EV_FAILED_AGAIN) {
 		/* Stop talking to it once what is queued (its EXCLUDED) is out. */
 		for (struct conn *c = e->conns; c; c = c->next) {
@@ -676,8 +689,24 @@ static void ask_for_low_latency(void)
 		ft_debug("detector thread keeps its time slice (sched_setattr: %s)", strerror(errno));
 }
 
-/* Send what other threads posted; a frame to this rank itself goes to
- * the hook directly. */
+/* A frame posted to this rank itself: an APP goes to the hook, a NOTICE
+ * (ft_engine_join) to the detector as news learned outside the control
+ * plane. */
+static void take_own_frame(struct ft_engine *e, const struct posted *p, uint64_t now)
+{
+	struct ft_msg m;
+	size_t used;
+
+	if (ft_frame_parse(p->frame, p->len, e->secret, e->n, &m, e->scratch, &used) != FT_FRAME_OK)
+		return;
+	if (m.type == FT_MSG_APP && e->hooks.app)
+		e->hooks.app(e->hooks.ctx, &m);
+	else if (m.type == FT_MSG_NOTICE)
+		for (uint32_t i = 0; i < m.list.count; i++)
+			ft_det_join(&e->det, &m.list.entries[i], now);
+}
+
+/* Send what other threads posted. */
 static void drain_posted(struct ft_engine *e, uint64_t now)
 {
 	pthread_mutex_lock(&e->post_lock);
@@ -688,11 +717,7 @@ static void drain_posted(struct ft_engine *e, uint64_t now)
 	while (p) {
 		struct posted *next = p->next;
 		if (p->to == e->self) {
-			struct ft_msg m;
-			size_t used;
-			if (ft_frame_parse(p->frame, p->len, e->secret, e->n, &m, e->scratch, &used) ==
-				    FT_FRAME_OK && e->hooks.app)
-				e->hooks.app(e->hooks.ctx, &m);
+			take_own_frame(e, p, now);
 		} else {
 			struct conn *c = conn_to(e, p->to, false, now);
 			if (c)
@@ -721,6 +746,19 @@ int ft_engine_post(struct ft_engine *e, uint32_t to, const struct ft_msg *m)
 	ssize_t w = write(e->wake_fd, &one, sizeof one);
 	(void)w;
 	return 0;
+}
+
+int ft_engine_join(struct ft_engine *e, uint32_t rank, const struct ft_endpoint *ep)
+{
+	struct ft_entry entry;
+	struct ft_msg m = { .type = FT_MSG_NOTICE, .from = e->self };
+
+	if (rank >= e->n || ep->port == 0)
+		return -EINVAL;
+	ft_overlay_join_entry(&entry, rank, ep);
+	m.list.count = 1;
+	m.list.entries = &entry;
+	return ft_engine_post(e, e->self, &m);
 }
 
 static void *engine_main(void *arg)
@@ -873,6 +911,13 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 	if (!e->eps || !e->send_conn || !e->probing || !e->lost || !e->scratch || !e->frame)
 		goto out_free;
 	memcpy(e->eps, cfg->endpoints, n * sizeof *e->eps);
+	/* The detector learns the view it starts with without reporting it:
+	 * the endpoints of the ranks that joined are taken from it here. */
+	for (uint32_t i = 0; i < cfg->det.nknown; i++) {
+		const struct ft_entry *k = &cfg->det.known[i];
+		if (k->event == FT_EV_JOINED && k->rank < n && e->eps[k->rank].port == 0)
+			ft_overlay_join_endpoint(k, &e->eps[k->rank]);
+	}
 	ops.ctx = e;
 	if (ft_det_init(&e->det, &cfg->det, &ops, NULL) != 0)
 		goto out_free;

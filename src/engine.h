@@ -20,14 +20,18 @@ struct ft_engine;
 
 struct ft_engine_config {
 	struct ft_det_config det;
-	const struct ft_endpoint *endpoints; /* det.nprocs entries; copied */
+	/* det.nprocs entries (the capacity), copied; all-zero for a rank not
+	 * joined, which the engine never connects to until it learns the
+	 * rank's endpoint from its FT_EV_JOINED entry (or from det.known). */
+	const struct ft_endpoint *endpoints;
 	uint8_t secret[FT_SECRET_LEN];
 	int listen_fd;                       /* bound and listening; the engine owns it */
 };
 
 struct ft_engine_hooks {
 	void *ctx;
-	/* The detector learned news (detector thread). */
+	/* The detector learned news (detector thread); for FT_EV_JOINED, the
+	 * engine has the rank's endpoint already. */
 	void (*learned)(void *ctx, const struct ft_entry *e, uint32_t told_by);
 	/* The others declared this process failed (detector thread). After it
 	 * returns the engine stops talking. */
@@ -63,9 +67,18 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
  * or -ETIMEDOUT if it gave up waiting. */
 int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns);
 
-/* Send m to rank to (this rank itself: handed to hooks.app), from any
- * thread: the detector thread sends it soon after. 0 or -ENOMEM. */
+/* Send m to rank to, from any thread: the detector thread sends it soon
+ * after. To this rank itself, an APP is handed to hooks.app and a NOTICE's
+ * entries to ft_det_join. 0 or -ENOMEM. */
 int ft_engine_post(struct ft_engine *e, uint32_t to, const struct ft_msg *m);
+
+/* rank joined the job (a spawned process, whose listening socket is ep),
+ * as this process learned outside the control plane; from any thread: the
+ * detector thread soon learns it (ft_det_join), floods it and, like every
+ * process that learns it, reports it through hooks.learned (FT_EV_JOINED)
+ * before it talks to the rank. Ignored if known. 0, -EINVAL (rank outside
+ * the capacity, or port 0) or -ENOMEM. */
+int ft_engine_join(struct ft_engine *e, uint32_t rank, const struct ft_endpoint *ep);
 
 /* From a hook (detector thread): end the process with status once the
  * news this iteration sends is out (so that an abort passes on before

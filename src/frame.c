@@ -238,9 +238,10 @@ static enum ft_frame_error get_entries(const uint8_t *p, uint32_t count, uint32_
 			.at_ns = get64(p + 12),
 		};
 
-		if (e.rank >= nprocs || e.detector >= nprocs || e.how > ENTRY_MAX_HOW)
+		if (e.rank >= nprocs || !ft_event_valid(e.event))
 			return FT_FRAME_BAD_PAYLOAD;
-		if (e.event < FT_EV_FAILED || e.event > FT_EV_FAILED_AGAIN)
+		/* A JOINED entry's detector and how are an address and a port. */
+		if (e.event != FT_EV_JOINED && (e.detector >= nprocs || e.how > ENTRY_MAX_HOW))
 			return FT_FRAME_BAD_PAYLOAD;
 		scratch[i] = e;
 	}

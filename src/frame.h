@@ -28,7 +28,12 @@
  * An entry is u32 rank, u16 event (enum ft_event), u16 how (enum
  * ft_fail_how), u32 detector (the rank that first saw it), u64 at (when
  * the event happened by the detector's wall clock, ns since the epoch; 0
- * if unknown): 20 bytes.
+ * if unknown): 20 bytes. An FT_EV_JOINED entry carries the joining rank's
+ * control-plane endpoint in the same 20 bytes instead (see
+ * ft_overlay_join_entry): detector its IPv4 address and how its port, both
+ * as stored in struct ft_endpoint (network order), and at its host
+ * identity with bit 63 set if it listens on every interface; so neither
+ * field is judged as a rank or a how.
  *
  * A frame that is short, oversized, of unknown type or version, from a
  * rank outside the job, without the secret, or whose payload does not
@@ -74,7 +79,16 @@ enum ft_event {
 				 timeout, was heard again and is back;
 				 detector: the rank that heard it */
 	FT_EV_FAILED_AGAIN = 5, /* a re-admitted rank failed again, for good */
+	FT_EV_JOINED = 6,   /* the rank joined the job (a spawned process); the
+			       entry carries its control-plane endpoint, see
+			       ft_overlay_join_entry */
 };
+
+/* Whether ev is an enum ft_event value. */
+static inline bool ft_event_valid(uint32_t ev)
+{
+	return ev >= FT_EV_FAILED && ev <= FT_EV_JOINED;
+}
 
 #define FT_SYNC_REPLY 1u /* SYNC flag: answer with your view if it differs */
 #define FT_PROBE_REPLY 1u   /* PROBE flag: the answer to round `round` */
@@ -88,6 +102,8 @@ struct ft_entry {
 	uint32_t detector; /* the rank that first saw it */
 	uint64_t at_ns;    /* when, by the detector's wall clock (FT_EV_FAILED: its
 			      estimate of the failure; 0 if unknown) */
+	/* FT_EV_JOINED: how, detector and at_ns hold an endpoint instead (see
+	 * the wire format above). */
 };
 
 /* A message as the detector sees it; the wire form is above. */

@@ -18,6 +18,10 @@
 #include "src/hash.h"
 #include "src/overlay.h"
 
+/* In a JOINED entry's at_ns, the bit that says the endpoint listens on
+ * every interface; host ids leave it clear. */
+#define HOST_ANY_BIT (UINT64_C(1) << 63)
+
 /* The IPv4 address of interface name, or of the first interface that is up
  * and not loopback when name is NULL. 0 if there is none. */
 static uint32_t interface_address(const char *name)
@@ -74,7 +78,21 @@ uint64_t ft_overlay_host_id(void)
 	/* Network namespaces on one kernel are separate hosts for us. */
 	if (stat("/proc/self/ns/net", &st) == 0)
 		h = ft_mix64(h ^ (uint64_t)st.st_ino);
-	return h;
+	return h & ~HOST_ANY_BIT;
+}
+
+void ft_overlay_join_entry(struct ft_entry *e, uint32_t rank, const struct ft_endpoint *ep)
+{
+	*e = (struct ft_entry){ .rank = rank, .event = FT_EV_JOINED, .how = ep->port,
+				.detector = ep->addr,
+				.at_ns = (ep->host_id & ~HOST_ANY_BIT) | (ep->any ? HOST_ANY_BIT : 0) };
+}
+
+void ft_overlay_join_endpoint(const struct ft_entry *e, struct ft_endpoint *ep)
+{
+	*ep = (struct ft_endpoint){ .addr = e->detector, .port = e->how,
+				    .any = (e->at_ns & HOST_ANY_BIT) != 0,
+				    .host_id = e->at_ns & ~HOST_ANY_BIT };
 }
 
 int ft_overlay_listen(const char *iface, struct ft_endpoint *ep, char *err, size_t errlen)

@@ -8,9 +8,13 @@
  * one heartbeat timeout, not one per rank (OCFTL thesis, section 4.2).
  *
  * A ring holds one process's view of who is still in it; a rank leaves
- * the ring when that process learns it failed. All queries count only the
- * ranks still in the ring, in position order, and run in O(log n) (a
- * Fenwick tree over the positions). */
+ * the ring when that process learns it failed. A job with room for
+ * spawned processes has a ring over all its rank slots, positions drawn
+ * as above, from which the detector removes the slots not yet joined; a
+ * rank that joins is inserted at its position, so every process still
+ * sees the same order. All queries count only the ranks still in the
+ * ring, in position order, and run in O(log n) (a Fenwick tree over the
+ * positions). */
 #ifndef FTSHIM_RING_H
 #define FTSHIM_RING_H
 
@@ -26,7 +30,7 @@ enum ft_bcast_kind {
 };
 
 struct ft_ring {
-	uint32_t n;          /* ranks in the job; immutable */
+	uint32_t n;          /* rank slots in the job; immutable */
 	uint32_t nin;        /* ranks still in the ring */
 	uint32_t *rank_at;   /* rank_at[pos]: the world rank at ring position pos */
 	uint32_t *pos_of;    /* pos_of[rank]: the position of a world rank */
@@ -41,8 +45,8 @@ void ft_ring_destroy(struct ft_ring *r);
 
 /* Take rank out of the ring; true if it was in. */
 bool ft_ring_remove(struct ft_ring *r, uint32_t rank);
-/* Put a removed rank back at its position (re-admission); true if it
- * was out. */
+/* Put a removed rank back at its position (re-admission, a rank that
+ * joined); true if it was out. */
 bool ft_ring_insert(struct ft_ring *r, uint32_t rank);
 bool ft_ring_contains(const struct ft_ring *r, uint32_t rank);
 

@@ -11,6 +11,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_frame \
 	tests/unit/check_inject \
 	tests/unit/check_log \
+	tests/unit/check_overlay \
 	tests/unit/check_pmi \
 	tests/unit/check_proc_table \
 	tests/unit/check_prune \
@@ -44,6 +45,9 @@ tests_unit_check_frame_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_inject_SOURCES = tests/unit/check_inject.c
 tests_unit_check_inject_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_inject_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_overlay_SOURCES = tests/unit/check_overlay.c
+tests_unit_check_overlay_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_overlay_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_pmi_SOURCES = tests/unit/check_pmi.c
 tests_unit_check_pmi_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_pmi_LDADD = $(FT_UNIT_LDADD)

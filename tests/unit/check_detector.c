@@ -29,7 +29,17 @@
  * resumes it: everyone re-admits it once (the ring closes back over it,
  * no one is declared failed afterwards, the views agree), it is never
  * excluded; a second pause is final; a death proven by a refused
- * connection is never undone. */
+ * connection is never undone. The "join" cases (also with rounds) run a
+ * job of capacity 8 with 4 members (sim_send fails on any message to a
+ * rank the sender does not know joined, or before ops.learned told it so,
+ * as the engine needs the endpoint first): the ring and the rounds are
+ * the members' alone; a rank spawned through ft_det_join reaches every
+ * member once and joins the ring; silent from the start, it is declared
+ * one timeout after the join; ft_det_all_left and the lowest member count
+ * members only; what an empty slot sends, and news about it, are dropped
+ * until its JOINED comes, which senders put first; a spawned detector
+ * started with its parent's view (cfg.known) matches the parent without
+ * reporting or sending anything; and a shared ring skips empty slots. */
 #include "ftshim_config.h"
 
 #include <check.h>
@@ -81,6 +91,7 @@ struct node {
 	uint32_t nlost, lost_reached, lost_members, lost_lowest; /* ops.lost_quorum */
 	uint64_t lost_at;
 	uint32_t ndeclared; /* ops.declared_self */
+	bool reach[MAX_NODES]; /* the ranks whose endpoint its engine would have */
 };
 
 /* A message in flight; for lists, m.list.entries points to entries, a
@@ -98,6 +109,8 @@ struct queue {
 
 static struct {
 	uint32_t n;
+	struct ft_det_config base; /* every node's, but self */
+	struct ft_ring *shared_ring; /* NULL: each detector builds its own */
 	struct node nodes[MAX_NODES];
 	struct queue q;    /* in flight */
 	struct queue held; /* for paused ranks */
@@ -168,6 +181,10 @@ static void sim_send(void *ctx, uint32_t to, const struct ft_msg *m)
 
 	ck_assert_uint_lt(to, sim.n);
 	ck_assert_uint_ne(to, from->rank);
+	/* Only to members, and only once the engine could know where. */
+	ck_assert(ft_det_is_joined(&from->d, to));
+	ck_assert_msg(from->reach[to], "%u sends to %u before it learned that it joined",
+		      from->rank, to);
 	ck_assert_uint_eq(m->from, from->rank);
 	ck_assert_int_gt(m->type, 0);
 	ck_assert_int_lt(m->type, FT_MSG_TYPE_END);
@@ -181,6 +198,8 @@ static void sim_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 
 	ck_assert_uint_lt(nd->nrecs, MAX_RECS);
 	nd->recs[nd->nrecs++] = (struct rec){ .e = *e, .told_by = told_by, .at = sim.now, .via = sim.via };
+	if (e->event == FT_EV_JOINED)
+		nd->reach[e->rank] = true;
 }
 
 static void sim_excluded(void *ctx, uint32_t by, uint32_t how)
@@ -250,26 +269,51 @@ static void sim_teardown(void)
 	sim_quorum = sim_readmit = false; /* for the next case, with CK_FORK=no */
 }
 
-static void sim_init(uint32_t n, enum ft_bcast_kind kind, bool shuffle, uint64_t seed)
+/* (Re)create rank r's detector from sim.base, starting with the view
+ * known[0..nknown). Its engine would have the endpoints of every rank it
+ * starts with as a member. */
+static void node_init(uint32_t r, const struct ft_entry *known, uint32_t nknown)
+{
+	struct node *nd = &sim.nodes[r];
+	struct ft_det_config cfg = sim.base;
+	struct ft_det_ops ops = { .ctx = nd, .send = sim_send, .learned = sim_learned,
+				  .excluded = sim_excluded, .lost_quorum = sim_lost_quorum,
+				  .declared_self = sim_declared_self };
+
+	cfg.self = r;
+	cfg.known = known;
+	cfg.nknown = nknown;
+	nd->rank = r;
+	ck_assert_int_eq(ft_det_init(&nd->d, &cfg, &ops, sim.shared_ring), 0);
+	for (uint32_t x = 0; x < sim.n; x++)
+		nd->reach[x] = ft_det_is_joined(&nd->d, x);
+}
+
+/* A job of capacity n whose ranks [0, njoined) run from the start (0:
+ * all); the other rank slots are processes not spawned yet: dead, until
+ * spawn(). */
+static void sim_init_joined(uint32_t n, uint32_t njoined, enum ft_bcast_kind kind, bool shuffle,
+			    uint64_t seed)
 {
 	sim_destroy();
 	ck_assert_uint_le(n, MAX_NODES);
 	memset(&sim, 0, sizeof sim);
 	sim.n = n;
 	sim.now = 1000 * MS;
+	sim.base = (struct ft_det_config){
+		.nprocs = n, .njoined = njoined, .period_ns = PERIOD_MS * MS,
+		.timeout_ns = TIMEOUT_MS * MS, .grace_ns = GRACE_MS * MS, .bcast = kind,
+		.shuffle = shuffle, .seed = seed, .quorum = sim_quorum, .readmit = sim_readmit,
+	};
 	for (uint32_t r = 0; r < n; r++) {
-		struct node *nd = &sim.nodes[r];
-		struct ft_det_config cfg = {
-			.nprocs = n, .self = r, .period_ns = PERIOD_MS * MS, .timeout_ns = TIMEOUT_MS * MS,
-			.grace_ns = GRACE_MS * MS, .bcast = kind, .shuffle = shuffle, .seed = seed,
-			.quorum = sim_quorum, .readmit = sim_readmit,
-		};
-		struct ft_det_ops ops = { .ctx = nd, .send = sim_send, .learned = sim_learned,
-					  .excluded = sim_excluded, .lost_quorum = sim_lost_quorum,
-					  .declared_self = sim_declared_self };
-		nd->rank = r;
-		ck_assert_int_eq(ft_det_init(&nd->d, &cfg, &ops, NULL), 0);
+		node_init(r, NULL, 0);
+		sim.nodes[r].dead = njoined && r >= njoined;
 	}
+}
+
+static void sim_init(uint32_t n, enum ft_bcast_kind kind, bool shuffle, uint64_t seed)
+{
+	sim_init_joined(n, 0, kind, shuffle, seed);
 }
 
 static void sim_start(void)
@@ -1621,13 +1665,454 @@ START_TEST(test_proven_death_not_readmitted)
 }
 END_TEST
 
+/* --- joining (spawned processes) ------------------------------------------ */
+
+/* News that rank joined; its endpoint (address in detector, port in how)
+ * is made of values that are no rank of the job. */
+static struct ft_entry joined_entry(uint32_t rank)
+{
+	return (struct ft_entry){ .rank = rank, .event = FT_EV_JOINED, .how = (uint16_t)(0x4000 + rank),
+				  .detector = 0x0a000100u + rank, .at_ns = UINT64_C(0x1234) + rank };
+}
+
+/* The job of these cases: capacity 8, ranks 0..3 members from the start. */
+#define CAP 8u
+#define MEMBERS 4u
+
+static void start_job(uint64_t ms)
+{
+	sim_init_joined(CAP, MEMBERS, FT_BCAST_CHORD, false, 0);
+	sim_start();
+	advance(ms);
+}
+
+/* Rank r's detector is created with the view of parent (a copy, scribbled
+ * over once it is taken in), as a spawned process's; it runs from
+ * ft_det_start on. */
+static void take_view(uint32_t r, uint32_t parent)
+{
+	uint32_t nknown = det(parent)->nnews;
+	struct ft_entry *known = malloc((nknown ? nknown : 1) * sizeof *known);
+
+	ck_assert_ptr_nonnull(known);
+	memcpy(known, det(parent)->news, nknown * sizeof *known);
+	ft_det_destroy(det(r));
+	node_init(r, known, nknown);
+	memset(known, 0xa5, nknown * sizeof *known);
+	free(known);
+	sim.nodes[r].dead = false;
+}
+
+/* parent spawns rank r: it learns that r joined (ft_det_join), and r
+ * starts with its view. */
+static void spawn(uint32_t r, uint32_t parent)
+{
+	struct ft_entry j = joined_entry(r);
+
+	ft_det_join(det(parent), &j, sim.now);
+	take_view(r, parent);
+	ft_det_start(det(r), sim.now);
+}
+
+/* Nothing was sent to a rank slot at or above first. */
+static void assert_nothing_sent_from(uint32_t first)
+{
+	for (uint32_t r = 0; r < sim.n; r++)
+		for (uint32_t x = first; x < sim.n; x++)
+			for (int t = 1; t < FT_MSG_TYPE_END; t++)
+				ck_assert_msg(sim.sent_to[r][x][t] == 0, "%u sent type %d to %u", r, t, x);
+}
+
+/* A job of capacity 8 with 4 members: the ring is theirs alone, the empty
+ * slots are never sent to nor declared failed, and the members are the 4. */
+START_TEST(test_join_ring_over_members)
+{
+
+	start_job(2000);
+	for (uint32_t r = 0; r < MEMBERS; r++) {
+		const struct ft_detector *d = det(r);
+		ck_assert_uint_eq(sim.nodes[r].nrecs, 0);
+		ck_assert_uint_eq(sim.nodes[r].nlost + sim.nodes[r].nexcluded, 0);
+		ck_assert_uint_eq(d->observed, (r + MEMBERS - 1) % MEMBERS);
+		ck_assert_uint_eq(d->emit_to, (r + 1) % MEMBERS);
+		ck_assert_uint_ge(d->stats.sent[FT_MSG_HEARTBEAT], 199);
+		ck_assert_uint_eq(d->nfailed, 0);
+		ck_assert_uint_eq(d->njoined, MEMBERS);
+		ck_assert(!ft_det_all_left(d));
+		for (uint32_t x = 0; x < CAP; x++)
+			ck_assert(ft_det_is_joined(d, x) == (x < MEMBERS));
+	}
+	assert_nothing_sent_from(MEMBERS);
+	sim_destroy();
+}
+END_TEST
+
+/* Rank 4 is spawned by rank 0, which learns it outside the control plane
+ * (ft_det_join): every member learns it once, with its endpoint, before
+ * anyone sends to it (sim_send checks that); the ring takes it in between
+ * 3 and 0; it learns nothing new itself, and all views agree. A JOINED for
+ * a rank that was a member from the start is news that changes nothing. */
+START_TEST(test_join_spreads)
+{
+	struct ft_entry j4 = joined_entry(4);
+
+	start_job(200);
+	spawn(4, 0);
+	ck_assert(ft_det_is_joined(det(0), 4));
+	ck_assert_uint_eq(det(0)->observed, 4);
+	uint64_t notices = det(0)->stats.sent[FT_MSG_NOTICE];
+	ck_assert_uint_gt(notices, 0);
+	ft_det_join(det(0), &j4, sim.now); /* known: no second flood */
+	ck_assert_uint_eq(det(0)->stats.sent[FT_MSG_NOTICE], notices);
+	advance(50);
+	for (uint32_t r = 0; r <= MEMBERS; r++) {
+		const struct ft_detector *d = det(r);
+		ck_assert(ft_det_is_joined(d, 4));
+		ck_assert_uint_eq(d->njoined, MEMBERS + 1);
+		ck_assert_uint_eq(d->digest, det(0)->digest);
+		if (r == 4) {
+			ck_assert_uint_eq(sim.nodes[r].nrecs, 0);
+			continue;
+		}
+		ck_assert_uint_eq(sim.nodes[r].nrecs, 1);
+		const struct rec *rc = find_learned(r, 4, FT_EV_JOINED);
+		ck_assert_ptr_nonnull(rc);
+		ck_assert_uint_eq(rc->e.how, j4.how);
+		ck_assert_uint_eq(rc->e.detector, j4.detector);
+		ck_assert_uint_eq(rc->e.at_ns, j4.at_ns);
+		if (r == 0)
+			ck_assert_uint_eq(rc->told_by, 0);
+		else
+			ck_assert(rc->told_by != r && rc->told_by < MEMBERS);
+	}
+	ck_assert_uint_eq(det(3)->emit_to, 4);
+	ck_assert_uint_eq(det(4)->observed, 3);
+	ck_assert_uint_eq(det(4)->emit_to, 0);
+	ck_assert_uint_eq(det(0)->observed, 4);
+
+	/* Rank 2 was there from the start. */
+	struct ft_entry j2 = joined_entry(2);
+	ft_det_join(det(1), &j2, sim.now);
+	advance(1000);
+	for (uint32_t r = 0; r <= MEMBERS; r++) {
+		ck_assert_uint_eq(count_learned(r, 2, FT_EV_JOINED), 0);
+		ck_assert_uint_eq(count_event(r, FT_EV_FAILED), 0);
+		ck_assert_uint_eq(det(r)->njoined, MEMBERS + 1);
+		ck_assert_uint_eq(det(r)->nnews, 2);
+		ck_assert_uint_eq(det(r)->digest, det(1)->digest);
+		ck_assert_uint_eq(det(det(r)->emit_to)->observed, r);
+	}
+	ck_assert_uint_gt(sim.sent_to[3][4][FT_MSG_HEARTBEAT], 90);
+	assert_nothing_sent_from(MEMBERS + 1);
+	sim_destroy();
+}
+END_TEST
+
+/* A rank joins and never speaks (it died as it started): its new observer
+ * gives it a whole timeout from the join, not from when it last heard its
+ * old predecessor, then declares it like any member; the ring closes over
+ * it. Members count it: the others may leave once it and they are gone. */
+START_TEST(test_join_then_silent)
+{
+	struct ft_entry j4 = joined_entry(4);
+
+	start_job(300);
+	ft_det_join(det(2), &j4, sim.now);
+	deliver_all();
+	uint64_t t_join = sim.now;
+	ck_assert_uint_eq(det(0)->observed, 4);
+	ck_assert_uint_eq(det(3)->emit_to, 4);
+	const struct rec *rc = advance_until_learned(0, 4, FT_EV_FAILED, 3 * TIMEOUT_MS);
+	ck_assert_ptr_nonnull(rc);
+	ck_assert_uint_ge(rc->at, t_join + TIMEOUT_MS * MS);
+	ck_assert_uint_le(rc->at, t_join + (TIMEOUT_MS + 2) * MS);
+	ck_assert_uint_eq(rc->e.detector, 0);
+	ck_assert_uint_eq(rc->e.how, FT_HOW_HB_TIMEOUT);
+	advance(100);
+	for (uint32_t r = 0; r < MEMBERS; r++) {
+		ck_assert_uint_eq(count_learned(r, 4, FT_EV_JOINED), 1);
+		ck_assert_uint_eq(count_learned(r, 4, FT_EV_FAILED), 1);
+		ck_assert_uint_eq(sim.nodes[r].nrecs, 2);
+		ck_assert_uint_eq(det(r)->nfailed, 1);
+		ck_assert_uint_eq(det(r)->njoined, MEMBERS + 1);
+	}
+	ck_assert_uint_eq(det(0)->observed, 3);
+	ck_assert_uint_eq(det(3)->emit_to, 0);
+
+	/* 0 may leave once 1, 2 and 3 have departed too, not before. */
+	for (uint32_t r = 1; r < MEMBERS; r++) {
+		ck_assert(!ft_det_all_left(det(0)));
+		ft_det_depart(det(r), sim.now);
+		deliver_all();
+	}
+	ck_assert(ft_det_all_left(det(0)));
+	ck_assert(!ft_det_all_left(det(1)));
+	assert_nothing_sent_from(MEMBERS + 1);
+	sim_destroy();
+}
+END_TEST
+
+/* Rank 4 joins and runs: the starting ranks may leave only once it has
+ * departed too. */
+START_TEST(test_join_all_left)
+{
+	start_job(100);
+	for (uint32_t r = 1; r < MEMBERS; r++) {
+		ck_assert(!ft_det_all_left(det(0)));
+		ft_det_depart(det(r), sim.now);
+		deliver_all();
+	}
+	ck_assert(ft_det_all_left(det(0)));
+	sim_destroy();
+
+	start_job(100);
+	spawn(4, 1);
+	advance(100);
+	for (uint32_t r = 1; r <= MEMBERS; r++) {
+		ck_assert(!ft_det_all_left(det(0)));
+		ft_det_depart(det(r), sim.now);
+		deliver_all();
+	}
+	ck_assert(ft_det_all_left(det(0)));
+	ck_assert_uint_eq(count_event(0, FT_EV_FAILED), 0);
+	sim_destroy();
+}
+END_TEST
+
+/* The simulator's detectors share one read-only ring over every slot:
+ * they skip the slots not joined as they skip the ranks known failed,
+ * for heartbeats and floods alike. */
+START_TEST(test_join_shared_ring)
+{
+	struct ft_ring ring;
+
+	ck_assert_int_eq(ft_ring_init(&ring, CAP, true, 3), 0);
+	sim_init_joined(CAP, MEMBERS, FT_BCAST_BMG, true, 3);
+	sim.shared_ring = &ring;
+	for (uint32_t r = 0; r < CAP; r++) {
+		ft_det_destroy(det(r));
+		node_init(r, NULL, 0);
+	}
+	sim_start();
+	advance(300);
+	spawn(5, 1);
+	advance(300);
+	for (uint32_t r = 0; r <= 5; r++) {
+		if (r == 4)
+			continue;
+		ck_assert_uint_eq(det(det(r)->emit_to)->observed, r);
+		ck_assert(ft_det_is_joined(det(r), 5));
+	}
+	uint32_t victim = det(5)->observed;
+	sim.nodes[victim].dead = true;
+	advance(3 * TIMEOUT_MS);
+	for (uint32_t r = 0; r <= 5; r++) {
+		if (r == 4 || r == victim)
+			continue;
+		ck_assert_uint_eq(count_learned(r, victim, FT_EV_FAILED), 1);
+		ck_assert_uint_eq(count_event(r, FT_EV_FAILED), 1);
+		ck_assert_uint_eq(det(det(r)->emit_to)->observed, r);
+	}
+	ck_assert_uint_eq(ring.nin, CAP);
+	assert_nothing_sent_from(6);
+	for (uint32_t r = 0; r < CAP; r++)
+		ck_assert_uint_eq(sim.sent_to[r][4][FT_MSG_NOTICE] + sim.sent_to[r][4][FT_MSG_HEARTBEAT], 0);
+	sim_destroy();
+	ft_ring_destroy(&ring);
+}
+END_TEST
+
+/* Quorum rounds count members only: in a job of capacity 8 with 4
+ * members, 3 of them make a majority over the fourth, and the empty slots
+ * are not probed. */
+START_TEST(test_join_quorum_members)
+{
+
+	start_job(300);
+	sim.nodes[3].paused = true;
+	const struct rec *rc = advance_until_learned(0, 3, FT_EV_FAILED, 3 * TIMEOUT_MS);
+	ck_assert_ptr_nonnull(rc);
+	ck_assert_uint_gt(det(0)->stats.quorum_rounds, 0);
+	advance(50);
+	for (uint32_t r = 0; r < 3; r++) {
+		ck_assert_uint_eq(sim.nodes[r].nlost + sim.nodes[r].nexcluded, 0);
+		ck_assert_uint_eq(count_learned(r, 3, FT_EV_FAILED), 1);
+	}
+	assert_nothing_sent_from(MEMBERS);
+	sim_destroy();
+}
+END_TEST
+
+/* The lowest member breaks an even split, and an empty slot is none:
+ * members 0..3, 5 and 6 (slot 4 never joined); 0..3 die (refused
+ * connections); 5 and 6 are left, and 5, the lowest, alone declares a
+ * stopped 6. */
+START_TEST(test_join_lowest_member)
+{
+	start_job(100);
+	spawn(5, 0);
+	spawn(6, 0);
+	advance(200);
+	ck_assert(ft_det_is_joined(det(5), 6));
+	for (uint32_t r = 0; r < MEMBERS; r++) {
+		sim.nodes[r].dead = true;
+		ft_det_declare(det(5), r, FT_HOW_CONN_LOST, sim.now);
+	}
+	advance(50);
+	ck_assert_uint_eq(det(6)->nfailed, MEMBERS);
+	ck_assert_uint_eq(det(5)->observed, 6);
+	sim.nodes[6].paused = true;
+	ck_assert_ptr_nonnull(advance_until_learned(5, 6, FT_EV_FAILED, 3 * TIMEOUT_MS));
+	ck_assert_uint_eq(sim.nodes[5].nlost + sim.nodes[5].nexcluded, 0);
+	ck_assert_uint_eq(det(5)->nfailed, MEMBERS + 1);
+	ck_assert(!ft_det_is_joined(det(5), 4));
+	assert_nothing_sent_from(7);
+	sim_destroy();
+}
+END_TEST
+
+/* What a rank slot not joined sends is dropped, and news about it too
+ * until its JOINED comes; whoever passes on later news about a rank that
+ * joined sends its JOINED first. */
+START_TEST(test_join_unjoined_ignored)
+{
+
+	start_job(100);
+	uint64_t digest = det(1)->digest;
+
+	struct ft_msg hb = { .type = FT_MSG_HEARTBEAT, .from = 6 };
+	hb.hb.seq = 1;
+	hb.hb.digest = 99;
+	for (int i = 0; i < 3; i++)
+		inject(1, &hb);
+	struct ft_entry lie = { .rank = 2, .event = FT_EV_FAILED, .how = FT_HOW_HB_TIMEOUT, .detector = 6 };
+	struct ft_msg msg = list_msg(FT_MSG_NOTICE, 6, &lie, 1);
+	inject(1, &msg);
+	struct ft_msg probe = { .type = FT_MSG_PROBE, .from = 6 };
+	inject(1, &probe);
+	ck_assert_uint_eq(det(1)->stats.from_unjoined, 5);
+	ck_assert(!ft_det_knows_failed(det(1), 2));
+	ck_assert_uint_eq(queued(FT_RANK_NONE, FT_RANK_NONE, 0), 0);
+
+	/* From a member, about a slot not joined. */
+	struct ft_entry about6 = { .rank = 6, .event = FT_EV_FAILED, .how = FT_HOW_HB_TIMEOUT, .detector = 0 };
+	msg = list_msg(FT_MSG_NOTICE, 0, &about6, 1);
+	inject(1, &msg);
+	ft_det_declare(det(1), 6, FT_HOW_CONN_LOST, sim.now);
+	ck_assert(!ft_det_connection_lost(det(1), 6, sim.now));
+	ck_assert(!ft_det_knows_failed(det(1), 6));
+	ck_assert_uint_eq(det(1)->digest, digest);
+	ck_assert_uint_eq(det(1)->nfailed, 0);
+	ck_assert_uint_eq(sim.nodes[1].nrecs, 0);
+	ck_assert_uint_eq(queued(FT_RANK_NONE, FT_RANK_NONE, 0), 0);
+
+	/* Once it joined it is heard. */
+	struct ft_entry j6 = joined_entry(6);
+	msg = list_msg(FT_MSG_NOTICE, 0, &j6, 1);
+	inject(1, &msg);
+	ck_assert_uint_eq(count_learned(1, 6, FT_EV_JOINED), 1);
+	deliver_all();
+	uint64_t unjoined = det(1)->stats.from_unjoined;
+	sim.nodes[6].dead = true;
+	inject(1, &hb);
+	ck_assert_uint_eq(det(1)->stats.from_unjoined, unjoined);
+
+	/* Its failure goes out after its JOINED. */
+	ft_det_declare(det(1), 6, FT_HOW_CONN_LOST, sim.now);
+	ck_assert_uint_gt(queued(1, FT_RANK_NONE, FT_MSG_NOTICE), 0);
+	for (size_t i = sim.q.head; i < sim.q.len; i++) {
+		const struct qmsg *qm = &sim.q.v[i];
+		if (qm->m.from != 1 || qm->m.type != FT_MSG_NOTICE)
+			continue;
+		ck_assert_uint_eq(qm->m.list.count, 2);
+		ck_assert_uint_eq(qm->m.list.entries[0].rank, 6);
+		ck_assert_uint_eq(qm->m.list.entries[0].event, FT_EV_JOINED);
+		ck_assert_uint_eq(qm->m.list.entries[1].event, FT_EV_FAILED);
+	}
+	advance(50);
+	for (uint32_t r = 0; r < MEMBERS; r++)
+		ck_assert_uint_eq(count_learned(r, 6, FT_EV_FAILED), 1);
+	sim_destroy();
+}
+END_TEST
+
+/* A spawned process starts with its parent's view (cfg.known): it holds
+ * what the parent learned, in its digest and counts and ring, without a
+ * report of any of it and without sending anything; it then runs with the
+ * others as if it had learned it all. */
+START_TEST(test_join_known_view)
+{
+	struct ft_entry j5 = joined_entry(5);
+
+	start_job(100);
+	spawn(4, 0);
+	advance(100);
+	sim.nodes[2].dead = true;
+	ft_det_declare(det(3), 2, FT_HOW_CONN_LOST, sim.now);
+	ft_det_depart(det(1), sim.now);
+	advance(100);
+	ft_det_join(det(0), &j5, sim.now);
+	deliver_all();
+
+	uint32_t queued_before = queued(FT_RANK_NONE, FT_RANK_NONE, 0);
+	take_view(5, 0);
+	const struct ft_detector *c = det(5), *p = det(0);
+	ck_assert_uint_eq(queued(FT_RANK_NONE, FT_RANK_NONE, 0), queued_before);
+	ck_assert_uint_eq(sim.nodes[5].nrecs, 0);
+	ck_assert_uint_eq(c->nnews, 4);
+	ck_assert_uint_eq(c->digest, p->digest);
+	ck_assert_uint_eq(c->nfailed, 1);
+	ck_assert_uint_eq(c->ndeparted, 1);
+	ck_assert_uint_eq(c->nleft, 2);
+	ck_assert_uint_eq(c->njoined, 6);
+	ck_assert(ft_det_knows_failed(c, 2));
+	ck_assert(ft_det_knows_departed(c, 1));
+	ck_assert(ft_det_is_joined(c, 4));
+	ck_assert(!ft_det_is_joined(c, 6));
+	ck_assert(ft_ring_contains(c->ring, 4));
+	ck_assert(ft_ring_contains(c->ring, 5));
+	ck_assert(!ft_ring_contains(c->ring, 2));
+	ck_assert(!ft_ring_contains(c->ring, 6));
+	ck_assert_uint_eq(c->ring->nin, 5); /* 0, 1 (departed, still there), 3, 4, 5 */
+
+	ft_det_start(det(5), sim.now);
+	advance(1000);
+	ck_assert_uint_eq(sim.nodes[5].nrecs, 0);
+	ck_assert_uint_eq(sim.nodes[5].nexcluded, 0);
+	for (uint32_t r = 0; r < 6; r++) {
+		if (r == 2)
+			continue;
+		ck_assert_uint_eq(det(r)->digest, det(5)->digest);
+		ck_assert_uint_eq(count_event(r, FT_EV_FAILED), r == 5 ? 0 : 1);
+		if (r != 0 && r != 5)
+			ck_assert_uint_eq(count_learned(r, 5, FT_EV_JOINED), 1);
+	}
+	ck_assert_uint_eq(det(4)->emit_to, 5);
+	ck_assert_uint_eq(det(5)->observed, 4);
+	assert_nothing_sent_from(6);
+	sim_destroy();
+}
+END_TEST
+
+/* A case of the suite: its tests share the simulation, torn down after
+ * each; setup chooses the options (NULL: none). */
+static TCase *sim_case(Suite *s, const char *name, void (*setup)(void))
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, sim_teardown);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
 static Suite *detector_suite(void)
 {
 	Suite *s = suite_create("detector");
-	TCase *tc_ring = tcase_create("ring");
-	TCase *tc_news = tcase_create("news");
-	TCase *tc_excl = tcase_create("exclusion");
-	TCase *tc_quorum = tcase_create("quorum");
+	TCase *tc_ring = sim_case(s, "ring", NULL);
+	TCase *tc_news = sim_case(s, "news", NULL);
+	TCase *tc_excl = sim_case(s, "exclusion", NULL);
+	TCase *tc_quorum = sim_case(s, "quorum", quorum_on);
 
 	tcase_add_test(tc_ring, test_steady_state);
 	tcase_add_test(tc_ring, test_start_grace);
@@ -1636,25 +2121,16 @@ static Suite *detector_suite(void)
 	tcase_add_test(tc_ring, test_two_neighbours);
 	tcase_add_test(tc_ring, test_new_predecessor_told);
 	tcase_add_test(tc_ring, test_shuffled_ring);
-	tcase_set_timeout(tc_ring, 60);
-	tcase_add_checked_fixture(tc_ring, NULL, sim_teardown);
-	suite_add_tcase(s, tc_ring);
 
 	tcase_add_loop_test(tc_news, test_half_dies_silently, 0, 3);
 	tcase_add_test(tc_news, test_half_declared);
 	tcase_add_test(tc_news, test_anti_entropy);
 	tcase_add_test(tc_news, test_duplicates);
 	tcase_add_test(tc_news, test_departures);
-	tcase_set_timeout(tc_news, 60);
-	tcase_add_checked_fixture(tc_news, NULL, sim_teardown);
-	suite_add_tcase(s, tc_news);
 
 	tcase_add_test(tc_excl, test_fail_stop);
 	tcase_add_test(tc_excl, test_abort_after_death);
 	tcase_add_test(tc_excl, test_exclusion);
-	tcase_set_timeout(tc_excl, 60);
-	tcase_add_checked_fixture(tc_excl, NULL, sim_teardown);
-	suite_add_tcase(s, tc_excl);
 
 	/* The ring and fail-stop tests hold with quorum rounds on. */
 	tcase_add_test(tc_quorum, test_steady_state);
@@ -1670,27 +2146,35 @@ static Suite *detector_suite(void)
 	tcase_add_test(tc_quorum, test_answer_then_death);
 	tcase_add_test(tc_quorum, test_short_cut_forgotten);
 	tcase_add_test(tc_quorum, test_partition_without_quorum);
-	tcase_set_timeout(tc_quorum, 60);
-	tcase_add_checked_fixture(tc_quorum, quorum_on, sim_teardown);
-	suite_add_tcase(s, tc_quorum);
 
-	TCase *tc_readmit = tcase_create("readmit");
+	TCase *tc_readmit = sim_case(s, "readmit", readmit_on);
 	tcase_add_test(tc_readmit, test_readmission);
 	tcase_add_test(tc_readmit, test_readmission_once);
 	tcase_add_test(tc_readmit, test_proven_death_not_readmitted);
 	tcase_add_test(tc_readmit, test_readmission_needs_history);
 	tcase_add_test(tc_readmit, test_steady_state);
 	tcase_add_test(tc_readmit, test_silent_death);
-	tcase_set_timeout(tc_readmit, 60);
-	tcase_add_checked_fixture(tc_readmit, readmit_on, sim_teardown);
-	suite_add_tcase(s, tc_readmit);
 
-	TCase *tc_readmit_q = tcase_create("readmit_quorum");
+	TCase *tc_readmit_q = sim_case(s, "readmit_quorum", readmit_quorum_on);
 	tcase_add_test(tc_readmit_q, test_readmission);
 	tcase_add_test(tc_readmit_q, test_readmission_once);
-	tcase_set_timeout(tc_readmit_q, 60);
-	tcase_add_checked_fixture(tc_readmit_q, readmit_quorum_on, sim_teardown);
-	suite_add_tcase(s, tc_readmit_q);
+
+	TCase *tc_join = sim_case(s, "join", NULL);
+	tcase_add_test(tc_join, test_join_ring_over_members);
+	tcase_add_test(tc_join, test_join_spreads);
+	tcase_add_test(tc_join, test_join_then_silent);
+	tcase_add_test(tc_join, test_join_all_left);
+	tcase_add_test(tc_join, test_join_unjoined_ignored);
+	tcase_add_test(tc_join, test_join_known_view);
+	tcase_add_test(tc_join, test_join_shared_ring);
+
+	/* The same with quorum rounds on, where members also make majorities. */
+	TCase *tc_join_q = sim_case(s, "join_quorum", quorum_on);
+	tcase_add_test(tc_join_q, test_join_ring_over_members);
+	tcase_add_test(tc_join_q, test_join_spreads);
+	tcase_add_test(tc_join_q, test_join_then_silent);
+	tcase_add_test(tc_join_q, test_join_quorum_members);
+	tcase_add_test(tc_join_q, test_join_lowest_member);
 	return s;
 }
 

@@ -14,9 +14,11 @@
  * a short prefix is already refused when it shows a bad magic, version,
  * type, reserved field or length, but the secret only when whole; every
  * rejection reason from a crafted frame and the order in which they are
- * judged; that the parser writes neither the message nor *consumed unless
- * it accepts; that the encoder refuses invalid messages and a too small
- * buffer without writing past it; and that every reason has a name. */
+ * judged; that a JOINED entry's detector and how (an endpoint's address
+ * and port) take any value, and no other entry's do; that the parser
+ * writes neither the message nor *consumed unless it accepts; that the
+ * encoder refuses invalid messages and a too small buffer without writing
+ * past it; and that every reason has a name. */
 #include "ftshim_config.h"
 
 #include <check.h>
@@ -1061,8 +1063,9 @@ START_TEST(test_reject_entries)
 		{ 4, 2, FT_EV_ABORT, true },
 		{ 4, 2, FT_EV_READMITTED, true },
 		{ 4, 2, FT_EV_FAILED_AGAIN, true },
+		{ 4, 2, FT_EV_JOINED, true },
 		{ 4, 2, 0, false },
-		{ 4, 2, 6, false },
+		{ 4, 2, 7, false },
 		{ 4, 2, 0xffff, false },
 		{ 6, 2, 0, true },
 		{ 6, 2, 255, true },
@@ -1119,6 +1122,44 @@ START_TEST(test_reject_entries)
 	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, body, sizeof body), 101),
 			 FT_FRAME_OK);
 	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, body, sizeof body), 100),
+			 FT_FRAME_BAD_PAYLOAD);
+}
+END_TEST
+
+/* A JOINED entry carries an endpoint: its detector (an address) and how
+ * (a port) take any value, which no other event allows; its rank is still
+ * judged against nprocs. */
+START_TEST(test_joined_entry)
+{
+	struct ft_entry e[] = {
+		{ .rank = NPROCS - 1, .event = FT_EV_JOINED, .how = 0xffff, .detector = UINT32_MAX,
+		  .at_ns = UINT64_MAX },
+		{ .rank = 0, .event = FT_EV_JOINED, .how = 0x3412, .detector = 0x0100007fu,
+		  .at_ns = UINT64_C(0x8000000000000001) },
+	};
+	struct ft_msg m = { .type = FT_MSG_NOTICE };
+	uint8_t body[4 + FT_ENTRY_LEN], f[128];
+
+	m.list.count = ARRAY_SIZE(e);
+	m.list.entries = e;
+	round_trip(m, 1);
+	m.type = FT_MSG_SYNC;
+	round_trip(m, 1);
+
+	le32(body, 1);
+	le32(body + 4, NPROCS);
+	le16(body + 8, FT_EV_JOINED);
+	le16(body + 10, 0xffff);
+	le32(body + 12, UINT32_MAX);
+	le64(body + 16, 0);
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, body, sizeof body), NPROCS),
+			 FT_FRAME_BAD_PAYLOAD);
+	le32(body + 4, NPROCS - 1);
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, body, sizeof body), NPROCS),
+			 FT_FRAME_OK);
+	/* The same fields under another event are refused. */
+	le16(body + 8, FT_EV_DEPARTED);
+	ck_assert_int_eq(parse_exact(f, craft(f, FT_MSG_NOTICE, body, sizeof body), NPROCS),
 			 FT_FRAME_BAD_PAYLOAD);
 }
 END_TEST
@@ -1222,6 +1263,7 @@ static Suite *frame_suite(void)
 	tcase_add_test(tc_reject, test_reject_list_lengths);
 	tcase_add_test(tc_reject, test_reject_too_many_entries);
 	tcase_add_test(tc_reject, test_reject_entries);
+	tcase_add_test(tc_reject, test_joined_entry);
 	suite_add_tcase(s, tc_reject);
 
 	tcase_add_test(tc_enc, test_encode_refuses);
