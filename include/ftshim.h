@@ -26,8 +26,9 @@ int ftshim_active(void);
  * dynamic processes or sessions). */
 int ftshim_comm_id(MPI_Comm comm, uint64_t *id);
 
-/* The state of a process, by its rank in MPI_COMM_WORLD, as this process
- * knows it now: FTSHIM_ALIVE or FTSHIM_FAILED. A failed process stays
+/* The state of a process, by its job rank (its rank in MPI_COMM_WORLD;
+ * processes spawned later come after the first ones, in the order they
+ * joined), as this process knows it now: FTSHIM_ALIVE or FTSHIM_FAILED. A failed process stays
  * failed (fail-stop), unless FTSHIM_READMIT=1 re-admits it (then it is
  * FTSHIM_ALIVE again). -1 if ftshim is inactive or the rank is out of
  * range. */
@@ -35,7 +36,7 @@ int ftshim_comm_id(MPI_Comm comm, uint64_t *id);
 #define FTSHIM_FAILED 1
 int ftshim_rank_state(int world_rank);
 
-/* The world ranks this process knows failed, in ascending order: writes at
+/* The job ranks this process knows failed, in ascending order: writes at
  * most max of them to ranks and returns how many there are (which may be
  * more than max). -1 if ftshim is inactive. */
 int ftshim_failed_ranks(int *ranks, int max);

@@ -125,7 +125,7 @@ static void copy_view(struct ft_comm *core, void *arg)
 	agreement_order(core, v->members);
 	v->self = UINT32_MAX;
 	for (uint32_t i = 0; i < v->n; i++)
-		if (v->members[i] == ftp.world_rank)
+		if (v->members[i] == ftp.rank)
 			v->self = i;
 }
 
@@ -152,7 +152,7 @@ static bool member_failed(const struct view *v, uint32_t i)
  * on without it in every communicator it was in. */
 static bool left_out(void)
 {
-	return ft_proc_ever_failed(&ftp.procs, (uint32_t)ftp.world_rank);
+	return ft_proc_ever_failed(&ftp.procs, (uint32_t)ftp.rank);
 }
 
 /* The coordinator: the lowest index this process does not know failed. */
@@ -723,22 +723,30 @@ static bool survivors(struct shrink *s, uint32_t *nlocal, uint32_t *nremote)
 	return true;
 }
 
-/* MPI_Comm_create_group(comm, the n processes of world ranks world, tag),
+/* MPI_Comm_create_group(comm, the n processes of job ranks world, tag),
  * under the hang watch. The group is made from comm's own (MPICH 4.0's
  * MPI_Comm_create_group crashes on the same processes taken from
- * MPI_COMM_WORLD's group); world ranks are comm ranks of MPI_COMM_WORLD
- * and its duplicate. */
+ * MPI_COMM_WORLD's group). */
 static int create_group_of(MPI_Comm comm, int *world, uint32_t n, int tag, enum ftp_fn fn, MPI_Comm *out)
 {
-	MPI_Group parent = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-	int *ranks = malloc((n + 1) * sizeof *ranks);
+	MPI_Group parent = MPI_GROUP_NULL, group = MPI_GROUP_NULL, named = MPI_GROUP_NULL;
+	int *ranks = malloc((n + 1) * sizeof *ranks), *idx = malloc((n + 1) * sizeof *idx);
 
-	if (!ranks)
+	if (!ranks || !idx) {
+		free(ranks);
+		free(idx);
 		return MPI_ERR_NO_MEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = (int)i;
 	ftp_mpi.PMPI_Comm_group(comm, &parent);
-	if (ftp_mpi.PMPI_Group_translate_ranks(ftp.world_group, (int)n, world, parent, ranks) == MPI_SUCCESS)
+	if (ftp_group_of_ranks(world, (int)n, &named) == MPI_SUCCESS &&
+	    ftp_mpi.PMPI_Group_translate_ranks(named, (int)n, idx, parent, ranks) == MPI_SUCCESS)
 		ftp_mpi.PMPI_Group_incl(parent, (int)n, ranks, &group);
 	free(ranks);
+	free(idx);
+	if (named != MPI_GROUP_NULL)
+		ftp_mpi.PMPI_Group_free(&named);
 	ftp_mpi.PMPI_Group_free(&parent);
 	if (group == MPI_GROUP_NULL)
 		return MPI_ERR_INTERN;
@@ -786,6 +794,14 @@ static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremot
 	*s->newcomm = MPI_COMM_NULL;
 	if (ftp.private_world == MPI_COMM_NULL)
 		return MPI_ERR_INTERN;
+	/* The two sides meet through this process's world, which a spawned
+	 * process does not share with its parents. */
+	if (!s->call.comm->in_world) {
+		ft_warn("MPIX_Comm_shrink of an intercommunicator between processes of different "
+			"MPI_COMM_WORLDs (spawned ones and their parents) is not supported; "
+			"merge it (MPI_Intercomm_merge) and shrink that");
+		return MPI_ERR_INTERN;
+	}
 	/* No survivor on the other side: there is no intercommunicator to
 	 * make (MPI has none with an empty group). */
 	if (nremote == 0)
@@ -793,7 +809,8 @@ static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremot
 	int rc = create_group_of(ftp.private_world, s->ranks, nlocal, tag, s->call.fn, &local);
 	if (rc == MPI_SUCCESS) {
 		ftp_hang_watch_begin(s->call.fn, s->ranks, nlocal + nremote);
-		rc = ftp_mpi.PMPI_Intercomm_create(local, 0, ftp.private_world, s->ranks[nlocal], tag, s->newcomm);
+		rc = ftp_mpi.PMPI_Intercomm_create(local, 0, ftp.private_world, s->ranks[nlocal] - ftp.world_base,
+						   tag, s->newcomm);
 		ftp_hang_watch_end();
 	}
 	if (local != MPI_COMM_NULL)

@@ -294,22 +294,19 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
 		return FTP_ERR_REVOKED;
 	if (ftp_mpi.PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0)
 		return MPI_SUCCESS; /* the MPI will say what is wrong */
-	int *ranks = malloc((size_t)size * 2 * sizeof *ranks);
+	uint32_t n = 0;
+	int32_t *ranks = ftp_group_world(group, &n);
 	if (!ranks)
-		return MPI_SUCCESS;
-	for (int i = 0; i < size; i++)
-		ranks[i] = i;
-	if (ftp_mpi.PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, ranks + size) == MPI_SUCCESS) {
-		/* As for any collective, a member re-admitted since it failed
-		 * still counts (see failed_member). */
-		for (int i = 0; i < size && rc == MPI_SUCCESS; i++)
-			if (ranks[size + i] >= 0 && ft_proc_ever_failed(&ftp.procs, (uint32_t)ranks[size + i]))
-				rc = FTP_ERR_PROC_FAILED;
-		/* Collective over the group only, with nothing to fence on: a
-		 * member may still be on its way, or die inside. */
-		if (rc == MPI_SUCCESS)
-			ftp_hang_watch_begin(c->fn, ranks + size, (uint32_t)size);
-	}
+		return MPI_SUCCESS; /* a process ftshim cannot name: unwatched */
+	/* As for any collective, a member re-admitted since it failed still
+	 * counts (see failed_member). */
+	for (uint32_t i = 0; i < n && rc == MPI_SUCCESS; i++)
+		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)ranks[i]))
+			rc = FTP_ERR_PROC_FAILED;
+	/* Collective over the group only, with nothing to fence on: a member
+	 * may still be on its way, or die inside. */
+	if (rc == MPI_SUCCESS)
+		ftp_hang_watch_begin(c->fn, ranks, n);
 	free(ranks);
 	return rc;
 }

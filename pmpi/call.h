@@ -119,9 +119,20 @@ static inline MPI_Comm ftp_comm_real(MPI_Comm comm)
 	return e ? e->real : comm;
 }
 
-/* The world ranks of a group's members, in group order (malloc'ed); NULL
- * if one is not in MPI_COMM_WORLD or memory ran out (pmpi/comms.c). */
+/* The job ranks of a group's members, in group order (malloc'ed); NULL
+ * if this process cannot name one (see ftp.job_group) or memory ran out
+ * (pmpi/comms.c). The one translation from MPI processes to job ranks;
+ * ftp_group_of_ranks is the one back. */
 int32_t *ftp_group_world(MPI_Group group, uint32_t *n);
+/* The group of the processes of job ranks ranks[0..n), in that order. */
+int ftp_group_of_ranks(const int32_t *ranks, int n, MPI_Group *group);
+/* The processes of group more, of job ranks ranks (in group order), can
+ * be named from now on (spawned processes). */
+int ftp_job_group_add(MPI_Group more, const int32_t *ranks);
+/* Track handle under id with these members (job ranks); 0, or -1 if it
+ * stays untracked. */
+int ftp_track(MPI_Comm handle, uint64_t id, const int32_t *local, uint32_t nlocal, const int32_t *remote,
+	      uint32_t nremote);
 
 /* The world rank of rank r of the group a point-to-point call on core
  * addresses (the remote group of an intercommunicator), or -1. */

@@ -13,7 +13,8 @@
  * The exchanges travel on one private duplicate of MPI_COMM_WORLD, made
  * at MPI_Init, so that they never match the application's receives (an
  * MPI_ANY_TAG one, say), addressed by world rank and tagged by the
- * communicator's job-wide id. Not a duplicate per communicator: making one
+ * communicator's job-wide id (a world rank is a job rank less
+ * ftp.world_base). Not a duplicate per communicator: making one
  * is itself a collective, and one abandoned because a member died leaves
  * Open MPI's context-id allocation stuck for every later creation.
  * Matching stays right because every member runs a communicator's
@@ -80,12 +81,13 @@ void ftp_coll_p2p_start(void)
 #define TAG_FIRST 32768
 
 /* Whether c's collectives can run here: an intracommunicator ftshim
- * knows, once the private communicator exists, with room for its tags
- * (MPI promises only 32767; Open MPI's is far larger). */
+ * knows, of processes of this one's world (not mixed with spawned ones),
+ * once the private communicator exists, with room for its tags (MPI
+ * promises only 32767; Open MPI's is far larger). */
 static bool usable(const struct ftp_call *c)
 {
 	return COLL_P2P && ftp.private_world != MPI_COMM_NULL && ftp.coll_tag_ub >= 2 * TAG_FIRST &&
-	       c->comm->core->remote_size == 0;
+	       c->comm->core->remote_size == 0 && c->comm->in_world;
 }
 
 /* The tag of kind for c's communicator: the same at every member. */
@@ -133,9 +135,11 @@ static int exchange(struct ftp_call *c, int tag, void *rbuf, const void *sbuf, i
 	/* No call at all for a missing side: Open MPI refuses a NULL buffer
 	 * even with MPI_PROC_NULL. */
 	if (src != MPI_PROC_NULL)
-		rc = ftp_mpi.PMPI_Irecv(rbuf, count, datatype, world[src], tag, ftp.private_world, &reqs[0]);
+		rc = ftp_mpi.PMPI_Irecv(rbuf, count, datatype, world[src] - ftp.world_base, tag, ftp.private_world,
+					&reqs[0]);
 	if (rc == MPI_SUCCESS && dst != MPI_PROC_NULL)
-		rc = ftp_mpi.PMPI_Isend(sbuf, count, datatype, world[dst], tag, ftp.private_world, &reqs[1]);
+		rc = ftp_mpi.PMPI_Isend(sbuf, count, datatype, world[dst] - ftp.world_base, tag, ftp.private_world,
+					&reqs[1]);
 	int32_t from = src != MPI_PROC_NULL ? world[src] : -1, to = dst != MPI_PROC_NULL ? world[dst] : -1;
 	if (rc != MPI_SUCCESS) {
 		ftp_cancel_p2p(&reqs[0], from, FTP_P2P_RECV, rc, MPI_STATUS_IGNORE);

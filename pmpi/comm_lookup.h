@@ -28,6 +28,7 @@ struct ftp_comm {
 	MPI_Comm handle;       /* the application's handle; immutable */
 	MPI_Comm real;         /* the handle PMPI calls get; immutable for now */
 	struct ft_comm *core;  /* members, id, revoked flag; owned by this entry */
+	bool in_world;         /* every member is in ftp.world; immutable */
 	/* Whether a member has failed, as of ftp.events == checked. Any
 	 * thread that uses the communicator may recompute both (the answer
 	 * only moves from false to true); failed_member is stored first,

@@ -6,6 +6,7 @@
  * of memory) stays untracked: its calls pass straight through. */
 #include "ftshim_config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,33 +30,112 @@ static void members_free(struct members *m)
 	memset(m, 0, sizeof *m);
 }
 
+/* ftp.job_group and ftp.job_of change only when processes are spawned;
+ * every translation reads them under this lock. */
+static pthread_mutex_t job_group_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int32_t *ftp_group_world(MPI_Group group, uint32_t *n)
 {
 	int size = 0;
 
-	if (ftp.world_group == MPI_GROUP_NULL)
-		return NULL;
 	if (ftp_mpi.PMPI_Group_size(group, &size) != MPI_SUCCESS || size < 0)
 		return NULL;
 	int32_t *ranks = malloc(((size_t)size + 1) * sizeof *ranks);
-	int32_t *world = malloc(((size_t)size + 1) * sizeof *world);
-	if (!ranks || !world)
+	int32_t *job = malloc(((size_t)size + 1) * sizeof *job);
+	if (!ranks || !job)
 		goto out_fail;
 	for (int i = 0; i < size; i++)
 		ranks[i] = i;
-	if (ftp_mpi.PMPI_Group_translate_ranks(group, size, ranks, ftp.world_group, world) != MPI_SUCCESS)
+	pthread_mutex_lock(&job_group_lock);
+	int rc = ftp.job_group == MPI_GROUP_NULL
+			 ? MPI_ERR_GROUP
+			 : ftp_mpi.PMPI_Group_translate_ranks(group, size, ranks, ftp.job_group, job);
+	for (int i = 0; rc == MPI_SUCCESS && i < size; i++) {
+		if (job[i] == MPI_UNDEFINED)
+			rc = MPI_ERR_RANK;
+		else if (ftp.job_of)
+			job[i] = ftp.job_of[job[i]];
+	}
+	pthread_mutex_unlock(&job_group_lock);
+	if (rc != MPI_SUCCESS)
 		goto out_fail;
-	for (int i = 0; i < size; i++)
-		if (world[i] == MPI_UNDEFINED)
-			goto out_fail;
 	free(ranks);
 	*n = (uint32_t)size;
-	return world;
+	return job;
 
 out_fail:
 	free(ranks);
-	free(world);
+	free(job);
 	return NULL;
+}
+
+int ftp_group_of_ranks(const int32_t *ranks, int n, MPI_Group *group)
+{
+	int *in_job = malloc(((size_t)n + 1) * sizeof *in_job);
+	int rc = MPI_SUCCESS, size = 0;
+
+	if (!in_job)
+		return MPI_ERR_NO_MEM;
+	pthread_mutex_lock(&job_group_lock);
+	if (ftp.job_group == MPI_GROUP_NULL)
+		rc = MPI_ERR_GROUP;
+	else
+		ftp_mpi.PMPI_Group_size(ftp.job_group, &size);
+	for (int i = 0; rc == MPI_SUCCESS && i < n; i++) {
+		in_job[i] = ftp.job_of ? -1 : ranks[i];
+		for (int g = 0; ftp.job_of && g < size; g++)
+			if (ftp.job_of[g] == ranks[i])
+				in_job[i] = g;
+		if (in_job[i] < 0 || in_job[i] >= size)
+			rc = MPI_ERR_RANK;
+	}
+	/* Even an empty group comes from MPI_Group_incl: the program may free
+	 * it, and freeing the predefined MPI_GROUP_EMPTY crashes Open MPI. */
+	if (rc == MPI_SUCCESS)
+		rc = ftp_mpi.PMPI_Group_incl(ftp.job_group, n, in_job, group);
+	pthread_mutex_unlock(&job_group_lock);
+	free(in_job);
+	return rc;
+}
+
+int ftp_job_group_add(MPI_Group more, const int32_t *ranks)
+{
+	int size = 0, nmore = 0, rc;
+	MPI_Group joined = MPI_GROUP_NULL;
+
+	pthread_mutex_lock(&job_group_lock);
+	ftp_mpi.PMPI_Group_size(ftp.job_group, &size);
+	ftp_mpi.PMPI_Group_size(more, &nmore);
+	int32_t *job_of = malloc(((size_t)size + (size_t)nmore + 1) * sizeof *job_of);
+	int *idx = malloc(((size_t)nmore + 1) * sizeof *idx), *at = malloc(((size_t)nmore + 1) * sizeof *at);
+	rc = job_of && idx && at ? ftp_mpi.PMPI_Group_union(ftp.job_group, more, &joined) : MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS) {
+		/* The union keeps the old members first, in order, and appends
+		 * the new ones; where each of more's members landed says whose
+		 * job rank goes there. */
+		int total = 0;
+		ftp_mpi.PMPI_Group_size(joined, &total);
+		for (int g = 0; g < size; g++)
+			job_of[g] = ftp.job_of ? ftp.job_of[g] : g;
+		for (int g = size; g < total; g++)
+			job_of[g] = -1;
+		for (int i = 0; i < nmore; i++)
+			idx[i] = i;
+		ftp_mpi.PMPI_Group_translate_ranks(more, nmore, idx, joined, at);
+		for (int i = 0; i < nmore; i++)
+			if (at[i] >= size && at[i] < total)
+				job_of[at[i]] = ranks[i];
+		ftp_mpi.PMPI_Group_free(&ftp.job_group);
+		ftp.job_group = joined;
+		free(ftp.job_of);
+		ftp.job_of = job_of;
+		job_of = NULL;
+	}
+	pthread_mutex_unlock(&job_group_lock);
+	free(job_of);
+	free(idx);
+	free(at);
+	return rc;
 }
 
 static int members_of(MPI_Comm comm, struct members *m)
@@ -101,6 +181,10 @@ static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct me
 	e->core = ft_comm_new(id, m->local, m->nlocal, m->remote, m->nremote);
 	if (!e->core)
 		goto out_free;
+	e->in_world = true;
+	for (uint32_t i = 0; i < e->core->local_size + e->core->remote_size; i++)
+		if (e->core->members[i] < ftp.world_base || e->core->members[i] >= ftp.world_base + ftp.world_size)
+			e->in_world = false;
 	int rc = ft_comm_registry_add(&ftp.comms, e->core);
 	if (rc != 0) {
 		ft_warn("communicator id %016llx is already in use (%d); this one is not tracked",
@@ -124,6 +208,15 @@ out_free:
 out_untracked:
 	ft_debug("communicator not tracked: its calls pass straight through");
 	return NULL;
+}
+
+int ftp_track(MPI_Comm handle, uint64_t id, const int32_t *local, uint32_t nlocal, const int32_t *remote,
+	      uint32_t nremote)
+{
+	struct members m = { .local = (int32_t *)local, .nlocal = nlocal, .remote = (int32_t *)remote,
+			     .nremote = nremote };
+
+	return comm_track(handle, id, &m) ? 0 : -1;
 }
 
 /* Free an entry that is no longer behind the seam. */
@@ -275,25 +368,31 @@ static void register_free(struct ftp_call *c, int rc, MPI_Comm *comm)
 
 int ftp_comms_init(void)
 {
-	int32_t self = ftp.world_rank;
+	int32_t self = ftp.rank;
 	struct members m = { .local = malloc((size_t)ftp.world_size * sizeof(int32_t)),
 			     .nlocal = (uint32_t)ftp.world_size };
 
-	ftp.world_group = MPI_GROUP_NULL;
+	ftp.job_group = MPI_GROUP_NULL;
 	if (!m.local)
 		return -1;
 	if (ft_comm_registry_init(&ftp.comms) != 0)
 		goto out_free;
-	if (ftp_mpi.PMPI_Comm_group(ftp.world, &ftp.world_group) != MPI_SUCCESS)
+	if (ftp_mpi.PMPI_Comm_group(ftp.world, &ftp.job_group) != MPI_SUCCESS)
 		goto out_registry;
 	for (int i = 0; i < ftp.world_size; i++)
-		m.local[i] = i;
-	comm_track(ftp.world, FT_COMM_WORLD_ID, &m);
+		m.local[i] = ftp.world_base + i;
+	if (ftp.world_base != 0 && !(ftp.job_of = malloc((size_t)ftp.world_size * sizeof *ftp.job_of)))
+		goto out_group;
+	for (int i = 0; ftp.job_of && i < ftp.world_size; i++)
+		ftp.job_of[i] = ftp.world_base + i;
+	comm_track(ftp.world, ftp.world_id, &m);
 	free(m.local);
 	m = (struct members){ .local = &self, .nlocal = 1 };
-	comm_track(MPI_COMM_SELF, ft_comm_self_id((uint32_t)ftp.world_rank), &m);
+	comm_track(MPI_COMM_SELF, ft_comm_self_id((uint32_t)ftp.rank), &m);
 	return 0;
 
+out_group:
+	ftp_mpi.PMPI_Group_free(&ftp.job_group);
 out_registry:
 	ft_comm_registry_destroy(&ftp.comms);
 out_free:
@@ -306,8 +405,12 @@ out_free:
  * PMPI_Finalize) are not tracked. */
 void ftp_comms_release_mpi(void)
 {
-	if (ftp.world_group != MPI_GROUP_NULL)
-		ftp_mpi.PMPI_Group_free(&ftp.world_group);
+	pthread_mutex_lock(&job_group_lock);
+	if (ftp.job_group != MPI_GROUP_NULL)
+		ftp_mpi.PMPI_Group_free(&ftp.job_group);
+	free(ftp.job_of);
+	ftp.job_of = NULL;
+	pthread_mutex_unlock(&job_group_lock);
 }
 
 void ftp_comms_fini(void)

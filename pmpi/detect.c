@@ -87,7 +87,7 @@ const char *ftp_detection_word(uint32_t how)
 
 uint64_t ftp_failed_at(uint32_t rank)
 {
-	return failed_at && rank < (uint32_t)ftp.world_size ? failed_at[rank] : 0;
+	return failed_at && rank < ftp.procs.size ? failed_at[rank] : 0;
 }
 
 /* One line per failure learned, and its event for the report. */
@@ -100,7 +100,7 @@ static void report_failure(const struct ft_entry *e, uint32_t told_by)
 
 	if (failed_at)
 		failed_at[e->rank] = e->at_ns;
-	if (e->detector == (uint32_t)ftp.world_rank)
+	if (e->detector == (uint32_t)ftp.rank)
 		snprintf(seen, sizeof seen, "seen by this rank");
 	else if (told_by == e->detector)
 		snprintf(seen, sizeof seen, "seen by rank %u", e->detector);
@@ -109,7 +109,7 @@ static void report_failure(const struct ft_entry *e, uint32_t told_by)
 	/* The detector's estimate of the failure: for a heartbeat timeout,
 	 * when the rank was last heard. Across hosts, as good as the clocks. */
 	/* (A crash this rank saw: it saw it as it happened.) */
-	bool saw_crash = e->detector == (uint32_t)ftp.world_rank && e->how == FT_HOW_CONN_LOST;
+	bool saw_crash = e->detector == (uint32_t)ftp.rank && e->how == FT_HOW_CONN_LOST;
 	if (e->at_ns && e->at_ns <= now && !saw_crash) {
 		ft_format_duration((double)(now - e->at_ns) / 1e9, delay, sizeof delay);
 		snprintf(since, sizeof since, "; known here %s after it %s", delay,
@@ -118,7 +118,7 @@ static void report_failure(const struct ft_entry *e, uint32_t told_by)
 	ft_info("rank %u failed: %s, %s; it ran on %s, pid %d%s", e->rank, how, seen, p->host, (int)p->pid,
 		since);
 	double failed_s = e->at_ns > ftp.job_start_unix_ns ? (double)(e->at_ns - ftp.job_start_unix_ns) / 1e9 : 0.0;
-	if (e->detector == (uint32_t)ftp.world_rank)
+	if (e->detector == (uint32_t)ftp.rank)
 		ft_events_add(now, "detection", ",\"failed\":%u,\"how\":\"%s\",\"detected_by\":%u,\"failed_s\":%.6f",
 			      e->rank, ftp_detection_word(e->how), e->detector, failed_s);
 	else
@@ -133,7 +133,7 @@ static void on_readmitted(const struct ft_entry *e, uint32_t told_by)
 {
 	uint64_t now = ftp_wall_now();
 
-	if (e->rank == (uint32_t)ftp.world_rank) {
+	if (e->rank == (uint32_t)ftp.rank) {
 		/* Its table says what the others' say: failed once, back now.
 		 * So every communicator it was in stays failed here too, as
 		 * there, and it skips MPI_Finalize as they do. */
@@ -167,7 +167,7 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 		return;
 	}
 	if (e->event == FT_EV_ABORT) {
-		if (e->rank == (uint32_t)ftp.world_rank)
+		if (e->rank == (uint32_t)ftp.rank)
 			return;
 		/* MPI_Abort ends every process, whatever the launcher does; this
 		 * one passes the news on first. */
@@ -178,6 +178,13 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 	}
 	if (e->event == FT_EV_READMITTED) {
 		on_readmitted(e, told_by);
+		return;
+	}
+	if (e->event == FT_EV_JOINED) {
+		/* A spawned process: its parents added it already
+		 * (pmpi/spawn.c); any other process learns it here. */
+		ftp_nprocs_raise(e->rank + 1);
+		ft_debug("rank %u joined the job (spawned)", e->rank);
 		return;
 	}
 	bool changed = e->event == FT_EV_FAILED_AGAIN
@@ -255,32 +262,36 @@ static void on_lost_quorum(void *ctx, uint32_t reached, uint32_t members, uint32
 /* Start the detector thread on the listening socket that ftp_job_start
  * opened (and published). Every rank takes the same decision: detection
  * is off for the job if any rank has no socket. */
-int ftp_detect_start(int listen_fd)
+int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknown)
 {
+	uint32_t n = ftp.procs.size, njoined = atomic_load(&ftp.nprocs);
 	char where[64];
 	int rc;
 
-	for (int r = 0; r < ftp.world_size; r++) {
-		if (ftp.peers[r].ep.port == 0) {
-			if (ftp.world_rank == 0)
-				ft_error("rank %d has no control-plane socket: failure detection is off for this job", r);
+	for (uint32_t r = 0; r < njoined; r++) {
+		if (ftp.peers[r].ep.port == 0 && !ft_proc_is_failed(&ftp.procs, r)) {
+			if (ftp.rank == 0)
+				ft_error("rank %u has no control-plane socket: failure detection is off for this job", r);
 			if (listen_fd >= 0)
 				close(listen_fd);
 			return -1;
 		}
 	}
-	failed_at = calloc(ftp.world_size > 0 ? (size_t)ftp.world_size : 1, sizeof *failed_at);
-	struct ft_endpoint *eps = malloc((size_t)ftp.world_size * sizeof *eps);
-	if (!eps) {
+	failed_at = calloc(n, sizeof *failed_at);
+	struct ft_endpoint *eps = calloc(n, sizeof *eps);
+	if (!eps || !failed_at) {
 		close(listen_fd);
 		return -ENOMEM;
 	}
-	for (int r = 0; r < ftp.world_size; r++)
+	for (uint32_t r = 0; r < njoined; r++)
 		eps[r] = ftp.peers[r].ep;
 	struct ft_engine_config cfg = {
 		.det = {
-			.nprocs = (uint32_t)ftp.world_size,
-			.self = (uint32_t)ftp.world_rank,
+			.nprocs = n,
+			.njoined = njoined,
+			.known = known,
+			.nknown = nknown,
+			.self = (uint32_t)ftp.rank,
 			.period_ns = ftp.cfg.hb_period,
 			.timeout_ns = ftp.cfg.hb_timeout,
 			.grace_ns = ftp.cfg.hb_grace,
@@ -301,7 +312,7 @@ int ftp_detect_start(int listen_fd)
 	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded,
 					 .lost_quorum = on_lost_quorum, .declared_self = on_declared_self,
 					 .app = on_app };
-	ft_overlay_format(&eps[ftp.world_rank], where, sizeof where);
+	ft_overlay_format(&eps[ftp.rank], where, sizeof where);
 	rc = ft_engine_start(&engine, &cfg, &hooks);
 	free(eps);
 	if (rc != 0)
@@ -332,6 +343,12 @@ void ftp_detect_abort(int status)
 	_exit(status & 0xff ? status & 0xff : 1);
 }
 
+void ftp_detect_join(uint32_t rank, const struct ft_endpoint *ep)
+{
+	if (engine)
+		ft_engine_join(engine, rank, ep);
+}
+
 void ftp_detect_post(uint32_t to, const struct ft_msg *m)
 {
 	if (engine)
@@ -349,7 +366,7 @@ void ftp_detect_kill(void)
 
 FT_EXPORT int ftshim_rank_state(int world_rank)
 {
-	if (!ftp_active() || world_rank < 0 || world_rank >= ftp.world_size)
+	if (!ftp_active() || world_rank < 0 || (uint32_t)world_rank >= atomic_load(&ftp.nprocs))
 		return -1;
 	return ft_proc_is_failed(&ftp.procs, (uint32_t)world_rank) ? FTSHIM_FAILED : FTSHIM_ALIVE;
 }

@@ -37,11 +37,11 @@ static void describe_cause(struct ftp_call *c, char *out, size_t len)
 
 	if (peer >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)peer)) {
 		const struct ft_proc *p = &ftp.procs.procs[peer];
-		snprintf(out, len, "its peer, world rank %d, failed (%s)", peer,
+		snprintf(out, len, "its peer, rank %d, failed (%s)", peer,
 			 p->how < FT_HOW_COUNT ? ft_fail_how_names[p->how] : "unknown");
 		return;
 	}
-	size_t used = (size_t)snprintf(out, len, "failed world rank%s:", n == 1 ? "" : "s");
+	size_t used = (size_t)snprintf(out, len, "failed rank%s:", n == 1 ? "" : "s");
 	for (uint32_t i = 0; i < n && used + 12 < len; i++)
 		used += (size_t)snprintf(out + used, len - used, " %d", ftp.procs.order[i]);
 }

@@ -59,20 +59,44 @@ struct ftp_state {
 	 * communicator is revoked, by whichever thread does it; 0 until
 	 * something has happened. The one load of every wrapper's fast path. */
 	_Atomic uint64_t events;
-	int world_rank, world_size;
-	/* Every process of the job, as ftshim starts over it: MPI_COMM_WORLD,
+	/* This process's job rank: its index in every table of ftshim's
+	 * (process table, peers, detector ring, communicator members). The
+	 * processes the job started with have their MPI_COMM_WORLD rank;
+	 * processes spawned later come after them, in the order they joined
+	 * (docs/DESIGN.md, "Process identity"). */
+	int rank;
+	/* This process's world, as ftshim starts over it: MPI_COMM_WORLD,
 	 * or, when ftshim starts in MPI_Session_init, a communicator made
 	 * from that session's mpi://WORLD process set (the program has no
-	 * MPI_COMM_WORLD then). "World rank" means a rank in this. */
+	 * MPI_COMM_WORLD then). Its size, and the job rank of its rank 0:
+	 * 0 for the job's first processes, where job rank = world rank. */
 	MPI_Comm world;
+	int world_size, world_base;
+	uint64_t world_id; /* its job-wide id: FT_COMM_WORLD_ID unless spawned */
+	uint32_t nfirst;   /* the ranks the job started with (job ranks 0 to nfirst - 1) */
+	/* The job ranks that exist: one past the highest known to have
+	 * joined (release, by the thread that learns of a join, after its
+	 * peers entry; acquire by readers). At most ftp.procs.size. */
+	_Atomic uint32_t nprocs;
 	uint64_t init_ns;          /* ft_clock_now() on entry to MPI_Init */
 	int64_t wall_offset_ns;    /* ft_clock_wall_offset() then: clock + this = wall clock */
 	uint64_t job_start_unix_ns; /* the earliest rank's MPI_Init, by the wall clock */
-	MPI_Group world_group;     /* to translate groups to world ranks */
+	/* Every process this one can name in an MPI group, and the job rank
+	 * of each of its members (ftp_group_world): ftp.world's group, plus
+	 * the processes spawned with this one or by it (pmpi/spawn.c).
+	 * job_of is NULL while the group is ftp.world's of a job's first
+	 * processes (member i is job rank i). Application threads, under
+	 * ftp_job_group_lock. */
+	MPI_Group job_group;
+	int32_t *job_of;
 	struct ft_config cfg;
 	struct ft_proc_table procs;
 	struct ft_comm_registry comms;
-	struct ftp_peer *peers;        /* world_size entries, from MPI_Init on */
+	/* procs.size entries, from MPI_Init on; those of job ranks that have
+	 * not joined are zero. A spawned process's entry is written before
+	 * ftp.nprocs covers it; one learned only from the control plane has
+	 * its endpoint and nothing else (no host name, no pid). */
+	struct ftp_peer *peers;
 	uint8_t secret[FT_SECRET_LEN]; /* the job's */
 	char job_id[13];               /* 12 hex digits, the same on every rank */
 	struct ft_inject_spec inject;  /* FTSHIM_INJECT, parsed before PMPI_Init */
@@ -118,15 +142,35 @@ void ftp_self_attrs_delete(void);
 void ftp_comms_fini(void);
 
 /* The job-wide exchange at MPI_Init (pmpi/job.c): collective over
- * MPI_COMM_WORLD (one PMPI_Allgather); then it starts detection, the run
- * directory and injection. usable: false if this rank has no tables (it
- * still takes part, and detection is then off for the whole job). */
+ * ftp.world (one PMPI_Allgather); then ftp_job_go. usable: false if this
+ * rank has no tables (it still takes part, and detection is then off for
+ * the whole job). */
 int ftp_job_start(bool usable);
+/* What this process tells the others about itself, and its listening
+ * socket (-1: none); ftp.peers with room for every job rank. */
+int ftp_job_self(bool usable, struct ftp_peer *mine);
+struct ftp_peer *ftp_job_peers_alloc(void);
+/* Once ftp.peers, the secret and the job's start are known: start
+ * detection (known: the news the process starts with), the run
+ * directory and injection. */
+int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_t nknown);
+
+/* Spawned processes (pmpi/spawn.c). In a process that MPI_Comm_spawn
+ * started, from MPI_Init, before the tables: join the parents' job
+ * (false: it has no parent running ftshim, and starts a job of its own).
+ * Then, once the tables exist, ftp_spawn_child_go. */
+bool ftp_spawn_child_join(void);
+int ftp_spawn_child_go(bool usable);
+/* The capacity of the tables: every job rank there can be. */
+uint32_t ftp_spawn_capacity(void);
+/* How long parents and children wait for each other's part of the
+ * handshake, and a spawned process for the MPI's start. */
+uint64_t ftp_spawn_handshake_ns(void);
 
 /* Failure detection (pmpi/detect.c): start the detector thread on the
  * published listening socket, leave the overlay at MPI_Finalize once every
  * rank has departed or failed, or stop at once. */
-int ftp_detect_start(int listen_fd);
+int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknown);
 void ftp_detect_finish(void);
 /* Tell every rank that this one ends the job (MPI_Abort, a fatal error),
  * and exit with status; they exit with it too. (The launcher may not kill
@@ -141,6 +185,11 @@ void ftp_detect_abort(int status);
  * may pass on a provisional raw status 1 ("Hangup") for this one. */
 _Noreturn void ftp_leave(int status);
 void ftp_detect_kill(void);
+/* A spawned process joins: tell the detector where it listens, and so
+ * every process of the job (any thread). */
+void ftp_detect_join(uint32_t rank, const struct ft_endpoint *ep);
+/* ftp.nprocs = max(ftp.nprocs, upto), from any thread. */
+void ftp_nprocs_raise(uint32_t upto);
 /* Send a control-plane message to world rank to (this rank itself too),
  * from any thread. */
 void ftp_detect_post(uint32_t to, const struct ft_msg *m);

@@ -87,6 +87,10 @@ static void *timer_main(void *arg)
 			 "cannot be interrupted there, so this rank leaves (fail-stop, exit status %d) rather "
 			 "than hang; see BUGS in MPIX_Comm_shrink(3)",
 			 fn, (double)g / 1e9, watch.failed, FT_EXIT_STUCK);
+	else if (watch.fn == FTP_FN_MPI_Init || watch.fn == FTP_FN_MPI_Init_thread)
+		ft_error("this spawned process is stuck in the MPI library's %s for %.1f s: its parents must "
+			 "have failed while they spawned it, so it exits (status %d) rather than hang",
+			 fn, (double)g / 1e9, FT_EXIT_STUCK);
 	else
 		ft_error("stuck in the MPI library's %s for %.1f s: a rank must have left without it (one "
 			 "that died as the job ended), so this rank exits (status %d) rather than hang",

@@ -134,17 +134,17 @@ static int init_state(void)
 {
 	char err[256];
 
-	ftp_mpi.PMPI_Comm_rank(ftp.world, &ftp.world_rank);
-	ftp_mpi.PMPI_Comm_size(ftp.world, &ftp.world_size);
-	ft_log_set_rank(ftp.world_rank);
+	ftp.rank += ftp.world_base; /* its world rank until now */
+	atomic_store(&ftp.nprocs, (uint32_t)(ftp.world_base + ftp.world_size));
+	ft_log_set_rank(ftp.rank);
 	if (ftp.cfg.log_file[0]) {
-		int fd = ft_log_open_file(ftp.cfg.log_file, ftp.world_rank, err, sizeof err);
+		int fd = ft_log_open_file(ftp.cfg.log_file, ftp.rank, err, sizeof err);
 		if (fd >= 0)
 			ft_log_set_fd(fd);
 		else
 			ft_warn("FTSHIM_LOG_FILE: %s; logging to stderr", err);
 	}
-	if (ft_proc_table_init(&ftp.procs, (uint32_t)ftp.world_size) != 0)
+	if (ft_proc_table_init(&ftp.procs, ftp_spawn_capacity()) != 0)
 		return -1;
 	if (ftp_comms_init() != 0) {
 		ft_proc_table_destroy(&ftp.procs);
@@ -152,7 +152,11 @@ static int init_state(void)
 	}
 	find_done_request();
 	atomic_store(&ftp.mode, FTP_MODE_ON);
-	ft_debug("on: rank %d of %d, %s", ftp.world_rank, ftp.world_size, FT_MPI_FLAVOUR);
+	if (ftp.world_base)
+		ft_debug("on: rank %d, spawned (rank %d of %d in its MPI_COMM_WORLD), %s", ftp.rank,
+			 ftp.rank - ftp.world_base, ftp.world_size, FT_MPI_FLAVOUR);
+	else
+		ft_debug("on: rank %d of %d, %s", ftp.rank, ftp.world_size, FT_MPI_FLAVOUR);
 	if (mpi_entries_missing > 0)
 		ft_debug("the MPI library exports no PMPI_ entry for %d function(s) its mpi.h declares",
 			 mpi_entries_missing);
@@ -204,6 +208,12 @@ static int init_common(int rc)
 		return rc;
 	restore_sigusr1();
 	ignore_sigpipe();
+	ftp_mpi.PMPI_Comm_rank(ftp.world, &ftp.rank);
+	ftp_mpi.PMPI_Comm_size(ftp.world, &ftp.world_size);
+	ftp.world_id = FT_COMM_WORLD_ID;
+	ftp.nfirst = (uint32_t)ftp.world_size;
+	/* A spawned process takes its job rank from its parents first. */
+	bool spawned = ftp_spawn_child_join();
 	bool ok = init_state() == 0;
 	if (!ok) {
 		/* Without its tables ftshim cannot help; say so and get out of
@@ -213,7 +223,10 @@ static int init_common(int rc)
 	}
 	/* Collective: every rank takes part, whatever happened above; a rank
 	 * that cannot detect turns detection off for the whole job. */
-	ftp_job_start(ok);
+	if (spawned)
+		ftp_spawn_child_go(ok);
+	else
+		ftp_job_start(ok);
 	return rc;
 }
 
@@ -264,13 +277,25 @@ static bool start_here(void)
 	return true;
 }
 
+/* A spawned process waits in the MPI's own start for its parents, which
+ * may die in MPI_Comm_spawn: then it would wait for ever. The launchers
+ * say so in its environment (Open MPI, Hydra). */
+static void watch_spawned_start(enum ftp_fn fn)
+{
+	if (getenv("OMPI_PARENT_PORT") || getenv("PMI_SPAWNED"))
+		ftp_hang_watch_deadline(fn, ftp_spawn_handshake_ns());
+}
+
 FT_EXPORT int MPI_Init(int *argc, char ***argv)
 {
 	bool start = start_here();
 
-	if (start)
+	if (start) {
 		ftp.world = MPI_COMM_WORLD;
+		watch_spawned_start(FTP_FN_MPI_Init);
+	}
 	int rc = ftp_mpi.PMPI_Init(argc, argv);
+	ftp_hang_watch_end();
 	if (start)
 		rc = init_common(rc);
 	world_open = rc == MPI_SUCCESS;
@@ -282,9 +307,12 @@ FT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 {
 	bool start = start_here();
 
-	if (start)
+	if (start) {
 		ftp.world = MPI_COMM_WORLD;
+		watch_spawned_start(FTP_FN_MPI_Init_thread);
+	}
 	int rc = ftp_mpi.PMPI_Init_thread(argc, argv, required, provided);
+	ftp_hang_watch_end();
 	if (start)
 		rc = init_common(rc);
 	world_open = rc == MPI_SUCCESS;

@@ -94,7 +94,7 @@ static void fire(const struct ft_inject_action *a, const char *trigger)
 	snprintf(line, sizeof line,
 		 "time=%lld.%06ld since_init=%.6f rank=%d host=%s pid=%ld how=%s by=FTSHIM_INJECT trigger=\"%s\" clause=\"%s\"",
 		 (long long)now.tv_sec, now.tv_nsec / 1000, (double)(ft_clock_now() - ftp.init_ns) / 1e9,
-		 ftp.world_rank, ftp.peers ? ftp.peers[ftp.world_rank].host : "?", (long)getpid(), how,
+		 ftp.rank, ftp.peers ? ftp.peers[ftp.rank].host : "?", (long)getpid(), how,
 		 trigger, clause);
 	ftp_rundir_record_injection(line);
 	ft_info("injecting %s now (%s; FTSHIM_INJECT \"%s\")", how, trigger, c->text);
@@ -170,24 +170,29 @@ static void *timer_main(void *arg)
 	}
 }
 
-/* Rank 0 says once what the plan is, so that a log shows what to expect. */
+/* Rank 0 says once what the plan is, so that a log shows what to expect.
+ * A list may name the ranks of processes the job will spawn. */
 static void log_plan(void)
 {
 	uint64_t *host_ids = malloc((size_t)ftp.world_size * sizeof *host_ids);
-	uint32_t *victims = malloc((size_t)ftp.world_size * sizeof *victims);
+	uint32_t *victims = malloc((size_t)ftp.procs.size * sizeof *victims);
 
 	for (int r = 0; host_ids && r < ftp.world_size; r++)
 		host_ids[r] = ftp.peers[r].ep.host_id;
 	for (uint32_t i = 0; host_ids && victims && i < ftp.inject.n; i++) {
+		const struct ft_inject_clause *c = &ftp.inject.clauses[i];
 		char list[256] = "", how[64];
 		size_t used = 0;
-		uint32_t nv = ft_inject_victims(&ftp.inject.clauses[i], (uint32_t)ftp.world_size, host_ids,
-						victims, (uint32_t)ftp.world_size);
-		for (uint32_t k = 0; k < nv && used + 12 < sizeof list; k++)
+		uint32_t n = c->spawned ? ftp.procs.size : (uint32_t)ftp.world_size;
+		uint32_t nv = ft_inject_victims(c, n, host_ids, victims, ftp.procs.size);
+		bool later = false;
+		for (uint32_t k = 0; k < nv && used + 12 < sizeof list; k++) {
 			used += (size_t)snprintf(list + used, sizeof list - used, "%s%u", k ? "," : "", victims[k]);
-		ft_inject_describe_how(&ftp.inject.clauses[i], how, sizeof how);
-		ft_info("FTSHIM_INJECT \"%s\": %s for rank%s %s", ftp.inject.clauses[i].text, how,
-			nv == 1 ? "" : "s", nv ? list : "(none)");
+			later |= victims[k] >= (uint32_t)ftp.world_size;
+		}
+		ft_inject_describe_how(c, how, sizeof how);
+		ft_info("FTSHIM_INJECT \"%s\": %s for rank%s %s%s", c->text, how, nv == 1 ? "" : "s",
+			nv ? list : "(none)", later ? " (processes the job will spawn, if it does)" : "");
 	}
 	free(host_ids);
 	free(victims);
@@ -197,25 +202,42 @@ void ftp_inject_start(void)
 {
 	char err[FT_CONFIG_ERR_MAX];
 	uint64_t *host_ids;
+	/* Random and host clauses draw from the ranks the job started with,
+	 * alike everywhere; a spawned process is picked only by spawned:N. */
+	bool spawned = ftp.world_base > 0;
+	uint32_t nprocs = atomic_load(&ftp.nprocs);
 
 	if (ftp.inject.n == 0)
 		return;
-	if (ft_inject_check_ranks(&ftp.inject, (uint32_t)ftp.world_size, err, sizeof err) != 0) {
+	if (!spawned && ft_inject_check_ranks(&ftp.inject, ftp.nfirst, ftp.procs.size - ftp.nfirst, err, sizeof err) != 0) {
 		/* Every rank has the same text and stops the same way. */
 		fprintf(stderr, "ftshim: %s\n", err);
 		ftp_leave(FT_EXIT_CONFIG);
 	}
-	host_ids = malloc((size_t)ftp.world_size * sizeof *host_ids);
+	/* spawned:N is job rank nfirst + N. */
+	for (uint32_t i = 0; i < ftp.inject.n; i++) {
+		struct ft_inject_clause *c = &ftp.inject.clauses[i];
+		for (uint32_t k = 0; c->spawned && k < c->nranks; k++)
+			c->ranks[k] += ftp.nfirst;
+	}
+	host_ids = malloc((size_t)nprocs * sizeof *host_ids);
 	if (!host_ids) {
 		ft_error("out of memory: FTSHIM_INJECT is ignored");
 		return;
 	}
-	for (int r = 0; r < ftp.world_size; r++)
+	for (uint32_t r = 0; r < nprocs; r++)
 		host_ids[r] = ftp.peers[r].ep.host_id;
-	nactions = ft_inject_plan(&ftp.inject, (uint32_t)ftp.world_size, (uint32_t)ftp.world_rank,
-				  host_ids, actions, MAX_ACTIONS);
+	nactions = ft_inject_plan(&ftp.inject, spawned ? nprocs : ftp.nfirst, (uint32_t)ftp.rank, host_ids, actions,
+				  MAX_ACTIONS);
 	free(host_ids);
-	if (ftp.world_rank == 0)
+	if (spawned) {
+		uint32_t kept = 0;
+		for (uint32_t i = 0; i < nactions; i++)
+			if (actions[i].clause->spawned)
+				actions[kept++] = actions[i];
+		nactions = kept;
+	}
+	if (ftp.rank == 0)
 		log_plan();
 	bool any_time = false;
 	for (uint32_t i = 0; i < nactions; i++) {

@@ -2,7 +2,9 @@
  * single PMPI_Allgather: each rank's control-plane endpoint, pid, start
  * time and host name, and a nonce (rank 0's becomes the job's secret and,
  * in hex, part of its id). Everything else that needs the whole job's
- * picture starts from here: the detector, the run directory, injection. */
+ * picture starts from here: the detector, the run directory, injection.
+ * A spawned process gets the same picture from its parents instead
+ * (pmpi/spawn.c) and goes on from ftp_job_go. */
 #include "ftshim_config.h"
 
 #include <errno.h>
@@ -35,55 +37,76 @@ static void set_spin_polls(void)
 {
 	int local = 0, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 
-	for (int r = 0; r < ftp.world_size; r++)
-		local += ftp.peers[r].ep.host_id == ftp.peers[ftp.world_rank].ep.host_id;
+	uint32_t n = atomic_load(&ftp.nprocs);
+
+	for (uint32_t r = 0; r < n; r++)
+		local += ftp.peers[r].ep.port && ftp.peers[r].ep.host_id == ftp.peers[ftp.rank].ep.host_id &&
+			 !ft_proc_is_failed(&ftp.procs, r);
 	ftp.spin_polls = ncpu > 0 && local > ncpu ? 16 : 4096;
 	ft_debug("%d ranks on this host, %d cores: waiting calls yield after %u polls", local, ncpu,
 		 ftp.spin_polls);
 }
 
-int ftp_job_start(bool usable)
+int ftp_job_self(bool usable, struct ftp_peer *mine)
 {
-	struct ftp_peer mine;
 	char err[256];
 	int listen_fd = -1;
 
-	memset(&mine, 0, sizeof mine);
+	memset(mine, 0, sizeof *mine);
 	if (usable) {
-		listen_fd = ft_overlay_listen(ftp.cfg.iface, &mine.ep, err, sizeof err);
+		listen_fd = ft_overlay_listen(ftp.cfg.iface, &mine->ep, err, sizeof err);
 		if (listen_fd < 0)
 			ft_error("cannot open the control-plane socket: %s", err);
 	}
-	mine.pid = (int32_t)getpid();
-	mine.start_ticks = ft_process_start_ticks(getpid());
-	mine.init_unix_ns = ftp.init_ns + (uint64_t)ftp.wall_offset_ns;
-	if (gethostname(mine.host, sizeof mine.host) != 0)
-		snprintf(mine.host, sizeof mine.host, "unknown");
-	mine.host[sizeof mine.host - 1] = '\0';
-	fill_nonce(mine.nonce, sizeof mine.nonce);
+	mine->pid = (int32_t)getpid();
+	mine->start_ticks = ft_process_start_ticks(getpid());
+	mine->init_unix_ns = ftp.init_ns + (uint64_t)ftp.wall_offset_ns;
+	if (gethostname(mine->host, sizeof mine->host) != 0)
+		snprintf(mine->host, sizeof mine->host, "unknown");
+	mine->host[sizeof mine->host - 1] = '\0';
+	fill_nonce(mine->nonce, sizeof mine->nonce);
+	return listen_fd;
+}
 
-	ftp.peers = malloc((size_t)ftp.world_size * sizeof *ftp.peers);
-	if (!ftp.peers) {
+struct ftp_peer *ftp_job_peers_alloc(void)
+{
+	struct ftp_peer *peers = calloc(ftp.procs.size ? ftp.procs.size : 1, sizeof *peers);
+
+	if (!peers) {
 		/* Without it this rank cannot take part in the collective, and
 		 * the others would wait for it forever. */
-		ft_error("out of memory for %d ranks' addresses at MPI_Init", ftp.world_size);
+		ft_error("out of memory for %u ranks' addresses at MPI_Init", ftp.procs.size);
 		ftp_mpi.PMPI_Abort(ftp.world, 1);
 	}
-	ftp_mpi.PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE, ftp.world);
-	memcpy(ftp.secret, ftp.peers[0].nonce, sizeof ftp.secret);
-	ftp.job_start_unix_ns = mine.init_unix_ns;
-	for (int r = 0; r < ftp.world_size; r++)
-		if (ftp.peers[r].init_unix_ns < ftp.job_start_unix_ns)
-			ftp.job_start_unix_ns = ftp.peers[r].init_unix_ns;
-	ft_events_start((uint32_t)ftp.world_rank, ftp.job_start_unix_ns);
+	return peers;
+}
+
+int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_t nknown)
+{
+	ft_events_start((uint32_t)ftp.rank, ftp.job_start_unix_ns);
 	for (int i = 0; i < 6; i++)
 		snprintf(ftp.job_id + 2 * i, 3, "%02x", ftp.secret[8 + i]);
 	set_spin_polls();
 	ftp_coll_p2p_start();
 	if (!usable)
 		return -1;
-	ftp_detect_start(listen_fd);
+	ftp_detect_start(listen_fd, known, nknown);
 	ftp_rundir_start();
 	ftp_inject_start();
 	return 0;
+}
+
+int ftp_job_start(bool usable)
+{
+	struct ftp_peer mine;
+	int listen_fd = ftp_job_self(usable, &mine);
+
+	ftp.peers = ftp_job_peers_alloc();
+	ftp_mpi.PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE, ftp.world);
+	memcpy(ftp.secret, ftp.peers[0].nonce, sizeof ftp.secret);
+	ftp.job_start_unix_ns = mine.init_unix_ns;
+	for (int r = 0; r < ftp.world_size; r++)
+		if (ftp.peers[r].init_unix_ns < ftp.job_start_unix_ns)
+			ftp.job_start_unix_ns = ftp.peers[r].init_unix_ns;
+	return ftp_job_go(usable, listen_fd, NULL, 0);
 }

@@ -99,7 +99,7 @@ static void spread_start(const struct ft_comm *core)
 	uint32_t n = core->local_size + core->remote_size, self = UINT32_MAX;
 
 	for (uint32_t i = 0; i < n && self == UINT32_MAX; i++)
-		if (core->members[i] == ftp.world_rank)
+		if (core->members[i] == ftp.rank)
 			self = i;
 	if (self == UINT32_MAX)
 		return;
@@ -166,7 +166,7 @@ static void revoke_here(struct ft_comm *core, void *arg)
 		atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
 		ft_debug("communicator %016llx revoked", (unsigned long long)core->id);
 		ft_events_add(ftp_wall_now(), "revoke", ",\"comm\":\"%016llx\",\"by\":%u",
-			      (unsigned long long)core->id, by ? *by : (uint32_t)ftp.world_rank);
+			      (unsigned long long)core->id, by ? *by : (uint32_t)ftp.rank);
 		spread_start(core);
 	}
 }

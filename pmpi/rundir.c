@@ -64,7 +64,8 @@ static const char *launcher_name(void)
 static int write_job_files(void)
 {
 	char path[PATH_MAX + 16], program[PATH_MAX] = "unknown";
-	size_t cap = (size_t)ftp.world_size * 112 + 64, used = 0;
+	uint32_t nprocs = atomic_load(&ftp.nprocs);
+	size_t cap = (size_t)nprocs * 112 + 64, used = 0;
 	char *ranks = malloc(cap);
 	int rc;
 
@@ -73,9 +74,11 @@ static int write_job_files(void)
 	ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);
 	if (n > 0)
 		program[n] = '\0';
-	for (int r = 0; r < ftp.world_size; r++) {
+	for (uint32_t r = 0; r < nprocs; r++) {
 		const struct ftp_peer *p = &ftp.peers[r];
-		int w = snprintf(ranks + used, cap - used, "%d %s %d %llu\n", r, p->host, p->pid,
+		if (!p->pid)
+			continue; /* joined where this process did not see it */
+		int w = snprintf(ranks + used, cap - used, "%u %s %d %llu\n", r, p->host, p->pid,
 				 (unsigned long long)p->start_ticks);
 		if (w < 0 || (size_t)w >= cap - used)
 			break;
@@ -87,8 +90,8 @@ static int write_job_files(void)
 	if (rc != 0)
 		return rc;
 	char job[PATH_MAX + 256];
-	snprintf(job, sizeof job, "job=%s\nsize=%d\nstarted=%lld\nlauncher=%s\nprogram=%s\n", ftp.job_id,
-		 ftp.world_size, (long long)time(NULL), launcher_name(), program);
+	snprintf(job, sizeof job, "job=%s\nsize=%u\nstarted=%lld\nlauncher=%s\nprogram=%s\n", ftp.job_id,
+		 nprocs, (long long)time(NULL), launcher_name(), program);
 	snprintf(path, sizeof path, "%s/job", jobdir);
 	return ft_write_file_atomically(path, job, strlen(job));
 }
@@ -103,14 +106,16 @@ void ftp_rundir_start(void)
 	rc = make_dir(base);
 	if (rc == 0)
 		rc = make_dir(jobdir);
-	int lowest = ftp.world_rank;
-	for (int r = 0; r < ftp.world_rank; r++) {
-		if (ftp.peers[r].ep.host_id == ftp.peers[ftp.world_rank].ep.host_id) {
+	/* The lowest of the job's first ranks on this host; in a spawned
+	 * world, the lowest of that world (which rewrites them with its own). */
+	int lowest = ftp.rank;
+	for (int r = ftp.world_base; r < ftp.rank; r++) {
+		if (ftp.peers[r].ep.host_id == ftp.peers[ftp.rank].ep.host_id) {
 			lowest = r;
 			break;
 		}
 	}
-	lowest_on_host = lowest == ftp.world_rank;
+	lowest_on_host = lowest == ftp.rank;
 	if (rc == 0 && lowest_on_host)
 		rc = write_job_files();
 	if (rc != 0) {
@@ -119,7 +124,7 @@ void ftp_rundir_start(void)
 	}
 	char deaths[PATH_MAX + 16];
 	snprintf(deaths, sizeof deaths, "%s/deaths", jobdir);
-	ft_supervisor_tell(deaths, ftp.world_rank, ftp.peers[ftp.world_rank].host);
+	ft_supervisor_tell(deaths, ftp.rank, ftp.peers[ftp.rank].host);
 	ft_debug("run directory %s", jobdir);
 }
 
@@ -135,12 +140,12 @@ void ftp_rundir_write_events(void)
 	if (lowest_on_host) {
 		char base[PATH_MAX];
 		default_rundir(base, sizeof base);
-		unsigned n = ft_rundir_prune(base, ftp.peers[ftp.world_rank].host, time(NULL), RUNDIR_KEEP_S);
+		unsigned n = ft_rundir_prune(base, ftp.peers[ftp.rank].host, time(NULL), RUNDIR_KEEP_S);
 		if (n)
 			ft_debug("removed %u job director%s older than %d days from %s", n, n == 1 ? "y" : "ies",
 				 RUNDIR_KEEP_S / 86400, base);
 	}
-	snprintf(path, sizeof path, "%s/events.%d.jsonl", jobdir, ftp.world_rank);
+	snprintf(path, sizeof path, "%s/events.%d.jsonl", jobdir, ftp.rank);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || ft_events_write(fd) != 0)
 		ft_warn("cannot write this rank's events to %s: %s; the job report will lack them", path,
@@ -151,25 +156,25 @@ void ftp_rundir_write_events(void)
 
 void ftp_rundir_report(void)
 {
-	int lowest = 0;
+	uint32_t lowest = 0, nprocs = atomic_load(&ftp.nprocs);
 
-	while (lowest < ftp.world_size && ft_proc_is_failed(&ftp.procs, (uint32_t)lowest))
+	while (lowest < nprocs && ft_proc_is_failed(&ftp.procs, lowest))
 		lowest++;
-	if (lowest != ftp.world_rank || !jobdir[0])
+	if (lowest != (uint32_t)ftp.rank || !jobdir[0])
 		return;
-	struct ft_report_rank *ranks = calloc((size_t)ftp.world_size, sizeof *ranks);
+	struct ft_report_rank *ranks = calloc(nprocs, sizeof *ranks);
 	if (!ranks)
 		return;
-	for (int r = 0; r < ftp.world_size; r++) {
+	for (uint32_t r = 0; r < nprocs; r++) {
 		const struct ft_proc *p = &ftp.procs.procs[r];
 		ranks[r].host = ftp.peers[r].host;
-		ranks[r].failed = ft_proc_is_failed(&ftp.procs, (uint32_t)r);
-		ranks[r].readmitted = !ranks[r].failed && ft_proc_ever_failed(&ftp.procs, (uint32_t)r);
+		ranks[r].failed = ft_proc_is_failed(&ftp.procs, r);
+		ranks[r].readmitted = !ranks[r].failed && ft_proc_ever_failed(&ftp.procs, r);
 		if (!ranks[r].failed)
 			continue;
 		ranks[r].detection = ftp_detection_word(p->how);
 		ranks[r].detector = p->detector >= 0 ? (uint32_t)p->detector : 0;
-		ranks[r].failed_unix_ns = ftp_failed_at((uint32_t)r);
+		ranks[r].failed_unix_ns = ftp_failed_at(r);
 		ranks[r].learned_unix_ns = p->learned_ns + (uint64_t)ftp.wall_offset_ns;
 	}
 	char program[PATH_MAX] = "";
@@ -179,8 +184,8 @@ void ftp_rundir_report(void)
 		.jobdir = jobdir,
 		.job_id = ftp.job_id,
 		.program = program,
-		.nprocs = (uint32_t)ftp.world_size,
-		.self = (uint32_t)ftp.world_rank,
+		.nprocs = nprocs,
+		.self = (uint32_t)ftp.rank,
 		.origin_unix_ns = ftp.job_start_unix_ns,
 		.end_unix_ns = ftp_wall_now(),
 		.ranks = ranks,

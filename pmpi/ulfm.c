@@ -69,14 +69,11 @@ static int failed_members(const struct ftp_comm *e, uint32_t upto, int *out, uin
 	return n;
 }
 
-/* A group of world ranks (ranks in MPI_COMM_WORLD's group, which holds
- * every process of the communicator; MPI_Group_translate_ranks maps them
- * to the communicator's own group). */
+/* A group of job ranks (MPI_Group_translate_ranks maps it to the
+ * communicator's own group). */
 static int group_of(const int *world, int n, MPI_Group *group)
 {
-	/* Even an empty group comes from MPI_Group_incl: the program frees
-	 * it, and freeing the predefined MPI_GROUP_EMPTY crashes Open MPI. */
-	return ftp_mpi.PMPI_Group_incl(ftp.world_group, n, world, group);
+	return ftp_group_of_ranks(world, n, group);
 }
 
 /* Resolve a call on comm for the local ULFM calls; false (with *rc set) if

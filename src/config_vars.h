@@ -24,7 +24,7 @@
 	X(LOG, log_level, ENUM, "info", 0, 0, "error|warn|info|debug|trace", \
 	  "How much ftshim logs; each line starts with ftshim[RANK] and the seconds since MPI_Init") \
 	X(LOG_FILE, log_file, STRING, "", 0, 0, NULL, \
-	  "Log to this file (appending) instead of stderr; %r becomes the world rank, %h the " \
+	  "Log to this file (appending) instead of stderr; %r becomes the job rank, %h the " \
 	  "host name, %p the pid, %% a percent sign") \
 	X(HB_PERIOD, hb_period, DURATION, "100ms", FT_NSEC_PER_MSEC, 10 * FT_NSEC_PER_SEC, NULL, \
 	  "How often each rank sends a heartbeat to its successor on the ring") \
@@ -50,6 +50,10 @@
 	  "(OCFTL's false positives): it is alive again for point-to-point and ftshim_rank_state, " \
 	  "but every communicator that had it stays failed, so this breaks ULFM's fail-stop " \
 	  "consistency; 0: it is told it failed and exits with status 75") \
+	X(SPAWN_MAX, spawn_max, UINT, "1024", 0, 1048576, NULL, \
+	  "How many processes the job may spawn in all (MPI_Comm_spawn) and still have ftshim " \
+	  "detect and recover them; each takes the next job rank after the job's first ranks. " \
+	  "Beyond it, spawned processes run outside ftshim's job") \
 	X(IFACE, iface, STRING, "", 0, 0, NULL, \
 	  "The network interface (eth0) or IPv4 address the control plane binds to; unset: all " \
 	  "interfaces, with the first non-loopback address published to other hosts") \

@@ -152,7 +152,7 @@ static int add_rank(struct ft_inject_clause *c, uint32_t r, uint32_t *cap)
 
 static int parse_ranks(struct parser *p, struct ft_inject_clause *c, const char *v)
 {
-	const char *accepted = "accepted: 3, 1,5,7, 2-4, random:K or host:N";
+	const char *accepted = "accepted: 3, 1,5,7, 2-4, random:K, host:N or spawned:LIST";
 	uint64_t a, b;
 	uint32_t cap = 0;
 
@@ -171,7 +171,12 @@ static int parse_ranks(struct parser *p, struct ft_inject_clause *c, const char 
 		return 0;
 	}
 	c->ranks_kind = FT_RANKS_LIST;
-	for (const char *item = v; *item;) {
+	const char *list = v;
+	if (strncmp(v, "spawned:", 8) == 0) {
+		c->spawned = true;
+		list = v + 8;
+	}
+	for (const char *item = list; *item;) {
 		size_t len = strcspn(item, ",");
 		const char *dash = memchr(item, '-', len);
 		if (dash) {
@@ -421,7 +426,8 @@ void ft_inject_free(struct ft_inject_spec *spec)
 	memset(spec, 0, sizeof *spec);
 }
 
-int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, char *err, size_t errlen)
+int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, uint32_t nspawnable, char *err,
+			  size_t errlen)
 {
 	struct parser p = { .err = err, .errlen = errlen };
 
@@ -429,9 +435,17 @@ int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, ch
 		const struct ft_inject_clause *c = &spec->clauses[i];
 		p.clause_no = i + 1;
 		p.clause = c->text;
-		for (uint32_t k = 0; k < c->nranks; k++)
-			if (c->ranks[k] >= nprocs)
-				return fail(&p, "rank %u does not exist; the job has ranks 0 to %u", c->ranks[k], nprocs - 1);
+		for (uint32_t k = 0; k < c->nranks; k++) {
+			if (c->spawned && c->ranks[k] >= nspawnable && nspawnable == 0)
+				return fail(&p, "spawned:%u: the job may spawn no process (FTSHIM_SPAWN_MAX=0)",
+					    c->ranks[k]);
+			if (c->spawned && c->ranks[k] >= nspawnable)
+				return fail(&p, "spawned:%u: the job may spawn %u processes (FTSHIM_SPAWN_MAX), "
+					    "spawned:0 to spawned:%u", c->ranks[k], nspawnable, nspawnable - 1);
+			if (!c->spawned && c->ranks[k] >= nprocs)
+				return fail(&p, "rank %u does not exist; the job has ranks 0 to %u", c->ranks[k],
+					    nprocs - 1);
+		}
 		if (c->ranks_kind == FT_RANKS_HOST && c->host_of >= nprocs)
 			return fail(&p, "host:%u: rank %u does not exist; the job has ranks 0 to %u", c->host_of,
 				    c->host_of, nprocs - 1);

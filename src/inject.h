@@ -5,9 +5,11 @@
  * The language, one or more clauses separated by ';', each clause a few
  * fields separated by spaces:
  *
- *   rank=RANKS   which ranks: 3 | 1,5,7 | 2-4 | 1,4-6 | random:K | host:N
- *                (random:K: K distinct ranks drawn with the seed;
- *                host:N: every rank on the host of rank N)
+ *   rank=RANKS   which ranks: 3 | 1,5,7 | 2-4 | 1,4-6 | random:K | host:N |
+ *                spawned:LIST (random:K: K distinct ranks drawn with the
+ *                seed; host:N: every rank on the host of rank N;
+ *                spawned:0,2: the first and third processes the job
+ *                spawns, whatever their job ranks will be)
  *   at=WHEN      when: call:MPI_Allreduce:10 (right after the 10th call of
  *                that function returns) | time:2.5s (after MPI_Init) |
  *                point:NAME:N (when the program calls
@@ -26,6 +28,7 @@
 #ifndef FTSHIM_INJECT_H
 #define FTSHIM_INJECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +42,8 @@ struct ft_inject_clause {
 	char text[256];             /* the clause as written, trimmed */
 	enum ft_inject_ranks ranks_kind;
 	uint32_t *ranks, nranks;    /* FT_RANKS_LIST: the ranks, in order */
+	bool spawned;               /* FT_RANKS_LIST: ranks counts processes spawned
+				       (0: the first), not job ranks */
 	uint32_t count;             /* FT_RANKS_RANDOM: how many */
 	uint32_t host_of;           /* FT_RANKS_HOST: a rank on that host */
 	enum ft_inject_when when;
@@ -74,9 +79,10 @@ int ft_inject_parse(const char *text, const char *const *known_calls, size_t nkn
 		    struct ft_inject_spec *spec, char *err, size_t errlen);
 void ft_inject_free(struct ft_inject_spec *spec);
 
-/* Check the ranks named in spec against the job's size. 0, or -EINVAL
+/* Check the ranks named in spec against the job's size: nprocs ranks,
+ * and nspawnable processes it may spawn (spawned:LIST). 0, or -EINVAL
  * with one line in err. */
-int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, char *err,
+int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, uint32_t nspawnable, char *err,
 			  size_t errlen);
 
 /* The victims of clause c in a job of nprocs ranks (host_ids: one per

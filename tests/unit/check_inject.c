@@ -293,17 +293,23 @@ START_TEST(test_check_ranks)
 {
 	static const struct {
 		const char *text;
-		uint32_t nprocs;
+		uint32_t nprocs, nspawnable;
 		const char *want, *want2;
 	} cases[] = {
-		{ "rank=0,7 at=time:1s; rank=random:8 at=exp:1s", 8, NULL, NULL },
-		{ "rank=host:7 at=time:1s", 8, NULL, NULL },
-		{ "rank=host:0 at=time:1s", 1, NULL, NULL },
-		{ "rank=1,8 at=time:1s", 8, "rank 8 does not exist", "ranks 0 to 7" },
-		{ "rank=1 at=time:1s; rank=2-9 at=time:1s", 8, "clause 2", "rank 8 does not" },
-		{ "rank=random:9 at=time:1s", 8, "random:9", "the job has only 8 ranks" },
-		{ "rank=host:8 at=time:1s", 8, "host:8: rank 8 does not exist", "ranks 0 to 7" },
-		{ "rank=1 at=time:1s", 1, "rank 1 does not exist", "ranks 0 to 0" },
+		{ "rank=0,7 at=time:1s; rank=random:8 at=exp:1s", 8, 0, NULL, NULL },
+		{ "rank=host:7 at=time:1s", 8, 0, NULL, NULL },
+		{ "rank=host:0 at=time:1s", 1, 0, NULL, NULL },
+		{ "rank=1,8 at=time:1s", 8, 0, "rank 8 does not exist", "ranks 0 to 7" },
+		{ "rank=1 at=time:1s; rank=2-9 at=time:1s", 8, 0, "clause 2", "rank 8 does not" },
+		{ "rank=random:9 at=time:1s", 8, 0, "random:9", "the job has only 8 ranks" },
+		{ "rank=host:8 at=time:1s", 8, 0, "host:8: rank 8 does not exist", "ranks 0 to 7" },
+		{ "rank=1 at=time:1s", 1, 0, "rank 1 does not exist", "ranks 0 to 0" },
+		/* Spawned processes: named as such only. */
+		{ "rank=spawned:0,5 at=point:step:3", 4, 6, NULL, NULL },
+		{ "rank=spawned:6 at=time:1s", 4, 6, "spawned:6: the job may spawn 6", "spawned:0 to spawned:5" },
+		{ "rank=spawned:0 at=time:1s", 4, 0, "spawned:0: the job may spawn no process", NULL },
+		{ "rank=4 at=time:1s", 4, 6, "rank 4 does not exist", "ranks 0 to 3" },
+		{ "rank=random:5 at=time:1s", 4, 6, "random:5", "the job has only 4 ranks" },
 	};
 	struct ft_inject_spec spec;
 	char err[512];
@@ -311,7 +317,7 @@ START_TEST(test_check_ranks)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		parse_ok(cases[i].text, &spec);
 		strcpy(err, "");
-		int rc = ft_inject_check_ranks(&spec, cases[i].nprocs, err, sizeof err);
+		int rc = ft_inject_check_ranks(&spec, cases[i].nprocs, cases[i].nspawnable, err, sizeof err);
 		ft_inject_free(&spec);
 		if (cases[i].want)
 			assert_err(rc, err, cases[i].text, cases[i].want, cases[i].want2);

@@ -19,7 +19,7 @@ esac
 t0=$SECONDS
 run_job shim 4 -- "$prog" fatal
 [ $((SECONDS - t0)) -lt 30 ] || fail "the fatal error took $((SECONDS - t0)) s to end the job"
-expect_err_match 'ftshim\[0\] \+[0-9.]+ error: MPI_Recv failed in [a-z_]+ \(errh\.c:[0-9]+\): MPI_ERR_PROC_FAILED: .*its peer, world rank 2, failed \(crash.*MPI_ERRORS_ARE_FATAL.*ULFM API to survive$'
+expect_err_match 'ftshim\[0\] \+[0-9.]+ error: MPI_Recv failed in [a-z_]+ \(errh\.c:[0-9]+\): MPI_ERR_PROC_FAILED: .*its peer, rank 2, failed \(crash.*MPI_ERRORS_ARE_FATAL.*ULFM API to survive$'
 grep -q 'ALL CHECKS PASSED' "$OUT" && fail "the job went on after a fatal error"
 t0=$SECONDS
 run_job shim 4 -- "$prog" abort

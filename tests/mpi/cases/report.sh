@@ -30,7 +30,7 @@ for s in 0 1 2; do
 done
 line=$(sed -n 's/^recv line \([0-9]*\)$/\1/p' "$OUT")
 [ -n "$line" ] || { cat "$OUT" >&2; fail "rank 2 did not say where its receive is"; }
-expect_err_match "ftshim\[2\] \+[0-9.]+ info: MPI_Recv returned MPI_ERR_PROC_FAILED to wait_for_neighbour \(report.c:$line\): its peer, world rank 3, failed"
+expect_err_match "ftshim\[2\] \+[0-9.]+ info: MPI_Recv returned MPI_ERR_PROC_FAILED to wait_for_neighbour \(report.c:$line\): its peer, rank 3, failed"
 summary=$(grep '^ftshim: ' "$ERR" || true)
 [ "$(echo "$summary" | grep -c .)" = 1 ] || { echo "$summary" >&2; fail "not one summary line"; }
 echo "$summary" | grep -qE '^ftshim: 1 failure \(rank 3 SIGKILL at [0-9.]+ s\); detected in [0-9.]+ m?s; 3 of 4 ranks finished; report: .*/report\.json$' ||
@@ -91,5 +91,5 @@ grep -qE "^ftshim: 1 failure \(rank 3 $how at [0-9.]+ s\); detected in " "$ERR" 
 run_job shim 4 "FTSHIM_RUNDIR=$rundir" "FTSHIM_INJECT=$inject" -- "$prog" --fatal
 [ "$RC" != 0 ] || [ "$MPITEST_FLAVOUR" = openmpi ] || fail "the fatal job exited 0"
 line=$(sed -n 's/^recv line \([0-9]*\)$/\1/p' "$OUT")
-expect_err_match "ftshim\[2\] \+[0-9.]+ error: MPI_Recv failed in wait_for_neighbour \(report.c:$line\): MPI_ERR_PROC_FAILED: .*its peer, world rank 3, failed .*MPI_ERRORS_ARE_FATAL, so the job ends; set MPI_ERRORS_RETURN"
+expect_err_match "ftshim\[2\] \+[0-9.]+ error: MPI_Recv failed in wait_for_neighbour \(report.c:$line\): MPI_ERR_PROC_FAILED: .*its peer, rank 3, failed .*MPI_ERRORS_ARE_FATAL, so the job ends; set MPI_ERRORS_RETURN"
 expect_no_leftovers report
