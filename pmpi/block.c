@@ -295,7 +295,7 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
 	if (ftp_mpi.PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0)
 		return MPI_SUCCESS; /* the MPI will say what is wrong */
 	uint32_t n = 0;
-	int32_t *ranks = ftp_group_world(group, &n);
+	int32_t *ranks = ftp_group_ranks(group, &n);
 	if (!ranks)
 		return MPI_SUCCESS; /* a process ftshim cannot name: unwatched */
 	/* As for any collective, a member re-admitted since it failed still

@@ -123,7 +123,7 @@ static inline MPI_Comm ftp_comm_real(MPI_Comm comm)
  * if this process cannot name one (see ftp.job_group) or memory ran out
  * (pmpi/comms.c). The one translation from MPI processes to job ranks;
  * ftp_group_of_ranks is the one back. */
-int32_t *ftp_group_world(MPI_Group group, uint32_t *n);
+int32_t *ftp_group_ranks(MPI_Group group, uint32_t *n);
 /* The group of the processes of job ranks ranks[0..n), in that order. */
 int ftp_group_of_ranks(const int32_t *ranks, int n, MPI_Group *group);
 /* The processes of group more, of job ranks ranks (in group order), can

@@ -34,7 +34,7 @@ static void members_free(struct members *m)
  * every translation reads them under this lock. */
 static pthread_mutex_t job_group_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int32_t *ftp_group_world(MPI_Group group, uint32_t *n)
+int32_t *ftp_group_ranks(MPI_Group group, uint32_t *n)
 {
 	int size = 0;
 
@@ -148,12 +148,12 @@ static int members_of(MPI_Comm comm, struct members *m)
 		return -1;
 	if (ftp_mpi.PMPI_Comm_group(comm, &group) != MPI_SUCCESS)
 		return -1;
-	m->local = ftp_group_world(group, &m->nlocal);
+	m->local = ftp_group_ranks(group, &m->nlocal);
 	ftp_mpi.PMPI_Group_free(&group);
 	if (inter) {
 		if (ftp_mpi.PMPI_Comm_remote_group(comm, &group) != MPI_SUCCESS)
 			goto out_fail;
-		m->remote = ftp_group_world(group, &m->nremote);
+		m->remote = ftp_group_ranks(group, &m->nremote);
 		ftp_mpi.PMPI_Group_free(&group);
 		if (!m->remote)
 			goto out_fail;
@@ -483,8 +483,8 @@ int ftp_post_idup(struct ftp_call *c, int rc, MPI_Comm *newcomm, MPI_Request *re
 static int from_groups_start(struct ftp_call *c, MPI_Group a, MPI_Group b)
 {
 	uint32_t na = 0, nb = 0;
-	int32_t *wa = ftp_group_world(a, &na);
-	int32_t *wb = b != MPI_GROUP_NULL ? ftp_group_world(b, &nb) : NULL;
+	int32_t *wa = ftp_group_ranks(a, &na);
+	int32_t *wb = b != MPI_GROUP_NULL ? ftp_group_ranks(b, &nb) : NULL;
 	int32_t *all = wa && (b == MPI_GROUP_NULL || wb) ? realloc(wa, (na + nb + 1) * sizeof *wa) : NULL;
 	int rc = MPI_SUCCESS;
 

@@ -260,17 +260,19 @@ static void on_lost_quorum(void *ctx, uint32_t reached, uint32_t members, uint32
 }
 
 /* Start the detector thread on the listening socket that ftp_job_start
- * opened (and published). Every rank takes the same decision: detection
- * is off for the job if any rank has no socket. */
+ * opened (and published). Every rank of this world takes the same
+ * decision: detection is off for it if any of its ranks has no socket.
+ * (An endpoint a spawned process did not get from its parents comes with
+ * that rank's JOINED news.) */
 int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknown)
 {
 	uint32_t n = ftp.procs.size, njoined = atomic_load(&ftp.nprocs);
 	char where[64];
 	int rc;
 
-	for (uint32_t r = 0; r < njoined; r++) {
-		if (ftp.peers[r].ep.port == 0 && !ft_proc_is_failed(&ftp.procs, r)) {
-			if (ftp.rank == 0)
+	for (uint32_t r = (uint32_t)ftp.world_base; r < (uint32_t)(ftp.world_base + ftp.world_size); r++) {
+		if (ftp.peers[r].ep.port == 0) {
+			if (ftp.rank == ftp.world_base)
 				ft_error("rank %u has no control-plane socket: failure detection is off for this job", r);
 			if (listen_fd >= 0)
 				close(listen_fd);

@@ -82,7 +82,7 @@ struct ftp_state {
 	int64_t wall_offset_ns;    /* ft_clock_wall_offset() then: clock + this = wall clock */
 	uint64_t job_start_unix_ns; /* the earliest rank's MPI_Init, by the wall clock */
 	/* Every process this one can name in an MPI group, and the job rank
-	 * of each of its members (ftp_group_world): ftp.world's group, plus
+	 * of each of its members (ftp_group_ranks): ftp.world's group, plus
 	 * the processes spawned with this one or by it (pmpi/spawn.c).
 	 * job_of is NULL while the group is ftp.world's of a job's first
 	 * processes (member i is job rank i). Application threads, under
@@ -156,10 +156,10 @@ struct ftp_peer *ftp_job_peers_alloc(void);
 int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_t nknown);
 
 /* Spawned processes (pmpi/spawn.c). In a process that MPI_Comm_spawn
- * started, from MPI_Init, before the tables: join the parents' job
- * (false: it has no parent running ftshim, and starts a job of its own).
+ * started, from MPI_Init, before the tables: join the parents' job and
+ * set ftp.world_base (false: it has no parent running ftshim, and starts a job of its own).
  * Then, once the tables exist, ftp_spawn_child_go. */
-bool ftp_spawn_child_join(void);
+bool ftp_spawn_child_join(int world_rank);
 int ftp_spawn_child_go(bool usable);
 /* The capacity of the tables: every job rank there can be. */
 uint32_t ftp_spawn_capacity(void);

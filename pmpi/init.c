@@ -134,7 +134,6 @@ static int init_state(void)
 {
 	char err[256];
 
-	ftp.rank += ftp.world_base; /* its world rank until now */
 	atomic_store(&ftp.nprocs, (uint32_t)(ftp.world_base + ftp.world_size));
 	ft_log_set_rank(ftp.rank);
 	if (ftp.cfg.log_file[0]) {
@@ -208,12 +207,14 @@ static int init_common(int rc)
 		return rc;
 	restore_sigusr1();
 	ignore_sigpipe();
-	ftp_mpi.PMPI_Comm_rank(ftp.world, &ftp.rank);
+	int world_rank = 0;
+	ftp_mpi.PMPI_Comm_rank(ftp.world, &world_rank);
 	ftp_mpi.PMPI_Comm_size(ftp.world, &ftp.world_size);
 	ftp.world_id = FT_COMM_WORLD_ID;
 	ftp.nfirst = (uint32_t)ftp.world_size;
 	/* A spawned process takes its job rank from its parents first. */
-	bool spawned = ftp_spawn_child_join();
+	bool spawned = ftp_spawn_child_join(world_rank);
+	ftp.rank = ftp.world_base + world_rank;
 	bool ok = init_state() == 0;
 	if (!ok) {
 		/* Without its tables ftshim cannot help; say so and get out of

@@ -209,7 +209,8 @@ void ftp_inject_start(void)
 
 	if (ftp.inject.n == 0)
 		return;
-	if (!spawned && ft_inject_check_ranks(&ftp.inject, ftp.nfirst, ftp.procs.size - ftp.nfirst, err, sizeof err) != 0) {
+	if (!spawned &&
+	    ft_inject_check_ranks(&ftp.inject, ftp.nfirst, ftp.procs.size - ftp.nfirst, err, sizeof err) != 0) {
 		/* Every rank has the same text and stops the same way. */
 		fprintf(stderr, "ftshim: %s\n", err);
 		ftp_leave(FT_EXIT_CONFIG);
@@ -227,8 +228,8 @@ void ftp_inject_start(void)
 	}
 	for (uint32_t r = 0; r < nprocs; r++)
 		host_ids[r] = ftp.peers[r].ep.host_id;
-	nactions = ft_inject_plan(&ftp.inject, spawned ? nprocs : ftp.nfirst, (uint32_t)ftp.rank, host_ids, actions,
-				  MAX_ACTIONS);
+	nactions = ft_inject_plan(&ftp.inject, spawned ? nprocs : ftp.nfirst, (uint32_t)ftp.rank, host_ids,
+				  actions, MAX_ACTIONS);
 	free(host_ids);
 	if (spawned) {
 		uint32_t kept = 0;

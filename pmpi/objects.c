@@ -181,7 +181,7 @@ int ftp_pre_win_group(struct ftp_call *c, MPI_Win win, MPI_Group group)
 	struct ftp_ranks *r = start ? &o->access : &o->exposure;
 	free(r->world);
 	r->n = 0;
-	r->world = ftp_group_world(group, &r->n);
+	r->world = ftp_group_ranks(group, &r->n);
 	if (!r->world)
 		r->n = 0;
 	if (start && ranks_failed(r))

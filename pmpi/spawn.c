@@ -184,7 +184,7 @@ static void child_ask(struct welcome *w, uint8_t **body)
 		w->status = JOIN_NO_ANSWER;
 }
 
-bool ftp_spawn_child_join(void)
+bool ftp_spawn_child_join(int world_rank)
 {
 	struct ftp_peer mine;
 
@@ -197,11 +197,11 @@ bool ftp_spawn_child_join(void)
 		ftp_mpi.PMPI_Abort(ftp.world, 1);
 	}
 	ftp_mpi.PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, child.kids, sizeof mine, MPI_BYTE, ftp.world);
-	if (ftp.rank == 0)
+	if (world_rank == 0)
 		child_ask(&child.w, &child.body);
 	ftp_mpi.PMPI_Bcast(&child.w, sizeof child.w, MPI_BYTE, 0, ftp.world);
 	if (child.w.status == JOIN_OK) {
-		if (ftp.rank != 0 && !(child.body = malloc(body_len(&child.w) + 1))) {
+		if (world_rank != 0 && !(child.body = malloc(body_len(&child.w) + 1))) {
 			ft_error("out of memory at MPI_Init");
 			ftp_mpi.PMPI_Abort(ftp.world, 1);
 		}
@@ -212,7 +212,7 @@ bool ftp_spawn_child_join(void)
 		ftp.world_id = ft_comm_child_id(child.w.comm_id, FT_COMM_KIND_GROUP, 0, 0, 0);
 		return true;
 	}
-	if (ftp.rank == 0) {
+	if (world_rank == 0) {
 		static const char *const why[] = {
 			[JOIN_NO_ANSWER] = "its parents did not answer (they do not run ftshim?)",
 			[JOIN_FULL] = "the job has spawned FTSHIM_SPAWN_MAX processes already",

@@ -69,13 +69,6 @@ static int failed_members(const struct ftp_comm *e, uint32_t upto, int *out, uin
 	return n;
 }
 
-/* A group of job ranks (MPI_Group_translate_ranks maps it to the
- * communicator's own group). */
-static int group_of(const int *world, int n, MPI_Group *group)
-{
-	return ftp_group_of_ranks(world, n, group);
-}
-
 /* Resolve a call on comm for the local ULFM calls; false (with *rc set) if
  * the shim cannot answer for it. */
 static bool ulfm_resolve(struct ftp_call *c, MPI_Comm comm, int *rc)
@@ -110,7 +103,7 @@ static int get_group(MPI_Comm comm, MPI_Group *failedgrp, enum ftp_fn fn, bool a
 		if (!world)
 			rc = MPI_ERR_NO_MEM;
 		else
-			rc = group_of(world, failed_members(c.comm, upto, world, NULL), failedgrp);
+			rc = ftp_group_of_ranks(world, (int)failed_members(c.comm, upto, world, NULL), failedgrp);
 		free(world);
 	}
 	return ftp_post_plain(&c, rc);

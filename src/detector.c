@@ -538,8 +538,14 @@ static bool record(struct ft_detector *d, const struct ft_entry *e, uint32_t tol
 		d->nfailed--;
 	d->digest ^= news_hash(e->rank, e->event);
 	if (e->event == FT_EV_JOINED) {
-		if (joined_before)
-			return true; /* a member already: news, nothing more */
+		/* A member already (a rank this process started with): reported
+		 * all the same, for its endpoint, which a process spawned later
+		 * may not have had. */
+		if (joined_before) {
+			if (tell && !self)
+				d->ops.learned(d->ops.ctx, e, told_by);
+			return true;
+		}
 		d->njoined++;
 		/* First the report, which gives the engine the rank's endpoint,
 		 * then the ring, which may make the rank a neighbour (a view is

@@ -62,8 +62,10 @@
  *    a rank's JOINED first, as for re-admissions. Learning that a rank
  *    joined reports it (ops.learned) before anything is sent to it, then
  *    puts it in the ring, where its new observer gives it a whole timeout.
- *    A JOINED entry for a rank already joined is recorded and changes
- *    nothing else. A spawned process starts with its parents' view
+ *    A JOINED entry for a rank already joined is recorded and reported
+ *    (the first time, for its endpoint: a spawned process starts with
+ *    the ranks before it as members, not all their endpoints) and
+ *    changes nothing else. A spawned process starts with its parents' view
  *    (cfg.known), learned silently: no ops.learned, no flood.
  *
  * Thread rule: one thread drives a detector; nothing here is shared. */

@@ -1751,7 +1751,8 @@ END_TEST
  * (ft_det_join): every member learns it once, with its endpoint, before
  * anyone sends to it (sim_send checks that); the ring takes it in between
  * 3 and 0; it learns nothing new itself, and all views agree. A JOINED for
- * a rank that was a member from the start is news that changes nothing. */
+ * a rank that was a member from the start is news that changes nothing
+ * but is reported once (for its endpoint). */
 START_TEST(test_join_spreads)
 {
 	struct ft_entry j4 = joined_entry(4);
@@ -1790,12 +1791,13 @@ START_TEST(test_join_spreads)
 	ck_assert_uint_eq(det(4)->emit_to, 0);
 	ck_assert_uint_eq(det(0)->observed, 4);
 
-	/* Rank 2 was there from the start. */
+	/* Rank 2 was there from the start: reported once (for its endpoint),
+	 * and nothing else changes. */
 	struct ft_entry j2 = joined_entry(2);
 	ft_det_join(det(1), &j2, sim.now);
 	advance(1000);
 	for (uint32_t r = 0; r <= MEMBERS; r++) {
-		ck_assert_uint_eq(count_learned(r, 2, FT_EV_JOINED), 0);
+		ck_assert_uint_eq(count_learned(r, 2, FT_EV_JOINED), r == 2 ? 0 : 1);
 		ck_assert_uint_eq(count_event(r, FT_EV_FAILED), 0);
 		ck_assert_uint_eq(det(r)->njoined, MEMBERS + 1);
 		ck_assert_uint_eq(det(r)->nnews, 2);
@@ -2094,6 +2096,34 @@ START_TEST(test_join_known_view)
 }
 END_TEST
 
+/* A spawned process starts with the ranks before it as members but, from
+ * its parents, only their failures (pmpi/spawn.c): the endpoint of an
+ * earlier spawned rank it gets from that rank's JOINED news, which it
+ * must report (ops.learned) although the rank is a member already. */
+START_TEST(test_join_member_endpoint)
+{
+	struct ft_entry j5 = joined_entry(5);
+
+	start_job(100);
+	spawn(4, 0);
+	advance(100);
+	ft_det_join(det(0), &j5, sim.now);
+	ft_det_destroy(det(5));
+	sim.base.njoined = 6;
+	node_init(5, NULL, 0);
+	sim.base.njoined = MEMBERS;
+	sim.nodes[5].dead = false;
+	ft_det_start(det(5), sim.now);
+	advance(1000);
+	ck_assert_uint_eq(count_learned(5, 4, FT_EV_JOINED), 1);
+	for (uint32_t r = 0; r < MEMBERS; r++)
+		ck_assert_uint_eq(count_learned(r, 4, FT_EV_JOINED), 1);
+	ck_assert_uint_eq(det(5)->digest, det(0)->digest);
+	ck_assert_uint_eq(det(5)->njoined, 6);
+	sim_destroy();
+}
+END_TEST
+
 /* A case of the suite: its tests share the simulation, torn down after
  * each; setup chooses the options (NULL: none). */
 static TCase *sim_case(Suite *s, const char *name, void (*setup)(void))
@@ -2166,6 +2196,7 @@ static Suite *detector_suite(void)
 	tcase_add_test(tc_join, test_join_all_left);
 	tcase_add_test(tc_join, test_join_unjoined_ignored);
 	tcase_add_test(tc_join, test_join_known_view);
+	tcase_add_test(tc_join, test_join_member_endpoint);
 	tcase_add_test(tc_join, test_join_shared_ring);
 
 	/* The same with quorum rounds on, where members also make majorities. */
