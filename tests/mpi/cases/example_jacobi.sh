@@ -41,10 +41,7 @@ same_answer() {
 recovered() {
 	local what="$3 ($1 ranks)"
 	jacobi shim "$1" "$2" "$3"
-	# Hydra ORs its ranks' wait statuses: 137 from the killed rank, but
-	# once in some 40 runs here a survivor's exit races the proxy and the
-	# job reports "Hangup (signal 1)", status 1. Not 0, at least.
-	[ "$RC" = "$(death_rc sigkill)" ] || { [ "$MPITEST_FLAVOUR" = mpich ] && [ "$RC" != 0 ]; } || expect_rc "$(death_rc sigkill)"
+	expect_killed_rc
 	same_answer "$what" "$5"
 	local nlost
 	nlost=$(echo "$4" | tr , '\n' | wc -l)

@@ -27,7 +27,7 @@ run_mw() {
 check_mw() {
 	local mode=$1 np=$2 tasks=$3 lost=$4 holding=$5 inject=${6:-}
 	local what="${inject:-no failure} ($mode, $np ranks)"
-	if [ "$lost" = none ]; then expect_rc 0; else expect_rc "$(death_rc sigkill)"; fi
+	if [ "$lost" = none ]; then expect_rc 0; else expect_killed_rc; fi
 	grep -qxF "manager_worker: $tasks tasks, each completed once, $answer; workers lost: $lost" "$OUT" || {
 		cat "$OUT" >&2
 		grep -v ' info: ' "$ERR" | tail -n 20 >&2

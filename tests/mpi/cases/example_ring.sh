@@ -22,7 +22,7 @@ ring() {
 	local -a env=("FTSHIM_RUNDIR=$MPITEST_WORKDIR/run")
 	[ -z "$inject" ] || env+=("FTSHIM_INJECT=$inject")
 	run_job shim "$np" "${env[@]}" -- "$prog" "$iters"
-	if [ "$lost" = none ]; then expect_rc 0; else expect_rc "$(death_rc sigkill)"; fi
+	if [ "$lost" = none ]; then expect_rc 0; else expect_killed_rc; fi
 	local nlost=0
 	[ "$lost" = none ] || nlost=$(echo "$lost" | tr , '\n' | wc -l)
 	local re="ft_ring: $iters iterations completed, each once; survivors $((np - nlost)) of $np; lost ranks $lost; root world rank $root; "

@@ -30,7 +30,7 @@ expect_deletes 0,1,2,3
 note "no failure: every rank's callbacks ran in MPI_Finalize, last set first"
 
 run_job shim 4 -- "$prog" kill
-expect_rc "$(death_rc sigkill)"
+expect_killed_rc
 expect_detected 2 0,1,3
 expect_deletes 0,1,3
 expect_err_no_match 'CHECK FAILED'

@@ -30,7 +30,7 @@ for binding in mpif use_mpi f08; do
 			fail "$binding: rank $r did not get MPIX_ERR_PROC_FAILED ($failed) or MPIX_ERR_REVOKED ($revoked) from its allreduce and $failed from its receive"
 		}
 	done
-	expect_rc "$(death_rc sigkill)"
+	expect_killed_rc
 	report=$(ls "$rundir"/*/report.json 2>/dev/null | head -n 1)
 	[ -f "$report" ] || fail "$binding: no report.json in $rundir"
 	python3 - "$report" <<'PY' || fail "$binding: report.json is not as expected (above)"

@@ -29,7 +29,7 @@ for binding in mpif use_mpi f08; do
 		tail -n 20 "$ERR" >&2
 		fail "$binding: the survivors did not all recover as expected (above)"
 	fi
-	expect_rc "$(death_rc sigkill)"
+	expect_killed_rc
 	note "$binding: $(grep -m1 '^rank 0' "$OUT")"
 done
 expect_no_leftovers ftn_ulfm

@@ -43,7 +43,7 @@ expect_clean_survivors() {
 	expect_detected 2 0,1,3
 	case $MPITEST_FLAVOUR:$RC in
 	mpich:137 | mpich:1 | openmpi:0) ;;
-	*) expect_rc "$(death_rc sigkill)" ;;
+	*) expect_killed_rc ;;
 	esac
 }
 

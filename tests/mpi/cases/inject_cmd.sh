@@ -82,7 +82,7 @@ pid2=$(pid_of 2)
 inj_ok kill 2
 [ "$(cat "$IOUT")" = "killed rank 2 (pid $pid2) with SIGKILL" ] || fail "kill 2: stdout"
 wait_job
-expect_rc "$(death_rc sigkill)"
+expect_killed_rc
 expect_all_checks
 expect_detected 2 "$(survivors 6 2)"
 expect_injection 2 SIGKILL "kill 2"
@@ -113,7 +113,7 @@ for i in 1 2; do
 	victims=$(sed -n 's/^killed rank \([0-9]*\) .*/\1/p' "$IOUT" | paste -sd, -)
 	chosen+=("$victims")
 	wait_job
-	expect_rc "$(death_rc sigkill)"
+	expect_killed_rc
 	expect_all_checks
 	for v in ${victims//,/ }; do
 		expect_detected "$v" "$(survivors 6 "$victims")"

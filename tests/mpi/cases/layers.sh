@@ -18,7 +18,7 @@ for way in pmpi tool; do
 	expect_all_checks "$way"
 	expect_err_match 'ftshim\[2\] .* info: injecting SIGKILL now \(after call 5 of MPI_Allreduce; '
 	expect_detected 2 0,1,3
-	expect_rc "$(death_rc sigkill)"
+	expect_killed_rc
 	note "$way: rank 2 killed, survivors shrank and finished"
 done
 expect_no_leftovers layers

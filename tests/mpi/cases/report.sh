@@ -18,7 +18,7 @@ echo "0 $(hostname) 99999999 5" >"$rundir/00000000beef/ranks"
 touch -d '8 days ago' "$rundir/00000000dead"
 touch -d '1 day ago' "$rundir/00000000beef"
 run_job shim 4 "FTSHIM_RUNDIR=$rundir" "FTSHIM_INJECT=$inject" -- "$prog"
-expect_rc "$(death_rc sigkill)"
+expect_killed_rc
 expect_all_checks
 [ ! -e "$rundir/00000000dead" ] || fail "an 8-day-old job directory was not removed"
 [ -e "$rundir/00000000beef" ] || fail "a day-old job directory was removed"

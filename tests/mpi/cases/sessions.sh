@@ -15,7 +15,7 @@ expect_err_no_match 'failed'
 note "no failure: 4 ranks reduced and finalized their session"
 
 run_job shim 4 -- "$prog" kill
-expect_rc "$(death_rc sigkill)"
+expect_killed_rc
 expect_detected 2 0,1,3
 expect_all_checks "rank 2 killed"
 [ "$(grep -o 'session finalized' "$OUT" | wc -l)" = 3 ] || fail "not every survivor finalized its session"
