@@ -394,6 +394,9 @@ void ftp_hang_watch_end(void);
 /* Watch the current call with a plain deadline: if it has not returned
  * after ns, the process exits as above. */
 void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns);
+/* Give this thread's member watch a deadline too (ns), which a member's
+ * failure still shortens to the grace period. */
+void ftp_hang_watch_limit(uint64_t ns);
 /* The same for a call that waits on one peer (world rank), without a
  * lock while nothing fails: begin returns a token for end, 0 if not
  * watched (another such call is). */

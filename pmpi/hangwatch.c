@@ -87,6 +87,11 @@ static void *timer_main(void *arg)
 			 "cannot be interrupted there, so this rank leaves (fail-stop, exit status %d) rather "
 			 "than hang; see BUGS in MPIX_Comm_shrink(3)",
 			 fn, (double)g / 1e9, watch.failed, FT_EXIT_STUCK);
+	else if (watch.fn == FTP_FN_MPI_Comm_spawn || watch.fn == FTP_FN_MPI_Comm_spawn_multiple)
+		ft_error("stuck in the MPI library's %s for %.1f s: the processes it starts never finished "
+			 "their MPI_Init (they give up after %.1f s), so this rank exits (status %d) rather "
+			 "than hang",
+			 fn, (double)g / 1e9, (double)ftp_spawn_handshake_ns() / 1e9, FT_EXIT_STUCK);
 	else if (watch.fn == FTP_FN_MPI_Init || watch.fn == FTP_FN_MPI_Init_thread)
 		ft_error("this spawned process is stuck in the MPI library's %s for %.1f s: its parents must "
 			 "have failed while they spawned it, so it exits (status %d) rather than hang",
@@ -98,13 +103,14 @@ static void *timer_main(void *arg)
 	ftp_leave(FT_EXIT_STUCK);
 }
 
-/* Under lock: start the timer for the current watch, once. */
+/* Under lock: start the timer for the current watch: once, except that a
+ * member's failure starts its shorter one beside a running deadline. */
 static void arm(int32_t failed)
 {
 	pthread_t t;
 	pthread_attr_t attr;
 
-	if (watch.armed)
+	if (watch.armed && !(failed >= 0 && watch.failed < 0))
 		return;
 	watch.armed = true;
 	watch.failed = failed;
@@ -233,6 +239,16 @@ void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns)
 		watch.active = true;
 		watch.owner = pthread_self();
 		watch.armed = false;
+		watch.grace = ns;
+		arm(-1);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void ftp_hang_watch_limit(uint64_t ns)
+{
+	pthread_mutex_lock(&lock);
+	if (watch.active && pthread_equal(watch.owner, pthread_self()) && !watch.armed) {
 		watch.grace = ns;
 		arm(-1);
 	}

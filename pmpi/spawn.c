@@ -408,7 +408,20 @@ static int parents_welcome(const struct ftp_call *c, MPI_Comm inter)
 }
 
 /* The spawning communicator is fenced and watched as for any creation;
- * the children's start is the MPI's. */
+ * the children's start is the MPI's, and bounded: children that do not
+ * finish their MPI_Init in ftp_spawn_handshake_ns give up (pmpi/init.c),
+ * and the MPI's spawn, which would then wait for them for ever, gives up
+ * after twice that. */
+static int spawn_pre(struct ftp_call *c, MPI_Comm comm)
+{
+	int rc = ftp_pre_create(c, comm);
+
+	if (rc == MPI_SUCCESS && !c->direct)
+		ftp_hang_watch_limit(2 * ftp_spawn_handshake_ns());
+	return rc;
+}
+
+/* After the MPI's spawn. */
 static int spawn_post(struct ftp_call *c, int rc, MPI_Comm *intercomm)
 {
 	ftp_hang_watch_end();
@@ -426,7 +439,7 @@ FT_EXPORT int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MP
 			     MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Comm_spawn);
-	int rc = ftp_active() ? ftp_pre_create(&c, comm) : (c.real = comm, MPI_SUCCESS);
+	int rc = ftp_active() ? spawn_pre(&c, comm) : (c.real = comm, MPI_SUCCESS);
 
 	if (rc == MPI_SUCCESS)
 		rc = ftp_mpi.PMPI_Comm_spawn(command, argv, maxprocs, info, root, c.real, intercomm,
@@ -440,7 +453,7 @@ FT_EXPORT int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char
 				      MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Comm_spawn_multiple);
-	int rc = ftp_active() ? ftp_pre_create(&c, comm) : (c.real = comm, MPI_SUCCESS);
+	int rc = ftp_active() ? spawn_pre(&c, comm) : (c.real = comm, MPI_SUCCESS);
 
 	if (rc == MPI_SUCCESS)
 		rc = ftp_mpi.PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs,

@@ -47,6 +47,15 @@ assert [f["rank"] for f in r["failures"]] == [5], r["failures"]
 PY
 note "a spawned process killed: detected by ftshim, logged by all 5 survivors, in the job report as rank 5"
 
+# A spawn whose processes never start MPI (/bin/true): the MPI's spawn
+# waits for them for ever; the parents leave after twice the handshake's
+# 10 s instead (status 76), and nothing is left running.
+run_job shim 2 -- "$prog" nonmpi
+expect_rc "$(launcher_rc 76)"
+grep -q 'spawn returned' "$OUT" && fail "the MPI's spawn of a program that never calls MPI_Init returned"
+expect_err_match "ftshim\[[01]\] \+[0-9.]+ error: stuck in the MPI library's MPI_Comm_spawn for 20\.0 s: the processes it starts never finished their MPI_Init"
+note "spawning /bin/true: the parents left after 20 s (status 76) instead of waiting in the MPI for ever"
+
 # examples/respawn.c: no failure, then original ranks and spawned
 # replacements lost at chosen steps (rank 4 is the first replacement,
 # rank 5 the second), the root among them.
@@ -66,7 +75,7 @@ expect_rc 0
 expect_respawn "no failure" 0
 inject="rank=1 at=point:step:40; rank=spawned:0 at=point:step:120; rank=0 at=point:step:160; rank=spawned:1 at=point:step:230"
 run_job shim 4 "FTSHIM_RUNDIR=$run" "FTSHIM_INJECT=$inject" -- "$respawn"
-expect_rc "$(death_rc sigkill)"
+expect_killed_rc
 expect_respawn "$inject" 4
 for r in 1 4 0 5; do
 	grep -qE "ftshim\[[0-9]+\] \+[0-9.]+ info: rank $r failed: " "$ERR" || fail "rank $r's failure was not logged"
@@ -74,7 +83,7 @@ done
 expect_err_match '^ftshim: 4 failures \('
 # Two at once, in one recovery.
 run_job shim 4 "FTSHIM_RUNDIR=$run" "FTSHIM_INJECT=rank=1,3 at=point:step:75" -- "$respawn"
-expect_rc "$(death_rc sigkill)"
+expect_killed_rc
 expect_respawn "ranks 1 and 3 at once" 1 2
 expect_no_leftovers spawn
 expect_no_leftovers respawn

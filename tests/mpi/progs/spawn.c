@@ -13,7 +13,9 @@
  * checks held.
  *
  * "probe": parents only spawn one child, which prints "spawned" (the
- * case first checks that the MPI can spawn at all). */
+ * case first checks that the MPI can spawn at all). "nonmpi": they spawn
+ * /bin/true, which never calls MPI_Init, so the MPI's spawn never
+ * returns; ftshim must end them instead. */
 #include <mpi.h>
 #include <mpi-ext.h>
 #include <signal.h>
@@ -37,6 +39,13 @@ int main(int argc, char **argv)
 	int kill_one = tu_has_arg(argc, argv, "kill"), probe = tu_has_arg(argc, argv, "probe");
 
 	MPI_Init(&argc, &argv);
+	if (tu_has_arg(argc, argv, "nonmpi")) {
+		MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+			       MPI_ERRCODES_IGNORE);
+		printf("spawn returned\n");
+		MPI_Finalize();
+		return 0;
+	}
 	MPI_Comm_get_parent(&parent);
 	if (probe) {
 		if (parent == MPI_COMM_NULL) {
