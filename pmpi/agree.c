@@ -620,7 +620,7 @@ static void record_agree(const char *kind, const struct ftp_comm *e, uint32_t va
 static void record_shrink(const char *kind, const struct ftp_comm *e, MPI_Comm newcomm, int rc, uint64_t start)
 {
 	uint64_t now = ftp_wall_now();
-	struct ftp_comm *made = rc == MPI_SUCCESS ? ftp_comm_lookup(newcomm) : NULL;
+	struct ftp_comm *made = rc == MPI_SUCCESS ? ftp_seam_comm(newcomm) : NULL;
 	int size = 0;
 
 	if (rc == MPI_SUCCESS)

@@ -235,7 +235,9 @@ int ftp_fast_block(enum ftp_fn fn, struct ftp_comm *e, int rank, bool recv, int 
 {
 	struct ftp_call c = FTP_CALL_INIT(fn);
 
-	ftp_call_on(&c, e, (struct ftp_watch){ .kind = recv ? ftp_source_kind(rank) : FTP_WATCH_PEER, .rank = rank, .recv = recv });
+	/* e came from ftp_seam_cached: it has no rank map, rank is the MPI's. */
+	ftp_call_on(&c, e, (struct ftp_watch){ .kind = recv ? ftp_source_kind(rank) : FTP_WATCH_PEER,
+					       .rank = rank, .recv = recv });
 	c.req = *req;
 	if (rc == MPI_SUCCESS)
 		rc = tested ? ftp_block_wait(&c, status) : ftp_block(&c, rc, status);
@@ -275,9 +277,10 @@ int ftp_pre_create_inter(struct ftp_call *c, MPI_Comm local_comm, MPI_Comm peer_
 	if (!members)
 		return MPI_SUCCESS;
 	memcpy(members, c->comm->core->members, n * sizeof *members);
-	struct ftp_comm *peer = peer_comm != MPI_COMM_NULL ? ftp_comm_lookup(peer_comm) : NULL;
-	if (peer && remote_leader >= 0 && (uint32_t)remote_leader < peer->core->local_size)
-		members[n++] = peer->core->members[remote_leader];
+	struct ftp_comm *peer = peer_comm != MPI_COMM_NULL ? ftp_seam_comm(peer_comm) : NULL;
+	int leader = peer ? ftp_rank_in(peer, remote_leader) : -1;
+	if (leader >= 0 && (uint32_t)leader < peer->core->local_size)
+		members[n++] = peer->core->members[leader];
 	ftp_hang_watch_begin(c->fn, members, n);
 	free(members);
 	return MPI_SUCCESS;

@@ -24,7 +24,7 @@
 #include <mpi.h>
 #include <sched.h>
 
-#include "pmpi/comm_lookup.h"
+#include "pmpi/seam.h"
 #include "pmpi/errors.h"
 #include "pmpi/fn_table.h"
 #include "pmpi/ftp.h"
@@ -33,22 +33,17 @@
 /* The generated file wraps deprecated functions too (MPI_Attr_get, ...). */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-/* The failure-free path of a wrapper is inlined whole: in a file of some
- * 400 wrappers GCC would otherwise call these out of line, and at a few
- * hundred instructions per small message every call and spill shows. */
-#define FTP_HOT static inline __attribute__((always_inline))
-
 /* What a call waits on, so that it can stop when that fails. */
 enum ftp_watch_kind {
 	FTP_WATCH_NONE,
-	FTP_WATCH_PEER, /* one process: rank (in the remote group of an intercommunicator) */
+	FTP_WATCH_PEER, /* one process: rank (the MPI's, in the remote group of an intercommunicator) */
 	FTP_WATCH_ANY,  /* a receive from MPI_ANY_SOURCE */
 	FTP_WATCH_ALL,  /* every member (collectives) */
 };
 
 struct ftp_watch {
 	enum ftp_watch_kind kind;
-	int rank;  /* FTP_WATCH_PEER: the rank in the communicator */
+	int rank;  /* FTP_WATCH_PEER: its rank in the MPI's communicator (real) */
 	bool recv; /* a receive: cancel it when giving up */
 	bool keep; /* cannot be cancelled (partitioned): left to the MPI when given up */
 };
@@ -80,20 +75,14 @@ struct ftp_call {
 #define FTP_STATUS(s) ((s) ? (s) : MPI_STATUS_IGNORE)
 #define FTP_STATUSES(s) ((s) ? (s) : MPI_STATUSES_IGNORE)
 
-/* ftp.events, with acquire order: whoever sees it change sees the process
- * table and revoked flags that changed before. */
-FTP_HOT uint64_t ftp_events(void)
-{
-	return atomic_load_explicit(&ftp.events, memory_order_acquire);
-}
-
 /* What a receive from source watches. */
 static inline enum ftp_watch_kind ftp_source_kind(int source)
 {
 	return source == MPI_ANY_SOURCE ? FTP_WATCH_ANY : FTP_WATCH_PEER;
 }
 
-/* Make c a watched call on e (a communicator ftshim tracks). */
+/* Make c a watched call on e (a communicator ftshim tracks); watch.rank
+ * is already the MPI's (ftp_watch_peer). */
 FTP_HOT void ftp_call_on(struct ftp_call *c, struct ftp_comm *e, struct ftp_watch watch)
 {
 	c->comm = e;
@@ -102,21 +91,20 @@ FTP_HOT void ftp_call_on(struct ftp_call *c, struct ftp_comm *e, struct ftp_watc
 	c->watch = watch;
 }
 
-/* The seam: resolve the application's handle once per call. */
-FTP_HOT void ftp_resolve(struct ftp_call *c, MPI_Comm comm)
+/* What a call on e waits on, from the program's rank (or MPI_ANY_SOURCE). */
+FTP_HOT struct ftp_watch ftp_watch_on(const struct ftp_comm *e, enum ftp_watch_kind kind, int rank,
+				      bool recv)
 {
-	c->comm = ftp_active() ? ftp_comm_lookup(comm) : NULL;
-	c->real = c->comm ? c->comm->real : comm;
-	c->direct = c->comm == NULL;
+	return (struct ftp_watch){ .kind = kind, .rank = kind == FTP_WATCH_PEER ? ftp_rank_in(e, rank) : rank,
+				   .recv = recv };
 }
 
-/* For a call's second communicator (MPI_Comm_compare, the peer of
- * MPI_Intercomm_create). */
-static inline MPI_Comm ftp_comm_real(MPI_Comm comm)
+/* Resolve the application's handle once per call, through the seam. */
+FTP_HOT void ftp_resolve(struct ftp_call *c, MPI_Comm comm)
 {
-	struct ftp_comm *e = ftp_active() ? ftp_comm_lookup(comm) : NULL;
-
-	return e ? e->real : comm;
+	c->comm = ftp_seam_comm(comm);
+	c->real = c->comm ? c->comm->real : comm;
+	c->direct = c->comm == NULL;
 }
 
 /* The job ranks of a group's members, in group order (malloc'ed); NULL
@@ -253,7 +241,7 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 	ftp_resolve(c, comm);
 	if (c->direct)
 		return MPI_SUCCESS;
-	ftp_call_on(c, c->comm, (struct ftp_watch){ .kind = kind, .rank = rank, .recv = recv });
+	ftp_call_on(c, c->comm, ftp_watch_on(c->comm, kind, rank, recv));
 	if (check && __builtin_expect(ftp_events() != 0, 0)) {
 		int err = ftp_check(c, nonblocking);
 		if (err == FTP_ERR_PROC_FAILED_PENDING ||
@@ -470,25 +458,12 @@ void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercom
  * message's arrival and the reply's departure shows: the general path
  * (the call record, the watch, the checks before and after) cost as much
  * again as running the call as its twin, some 60 instructions a call. So
- * while nothing has happened (no failure or revocation known, no injection
- * counting calls) and the communicator is the one this thread used last,
- * the wrapper starts the twin on the cached entry and returns at once if
- * the MPI completed it then; everything else goes to ftp_fast_block, out
- * of line, which is exactly the general path from the start of the twin
- * on. A failure that arrives meanwhile is seen there: its polling loop
- * checks ftp.events before it waits. */
-FTP_HOT struct ftp_comm *ftp_fast_comm(MPI_Comm comm)
-{
-	const struct ftp_comm_cache *k = &ftp_comm_cache;
-
-	/* The cache holds no handle without its entry, and no communicator
-	 * has the handle a zeroed cache holds. */
-	if (k->handle != comm || ftp_events() != 0 ||
-	    k->erasures != atomic_load_explicit(&ftp_comm_erasures, memory_order_acquire) ||
-	    !ftp_active() || atomic_load_explicit(&ftp_inject_counting, memory_order_relaxed))
-		return NULL;
-	return k->entry;
-}
+ * while nothing has happened and the communicator is the one this thread
+ * used last (ftp_seam_cached), the wrapper starts the twin on the cached
+ * entry and returns at once if the MPI completed it then; everything else
+ * goes to ftp_fast_block, out of line, which is exactly the general path
+ * from the start of the twin on. A failure that arrives meanwhile is seen
+ * there: its polling loop checks ftp.events before it waits. */
 
 /* The rest of a call the fast path started (rc, *req): a send (rank is
  * dest) or a receive (rank is the source, maybe MPI_ANY_SOURCE) on e;

@@ -1,9 +1,7 @@
-/* comm_lookup.h: the single seam between the application's communicator
- * handles and what ftshim knows of them. Every wrapper that names a
- * communicator resolves it here and hands PMPI the handle this returns
- * (struct ftp_comm.real). Today real is the application's own handle; the
- * recovery modes (spare processes, replication) will put a substitute
- * there without touching any wrapper.
+/* comm_lookup.h: the table behind the communicator seam (pmpi/seam.h):
+ * what ftshim knows of each communicator the application holds, found by
+ * the application's handle. Nothing but the seam looks handles up here;
+ * wrappers go through ftp_seam_comm and hand PMPI the entry's real handle.
  *
  * Sharing: lookups are lock-free and safe from any thread; insert and
  * erase take a mutex. An entry lives as long as the MPI's communicator
@@ -24,9 +22,15 @@
 
 #include "src/comm_table.h"
 
+struct ft_rank_map;
+
 struct ftp_comm {
 	MPI_Comm handle;       /* the application's handle; immutable */
 	MPI_Comm real;         /* the handle PMPI calls get; immutable for now */
+	/* How the program's ranks become real's (pmpi/seam.h); NULL: they
+	 * are real's. Set before the entry is inserted, freed with it;
+	 * immutable in between. */
+	struct ft_rank_map *map;
 	struct ft_comm *core;  /* members, id, revoked flag; owned by this entry */
 	bool in_world;         /* every member is in ftp.world; immutable */
 	/* Whether a member has failed, as of ftp.events == checked. Any
@@ -66,7 +70,8 @@ struct ftp_comm *ftp_comm_lookup_table(MPI_Comm handle);
 extern _Atomic uint64_t ftp_comm_erasures;
 
 /* The last lookup of this thread, so that a program that keeps using one
- * communicator does not hash its handle at every call. */
+ * communicator does not hash its handle at every call; never an entry
+ * with a rank map. */
 struct ftp_comm_cache {
 	MPI_Comm handle;
 	struct ftp_comm *entry;
@@ -86,7 +91,10 @@ static inline struct ftp_comm *ftp_comm_lookup(MPI_Comm handle)
 	if (k->entry && k->handle == handle && k->erasures == erasures)
 		return k->entry;
 	struct ftp_comm *e = ftp_comm_lookup_table(handle);
-	if (e) {
+	/* An entry with a rank map is never cached: so the fast path
+	 * (pmpi/seam.h, ftp_seam_cached), which reads only the cache, never
+	 * sees one, at no cost to the others. */
+	if (e && !e->map) {
 		k->handle = handle;
 		k->entry = e;
 		k->erasures = erasures;

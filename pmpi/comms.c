@@ -219,13 +219,32 @@ int ftp_track(MPI_Comm handle, uint64_t id, const int32_t *local, uint32_t nloca
 	return comm_track(handle, id, &m) ? 0 : -1;
 }
 
+_Atomic uint32_t ftp_seam_maps;
+
 /* Free an entry that is no longer behind the seam. */
 static void comm_release(struct ftp_comm *e)
 {
 	ftp_revoke_on_release(e->core);
 	ft_comm_registry_remove(&ftp.comms, e->core);
 	ft_comm_free(e->core);
+	if (e->map) {
+		ft_rank_map_fini(e->map);
+		free(e->map);
+		atomic_fetch_sub_explicit(&ftp_seam_maps, 1, memory_order_relaxed);
+	}
 	free(e);
+}
+
+int ftp_group_out_mapped(const struct ftp_comm *e, MPI_Group *group)
+{
+	MPI_Group ordered;
+	int rc = ftp_mpi.PMPI_Group_incl(*group, (int)e->map->size, e->map->real_of, &ordered);
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	ftp_mpi.PMPI_Group_free(group);
+	*group = ordered;
+	return MPI_SUCCESS;
 }
 
 void ftp_comm_hold(struct ftp_comm *e)

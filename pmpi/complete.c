@@ -65,6 +65,15 @@ static int take_unstarted(struct tracked *t, MPI_Request *request, MPI_Status *s
 	return err;
 }
 
+/* Roles status_out and statuses_out: the status of a tracked request,
+ * once complete, in its communicator's ranks as the program numbers them
+ * (pmpi/seam.h). */
+static void status_out(const struct tracked *t, MPI_Status *status)
+{
+	if (t->known && status != MPI_STATUS_IGNORE)
+		ftp_status_out(t->r.comm, status);
+}
+
 /* --- one request ---------------------------------------------------------- */
 
 /* One of ftshim's own requests: progress until the MPI sees it complete. */
@@ -118,6 +127,7 @@ FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 		rc = take_unstarted(&t, request, status);
 	else
 		rc = wait_tracked(&c, request, &t, status);
+	status_out(&t, status);
 	rc = ftp_post_plain(&c, rc);
 	forget_if_done(&t, *request);
 	return rc;
@@ -175,6 +185,10 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	if (!*flag && ftp_events() != 0 && !FTP_FROM_MPI())
 		rc = test_failed(&c, request, &t, flag, status);
 	bool taken = *flag && *request == MPI_REQUEST_NULL && ftp_req_take(t.handle, &t.r);
+	if (taken)
+		ftp_status_out(t.r.comm, status);
+	else if (*flag && ftp_seam_mapped() && (t.known = ftp_req_find(*request, &t.r)))
+		status_out(&t, status); /* a persistent request, which stays */
 	if (taken && t.r.op) {
 		call_for(&c, &t.r);
 		rc = ftp_op_finish(t.r.op);
@@ -195,6 +209,8 @@ FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 	status = FTP_STATUS(status);
 	ftp_ops_progress();
 	rc = ftp_mpi.PMPI_Request_get_status(request, flag, status);
+	if (rc == MPI_SUCCESS && *flag && ftp_seam_mapped() && ftp_req_find(request, &r))
+		ftp_status_out(r.comm, status);
 	/* It must not free the request, so a failure is only reported. */
 	if (rc == MPI_SUCCESS && !*flag && ftp_active() && ftp_events() != 0 &&
 	    ftp_req_find(request, &r) && !r.op) {
@@ -322,6 +338,22 @@ static void many_fini(struct many *m, const MPI_Request requests[])
 		free(m->t);
 		free(m->errs);
 	}
+}
+
+/* statuses_out for the requests an -all call completed, and for those
+ * (indices[0..n)) a -some call did. */
+static void statuses_all_out(const struct many *m, MPI_Status statuses[])
+{
+	if (statuses != MPI_STATUSES_IGNORE)
+		for (int i = 0; i < m->count; i++)
+			status_out(&m->t[i], &statuses[i]);
+}
+
+static void statuses_some_out(const struct many *m, int n, const int indices[], MPI_Status statuses[])
+{
+	if (statuses != MPI_STATUSES_IGNORE && n != MPI_UNDEFINED)
+		for (int k = 0; k < n; k++)
+			status_out(&m->t[indices[k]], &statuses[k]);
 }
 
 /* Which pending requests have failed? Fills m->errs; returns how many.
@@ -479,6 +511,8 @@ FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses
 			break;
 		ftp_poll_pause(&polls);
 	}
+	if (flag || rc == MPI_ERR_IN_STATUS)
+		statuses_all_out(&m, statuses);
 	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
 	return rc;
@@ -502,6 +536,8 @@ FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Stat
 		rc = all_with_errors(&m, requests, &c, statuses);
 		*flag = 1;
 	}
+	if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *flag)
+		statuses_all_out(&m, statuses);
 	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
 	return rc;
@@ -549,6 +585,8 @@ FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Sta
 			break;
 		ftp_poll_pause(&polls);
 	}
+	if (rc == MPI_SUCCESS && flag && *index >= 0 && *index < count)
+		status_out(&m.t[*index], status);
 	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
 	return rc;
@@ -574,6 +612,8 @@ FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *fl
 		rc = any_with_error(&m, requests, &c, index, status);
 		*flag = rc != FTP_ERR_PROC_FAILED_PENDING;
 	}
+	if (rc == MPI_SUCCESS && *flag && *index >= 0 && *index < count)
+		status_out(&m.t[*index], status);
 	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
 	return rc;
@@ -633,6 +673,8 @@ FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, i
 			break;
 		ftp_poll_pause(&polls);
 	}
+	if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+		statuses_some_out(&m, *outcount, indices, statuses);
 	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
 	return rc;
@@ -656,6 +698,8 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 	else if (rc == MPI_SUCCESS && (*outcount == 0 || *outcount == MPI_UNDEFINED) && ftp_events() != 0 &&
 		 !FTP_FROM_MPI() && many_check(&m, requests, &c))
 		rc = some_with_errors(&m, requests, &c, outcount, indices, statuses);
+	if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+		statuses_some_out(&m, *outcount, indices, statuses);
 	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
 	return rc;

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Generate ftshim's mechanical MPI wrappers from pmpi/ftshim-api.tsv.
 
-Reads the table and the preprocessed mpi.h of the MPI being built against,
-fails if that mpi.h declares a function the table does not classify, and
-writes:
+Reads the table (classes, prototypes, parameter roles) and the
+preprocessed mpi.h of the MPI being built against, fails if that mpi.h
+declares a function the table does not classify or a wrapped row lacks a
+role its parameters need, and writes:
   wrappers.c   one wrapper per function of a generated class; every body
                has the same shape and calls the class's policy functions
-               (pmpi/call.h), so no wrapper carries policy of its own
+               (pmpi/call.h), so no wrapper carries policy of its own, and
+               the seam's translation of each parameter by its role
+               (pmpi/seam.h)
   fn_table.h   enum ftp_fn over every wrapped function (generated and hand)
                and the matching name strings, for logging and injection
   wrapped.txt  the names of every wrapped function, one per line, for the
@@ -33,12 +36,12 @@ GENERATED = {
 # parameter, and the others the policy takes after it.
 OBJ_CLASSES = {
     "win_fence": ("MPI_Win", []),
-    "win_peer": ("MPI_Win", [("int", "rank")]),
+    "win_peer": ("MPI_Win", ["rank"]),
     "win_all": ("MPI_Win", []),
-    "win_group": ("MPI_Win", [("MPI_Group", "group")]),
+    "win_group": ("MPI_Win", ["group"]),
     "win_epoch": ("MPI_Win", []),
-    "rma": ("MPI_Win", [("int", "target_rank")]),
-    "rma_req": ("MPI_Win", [("int", "target_rank")]),
+    "rma": ("MPI_Win", ["rank"]),
+    "rma_req": ("MPI_Win", ["rank"]),
     "file_coll": ("MPI_File", []),
     "file_icoll": ("MPI_File", []),
     "file_sync": ("MPI_File", []),
@@ -54,6 +57,21 @@ CLASSES = GENERATED | UNWRAPPED | {"hand", "ulfm"}
 WITH_COMM = GENERATED - {"msg", "req"} - set(OBJ_CLASSES)
 # Blocking classes that run as their nonblocking twin, watched by ftp_block.
 TWINNED = {"send", "recv", "coll", "dup", "file_coll"}
+# Parameter roles (the table's roles column) and the type each one takes;
+# the communicator seam (pmpi/seam.h) translates by role.
+ROLE_TYPES = {
+    "dest": "int", "source": "int", "root": "int", "rank": "int", "peer_rank": "int",
+    "rank_out": "int *", "ranks": "const int []", "ranks_out": "int []",
+    "status_out": "MPI_Status *", "statuses_out": "MPI_Status []",
+    "other_comm": "MPI_Comm", "comm_out": "MPI_Comm *", "comm_freed": "MPI_Comm *",
+    "group": "MPI_Group", "group_out": "MPI_Group *", "procs_out": "MPI_Group *",
+}
+# Ranks going in: translated to the MPI's before the call.
+RANKS_IN = {"dest", "source", "root", "rank"}
+# Types whose every parameter in a wrapped row must have a role (the
+# call's own communicator, the first MPI_Comm, excepted).
+ROLE_REQUIRED = {"MPI_Comm", "MPI_Comm *", "MPI_Status *", "MPI_Status []", "MPI_Group",
+                 "MPI_Group *"}
 
 
 def twin_name(name):
@@ -100,7 +118,7 @@ def param_type(param):
 
 
 class Function:
-    def __init__(self, cls, proto, lineno):
+    def __init__(self, cls, proto, lineno, roles=""):
         m = re.fullmatch(r"\s*(.+?)\s*\b(P?MPIX?_[A-Za-z0-9_]+)\s*\((.*)\)\s*", proto)
         if not m:
             raise TableError("line %d: not a prototype: %s" % (lineno, proto))
@@ -108,6 +126,48 @@ class Function:
         self.params = split_params(m.group(3))
         self.proto = proto.strip()
         self.lineno = lineno
+        self.roles = {}
+        for item in roles.split():
+            name, sep, role = item.partition("=")
+            if not sep or role not in ROLE_TYPES:
+                raise TableError("line %d: %s: '%s' is not NAME=ROLE (roles: %s)"
+                                 % (lineno, self.name, item, ", ".join(sorted(ROLE_TYPES))))
+            self.roles[name] = role
+
+    def role_type(self, i):
+        """The type of parameter i as the roles name it: arrays with []."""
+        t = param_type(self.params[i])
+        return t + " []" if self.params[i].rstrip().endswith("]") else t
+
+    def check_roles(self):
+        """Every role names a parameter of its type; every parameter whose
+        type needs a role has one (a wrapped row)."""
+        names = self.names()
+        for name, role in self.roles.items():
+            if name not in names:
+                raise TableError("line %d: %s has no parameter '%s' (role %s)"
+                                 % (self.lineno, self.name, name, role))
+            t = self.role_type(names.index(name))
+            if t != ROLE_TYPES[role]:
+                raise TableError("line %d: %s: role %s takes %s, '%s' is %s"
+                                 % (self.lineno, self.name, role, ROLE_TYPES[role], name, t))
+        comms = comm_params(self)
+        for i, name in enumerate(names):
+            t = self.role_type(i)
+            if t in ROLE_REQUIRED and name not in self.roles and not (comms and i == comms[0]):
+                raise TableError("line %d: %s: parameter '%s' (%s) needs a role"
+                                 % (self.lineno, self.name, name, t))
+
+    def with_role(self, *roles):
+        """The names of the parameters with one of these roles, in order."""
+        return [n for n in self.names() if self.roles.get(n) in roles]
+
+    def one(self, role):
+        found = self.with_role(role)
+        if len(found) != 1:
+            raise TableError("line %d: %s: class %s needs exactly one parameter of role %s"
+                             % (self.lineno, self.name, self.cls, role))
+        return found[0]
 
     def names(self):
         return [param_name(p) for p in self.params]
@@ -127,6 +187,7 @@ def read_table(path):
             if len(cols) < 2:
                 raise TableError("%s:%d: expected 'class<TAB>prototype'" % (path, lineno))
             cls, proto = cols[0].strip(), cols[1]
+            roles = " ".join(c for c in cols[2:] if not c.lstrip().startswith("#"))
             if cls not in CLASSES:
                 raise TableError("%s:%d: unknown class '%s' (known: %s)"
                                  % (path, lineno, cls, ", ".join(sorted(CLASSES))))
@@ -134,7 +195,12 @@ def read_table(path):
                 raise TableError("%s:%d: a %s row needs a note saying %s" % (
                     path, lineno, cls, "why no other process can make it wait" if cls == "pass"
                     else "what it waits on"))
-            fn = Function(cls, proto, lineno)
+            fn = Function(cls, proto, lineno, roles)
+            if cls in UNWRAPPED and fn.roles:
+                raise TableError("%s:%d: %s is not wrapped: roles mean nothing on it"
+                                 % (path, lineno, fn.name))
+            if cls not in UNWRAPPED:
+                fn.check_roles()
             if fn.name in funcs:
                 raise TableError("%s:%d: %s is listed twice" % (path, lineno, fn.name))
             funcs[fn.name] = fn
@@ -153,7 +219,7 @@ def comm_params(fn):
     return [i for i, t in enumerate(fn.types()) if t == "MPI_Comm"]
 
 
-def out_comm_param(fn, handle="MPI_Comm"):
+def out_comm_param(fn, handle):
     outs = [n for n, t in zip(fn.names(), fn.types()) if t == handle + " *"]
     if len(outs) != 1:
         raise TableError("line %d: %s: class %s needs exactly one '%s *' parameter"
@@ -179,33 +245,63 @@ def named(fn, wanted_type, wanted_name):
                      % (fn.lineno, fn.name, fn.cls, wanted_type, wanted_name))
 
 
-def pre_call(fn, names):
-    """The ftp_pre_* call of a wrapper, with the arguments its class needs."""
+def pre_call(fn):
+    """The ftp_pre_* call of a wrapper, with the arguments its class needs
+    (ranks as the program gives them: the policy translates what it
+    watches)."""
     if fn.cls == "send":
-        return "ftp_pre_send(&c, comm, %s)" % named(fn, "int", "dest")
+        return "ftp_pre_send(&c, comm, %s)" % fn.one("dest")
     if fn.cls in ("recv", "iprobe"):
-        return "ftp_pre_%s(&c, comm, %s)" % (fn.cls, named(fn, "int", "source"))
+        return "ftp_pre_%s(&c, comm, %s)" % (fn.cls, fn.one("source"))
     if fn.cls == "create_group":
-        return "ftp_pre_create_group(&c, comm, %s)" % named(fn, "MPI_Group", "group")
+        return "ftp_pre_create_group(&c, comm, %s)" % fn.one("group")
     if fn.cls == "create_inter":
-        return "ftp_pre_create_inter(&c, comm, %s, %s)" % (named(fn, "MPI_Comm", "peer_comm"),
-                                                          named(fn, "int", "remote_leader"))
+        return "ftp_pre_create_inter(&c, comm, %s, %s)" % (fn.one("other_comm"), fn.one("peer_rank"))
     if fn.cls in ("ip2p", "icoll"):
         init = "init_" if is_persistent(fn) else ""
-        has = set(zip(fn.types(), names))
         if fn.cls == "icoll":
             return "ftp_pre_%scoll(&c, comm)" % init
+        dest, source = fn.with_role("dest"), fn.with_role("source")
         if fn.name.startswith(("MPI_Psend_init", "MPI_Precv_init")):
-            return "ftp_pre_init_part(&c, comm, %s)" % named(fn, "int", "dest")
-        if ("int", "dest") in has and ("int", "source") in has:
-            return "ftp_pre_isendrecv(&c, comm, dest, source)"
-        if ("int", "dest") in has:
-            return "ftp_pre_%ssend(&c, comm, dest)" % (init or "i")
-        if ("int", "source") in has:
-            return "ftp_pre_%srecv(&c, comm, source)" % (init or "i")
-        raise TableError("line %d: %s: class ip2p needs 'int dest' or 'int source'"
+            return "ftp_pre_init_part(&c, comm, %s)" % fn.one("dest")
+        if dest and source:
+            return "ftp_pre_isendrecv(&c, comm, %s, %s)" % (dest[0], source[0])
+        if dest:
+            return "ftp_pre_%ssend(&c, comm, %s)" % (init or "i", dest[0])
+        if source:
+            return "ftp_pre_%srecv(&c, comm, %s)" % (init or "i", source[0])
+        raise TableError("line %d: %s: class ip2p needs a parameter of role dest or source"
                          % (fn.lineno, fn.name))
     return None
+
+
+def translated_args(fn, args):
+    """The call's arguments with every role that goes in translated by the
+    seam (pmpi/seam.h): ranks to the MPI's, other communicators to their
+    real handles."""
+    names = fn.names()
+    for i, n in enumerate(names):
+        role = fn.roles.get(n)
+        if role in RANKS_IN:
+            args[i] = "ftp_rank_in(c.comm, %s)" % n
+        elif role == "other_comm":
+            args[i] = "ftp_seam_real(%s)" % n
+        elif role == "peer_rank":
+            args[i] = "ftp_peer_rank_in(%s, %s)" % (fn.one("other_comm"), n)
+    return args
+
+
+def translate_out(fn):
+    """Lines after the call: what it returned, in the program's terms."""
+    lines = []
+    for n in fn.with_role("rank_out"):
+        lines.append("\tif (rc == MPI_SUCCESS)\n\t\tftp_rank_out(c.comm, %s);" % n)
+    if fn.cls not in OBJ_CLASSES:  # a file's status holds no rank
+        for n in fn.with_role("status_out"):
+            lines.append("\tftp_status_out(c.comm, %s);" % n)
+    for n in fn.with_role("group_out"):
+        lines.append("\trc = ftp_group_out(c.comm, rc, %s);" % n)
+    return lines
 
 
 def twin_call(fn, twin, args, req):
@@ -254,24 +350,25 @@ def wrapper(fn, declared):
             raise TableError("line %d: %s: class %s needs an MPI_Comm parameter"
                              % (fn.lineno, fn.name, fn.cls))
         first = comms[0]
-        pre = pre_call(fn, names)
+        pre = pre_call(fn)
         if pre:
             pre = pre.replace("comm,", names[first] + ",", 1)
         else:
             pre = "ftp_pre_%s(&c, %s)" % (fn.cls, names[first])
         lines.append("\tint rc = %s;" % pre)
         args[first] = "c.real"
-        for i in comms[1:]:
-            args[i] = "ftp_comm_real(%s)" % names[i]
     elif fn.cls == "free":
-        comm = out_comm_param(fn)
+        comm = fn.one("comm_freed")
         lines.append("\tint rc = ftp_pre_free(&c, *%s);" % comm)
         args[names.index(comm)] = "&c.real"
     elif fn.cls in OBJ_CLASSES:
-        extra = [named(fn, t, n) for t, n in OBJ_CLASSES[fn.cls][1]]
+        extra = [fn.one(role) for role in OBJ_CLASSES[fn.cls][1]]
         lines.append("\tint rc = ftp_pre_%s(&c, %s);" % (fn.cls, ", ".join([obj_param(fn)] + extra)))
     else:
         lines.append("\tint rc = ftp_pre_%s(&c);" % fn.cls)
+    if fn.with_role("ranks", "ranks_out"):
+        lines.append("\tif (rc == MPI_SUCCESS)\n\t\trc = ftp_ranks_unmapped(c.comm);")
+    args = translated_args(fn, args)
     lines.append("\tif (rc == MPI_SUCCESS)")
     call = "%s(%s)" % (entry(fn.name), ", ".join(args))
     if fn.cls == "free":
@@ -287,19 +384,20 @@ def wrapper(fn, declared):
             lines.append("\t\t/* %s has no %s: it can hang on a death during the call. */"
                          % (fn.name, twin))
         lines.append("\t\trc = %s;" % call)
+    lines += translate_out(fn)
     if fn.cls in ("create", "dup"):
-        post = "ftp_post_%s(&c, rc, %s)" % (fn.cls, out_comm_param(fn))
+        post = "ftp_post_%s(&c, rc, %s)" % (fn.cls, fn.one("comm_out"))
     elif fn.cls == "idup":
-        post = "ftp_post_idup(&c, rc, %s, %s)" % (out_comm_param(fn),
+        post = "ftp_post_idup(&c, rc, %s, %s)" % (fn.one("comm_out"),
                                                  named(fn, "MPI_Request *", "request"))
     elif fn.cls == "create_group":
         post = "ftp_post_create_group(&c, rc, %s, %s, %s)" % (
-            named(fn, "MPI_Group", "group"), named(fn, "int", "tag"), out_comm_param(fn))
+            fn.one("group"), named(fn, "int", "tag"), fn.one("comm_out"))
     elif fn.cls == "create_inter":
         post = "ftp_post_create_inter(&c, rc, %s, %s)" % (
-            named(fn, "int", "tag"), out_comm_param(fn))
+            named(fn, "int", "tag"), fn.one("comm_out"))
     elif fn.cls == "free":
-        post = "ftp_post_free(&c, rc, %s)" % out_comm_param(fn)
+        post = "ftp_post_free(&c, rc, %s)" % fn.one("comm_freed")
     elif fn.cls == "file_icoll":
         post = "ftp_post_file_icoll(&c, rc, %s)" % named(fn, "MPI_Request *", "request")
     elif fn.cls in ("ip2p", "icoll") or fn.cls in OBJ_REQUESTS:
@@ -318,7 +416,7 @@ def wrapper(fn, declared):
 
 
 def fast_wrapper(fn, declared):
-    """A blocking send or receive: the fast path (pmpi/call.h, ftp_fast_comm)
+    """A blocking send or receive: the fast path (pmpi/call.h; pmpi/seam.h, ftp_seam_cached)
     in front of the general wrapper, which becomes slow_NAME. None if fn
     has no such path."""
     twin = twin_name(fn.name)
@@ -326,7 +424,7 @@ def fast_wrapper(fn, declared):
         return None
     names = fn.names()
     comm = names[comm_params(fn)[0]]
-    rank = named(fn, "int", "dest" if fn.cls == "send" else "source")
+    rank = fn.one("dest" if fn.cls == "send" else "source")
     start, status = twin_call(fn, twin, ["e->real" if n == comm else n for n in names], "&req")
     if fn.cls == "send":
         finish = "ftp_fast_send(FTP_FN_%s, e, %s, %s, &req)" % (fn.name, rank, start)
@@ -337,7 +435,7 @@ def fast_wrapper(fn, declared):
     slow = slow[: slow.rindex("\nFTP_ALSO_PMPI(")]
     return "\n".join([
         slow, "", "FT_EXPORT %s" % fn.proto, "{"] + status_lines(fn) + [
-        "\tstruct ftp_comm *e = ftp_fast_comm(%s);" % comm, "",
+        "\tstruct ftp_comm *e = ftp_seam_cached(%s);" % comm, "",
         "\tif (__builtin_expect(e != NULL, 1)) {",
         "\t\tMPI_Request req;",
         "\t\treturn %s;" % finish,

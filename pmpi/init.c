@@ -453,7 +453,7 @@ FT_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 		ft_info("MPI_Abort(errorcode %d) called by the application: ending every rank", errorcode);
 		ftp_detect_abort(errorcode);
 	}
-	return ftp_mpi.PMPI_Abort(ftp_comm_real(comm), errorcode);
+	return ftp_mpi.PMPI_Abort(ftp_seam_real(comm), errorcode);
 }
 FTP_ALSO_PMPI(MPI_Abort);
 

@@ -11,6 +11,7 @@ libftshim_la_SOURCES = \
 	pmpi/call.h \
 	pmpi/coll_p2p.c \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
+	pmpi/seam.h \
 	pmpi/comms.c \
 	pmpi/complete.c \
 	pmpi/detect.c \

@@ -33,7 +33,7 @@ static int obj_call(struct ftp_call *c, struct ftp_obj *o, enum ftp_watch_kind k
 {
 	if (!o)
 		return MPI_SUCCESS;
-	ftp_call_on(c, o->comm, (struct ftp_watch){ .kind = kind, .rank = rank });
+	ftp_call_on(c, o->comm, ftp_watch_on(o->comm, kind, rank, false));
 	c->obj = o->kind;
 	c->obj_bits = o->bits;
 	return ftp_events() != 0 ? ftp_check(c, false) : MPI_SUCCESS;
@@ -145,7 +145,7 @@ int ftp_pre_win_peer(struct ftp_call *c, MPI_Win win, int rank)
 	int rc = obj_call(c, win_obj(win), FTP_WATCH_PEER, rank);
 
 	if (rc == MPI_SUCCESS && !c->direct) {
-		int32_t w = ftp_peer_world(c->comm->core, rank);
+		int32_t w = ftp_peer_world(c->comm->core, c->watch.rank);
 		if (w >= 0)
 			c->peer_watch = ftp_hang_watch_peer_begin(c->fn, w);
 	}

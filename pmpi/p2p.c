@@ -34,9 +34,11 @@ FT_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	int rc = ftp_pre_recv(&c, comm, source);
 
 	status = FTP_STATUS(status);
+	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS)
 		rc = c.direct ? ftp_mpi.PMPI_Probe(source, tag, c.real, status)
 			      : probe_poll(&c, source, tag, NULL, status);
+	ftp_status_out(c.comm, status);
 	return ftp_post_plain(&c, rc);
 }
 FTP_ALSO_PMPI(MPI_Probe);
@@ -48,9 +50,11 @@ FT_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messag
 	int rc = ftp_pre_recv(&c, comm, source);
 
 	status = FTP_STATUS(status);
+	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS)
 		rc = c.direct ? ftp_mpi.PMPI_Mprobe(source, tag, c.real, message, status)
 			      : probe_poll(&c, source, tag, message, status);
+	ftp_status_out(c.comm, status);
 	return ftp_post_plain(&c, rc);
 }
 FTP_ALSO_PMPI(MPI_Mprobe);
@@ -104,6 +108,8 @@ FT_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
+	dest = ftp_rank_in(c.comm, dest);
+	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
 		rc = ftp_mpi.PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
 				   recvtype, source, recvtag, c.real, status);
@@ -112,6 +118,7 @@ FT_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 		int ss = ftp_mpi.PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, c.real, &sreq);
 		rc = sendrecv_wait(&c, rs, ss, sreq, dest, status);
 	}
+	ftp_status_out(c.comm, status);
 	return ftp_post_plain(&c, rc);
 }
 FTP_ALSO_PMPI(MPI_Sendrecv);
@@ -176,12 +183,15 @@ FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, 
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
+	dest = ftp_rank_in(c.comm, dest);
+	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
 		rc = ftp_mpi.PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag,
 					   c.real, status);
 	else if (rc == MPI_SUCCESS)
 		rc = sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source, recvtag, status,
 				      isend_int, irecv_int);
+	ftp_status_out(c.comm, status);
 	return ftp_post_plain(&c, rc);
 }
 FTP_ALSO_PMPI(MPI_Sendrecv_replace);
@@ -197,6 +207,8 @@ FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
+	dest = ftp_rank_in(c.comm, dest);
+	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
 		rc = ftp_mpi.PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
 				     recvtype, source, recvtag, c.real, status);
@@ -205,6 +217,7 @@ FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 		int ss = ftp_mpi.PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, c.real, &sreq);
 		rc = sendrecv_wait(&c, rs, ss, sreq, dest, status);
 	}
+	ftp_status_out(c.comm, status);
 	return ftp_post_plain(&c, rc);
 }
 FTP_ALSO_PMPI(MPI_Sendrecv_c);
@@ -217,12 +230,15 @@ FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype da
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
+	dest = ftp_rank_in(c.comm, dest);
+	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
 		rc = ftp_mpi.PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag,
 					     c.real, status);
 	else if (rc == MPI_SUCCESS)
 		rc = sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source, recvtag, status,
 				      PMPI_Isend_c, PMPI_Irecv_c);
+	ftp_status_out(c.comm, status);
 	return ftp_post_plain(&c, rc);
 }
 FTP_ALSO_PMPI(MPI_Sendrecv_replace_c);

@@ -11,7 +11,7 @@ FT_EXPORT int ftshim_active(void)
 
 FT_EXPORT int ftshim_comm_id(MPI_Comm comm, uint64_t *id)
 {
-	struct ftp_comm *e = ftp_active() ? ftp_comm_lookup(comm) : NULL;
+	struct ftp_comm *e = ftp_seam_comm(comm);
 
 	if (!e)
 		return -1;

@@ -442,8 +442,8 @@ FT_EXPORT int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MP
 	int rc = ftp_active() ? spawn_pre(&c, comm) : (c.real = comm, MPI_SUCCESS);
 
 	if (rc == MPI_SUCCESS)
-		rc = ftp_mpi.PMPI_Comm_spawn(command, argv, maxprocs, info, root, c.real, intercomm,
-					     array_of_errcodes);
+		rc = ftp_mpi.PMPI_Comm_spawn(command, argv, maxprocs, info, ftp_rank_in(c.comm, root),
+					     c.real, intercomm, array_of_errcodes);
 	return ftp_active() ? spawn_post(&c, rc, intercomm) : rc;
 }
 FTP_ALSO_PMPI(MPI_Comm_spawn);
@@ -457,7 +457,8 @@ FT_EXPORT int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char
 
 	if (rc == MPI_SUCCESS)
 		rc = ftp_mpi.PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs,
-						      array_of_info, root, c.real, intercomm, array_of_errcodes);
+						      array_of_info, ftp_rank_in(c.comm, root), c.real,
+						      intercomm, array_of_errcodes);
 	return ftp_active() ? spawn_post(&c, rc, intercomm) : rc;
 }
 FTP_ALSO_PMPI(MPI_Comm_spawn_multiple);

@@ -19,6 +19,7 @@ src_libftcore_la_SOURCES = \
 	src/pmi.c src/pmi.h \
 	src/proc_table.c src/proc_table.h \
 	src/prune.c src/prune.h \
+	src/rank_map.c src/rank_map.h \
 	src/report.c src/report.h \
 	src/ring.c src/ring.h \
 	src/spread.c src/spread.h \

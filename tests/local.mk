@@ -15,6 +15,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_pmi \
 	tests/unit/check_proc_table \
 	tests/unit/check_prune \
+	tests/unit/check_rank_map \
 	tests/unit/check_report \
 	tests/unit/check_ring \
 	tests/unit/check_spread
@@ -54,6 +55,9 @@ tests_unit_check_pmi_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_prune_SOURCES = tests/unit/check_prune.c
 tests_unit_check_prune_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_prune_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_rank_map_SOURCES = tests/unit/check_rank_map.c
+tests_unit_check_rank_map_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_rank_map_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_report_SOURCES = tests/unit/check_report.c
 tests_unit_check_report_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_report_LDADD = $(FT_UNIT_LDADD)

@@ -1,0 +1,35 @@
+/* rank_map.h: a renumbering of one communicator's ranks between the
+ * program's view and the MPI's. The communicator seam (pmpi/seam.h) hands
+ * the MPI a communicator of its own (replicas, spares) whose ranks need not
+ * be the program's: program rank r addresses MPI rank real_of[r], and an
+ * MPI rank that a status or query returns is the program's prog_of[q].
+ * Pure arithmetic on two arrays: no MPI. A map is built once and read
+ * only afterwards, from any thread. */
+#ifndef FTSHIM_RANK_MAP_H
+#define FTSHIM_RANK_MAP_H
+
+#include <stdint.h>
+
+struct ft_rank_map {
+	uint32_t size;      /* the program's ranks: 0 .. size - 1 */
+	uint32_t real_size; /* the MPI communicator's ranks */
+	int32_t *real_of;   /* [size]: the MPI rank a program rank addresses */
+	int32_t *prog_of;   /* [real_size]: the program rank of an MPI rank, or -1 */
+};
+
+/* Build m from real_of[0..size) (copied): -EINVAL unless every entry is
+ * an MPI rank below real_size and no two are the same, -ENOMEM. */
+int ft_rank_map_init(struct ft_rank_map *m, const int32_t *real_of, uint32_t size, uint32_t real_size);
+void ft_rank_map_fini(struct ft_rank_map *m);
+
+/* The MPI rank for program rank r. A negative r (MPI_ANY_SOURCE,
+ * MPI_PROC_NULL, MPI_ROOT) is returned as it is; an r past the program's
+ * ranks becomes one past the MPI's, so that the MPI refuses it as the
+ * program's own MPI would have. */
+int32_t ft_rank_map_in(const struct ft_rank_map *m, int32_t r);
+
+/* The program rank of MPI rank q: negative q as it is; -1 if no program
+ * rank addresses q. */
+int32_t ft_rank_map_out(const struct ft_rank_map *m, int32_t q);
+
+#endif

@@ -1,0 +1,75 @@
+/* check_rank_map.c: unit tests of src/rank_map.c. A reversed map of 4
+ * program ranks onto a 6-rank communicator translates every rank both
+ * ways; negative ranks (MPI's wildcards and null process) pass unchanged;
+ * ranks past the program's become ranks past the MPI's; MPI ranks no
+ * program rank addresses come back as -1; malformed maps are refused. */
+#include "ftshim_config.h"
+
+#include <check.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "src/rank_map.h"
+
+START_TEST(test_both_ways)
+{
+	struct ft_rank_map m;
+	const int32_t real_of[4] = { 5, 3, 1, 0 };
+
+	ck_assert_int_eq(ft_rank_map_init(&m, real_of, 4, 6), 0);
+	for (int32_t r = 0; r < 4; r++) {
+		ck_assert_int_eq(ft_rank_map_in(&m, r), real_of[r]);
+		ck_assert_int_eq(ft_rank_map_out(&m, real_of[r]), r);
+	}
+	/* MPI ranks 2 and 4 are nobody's in the program's view. */
+	ck_assert_int_eq(ft_rank_map_out(&m, 2), -1);
+	ck_assert_int_eq(ft_rank_map_out(&m, 4), -1);
+	ck_assert_int_eq(ft_rank_map_out(&m, 6), -1);
+	for (int32_t neg = -4; neg < 0; neg++) {
+		ck_assert_int_eq(ft_rank_map_in(&m, neg), neg);
+		ck_assert_int_eq(ft_rank_map_out(&m, neg), neg);
+	}
+	/* Past the end stays past the end, where the MPI refuses it. */
+	ck_assert_int_eq(ft_rank_map_in(&m, 4), 6);
+	ck_assert_int_eq(ft_rank_map_in(&m, 9), 11);
+	ck_assert_int_eq(ft_rank_map_in(&m, INT32_MAX), INT32_MAX);
+	ft_rank_map_fini(&m);
+	ft_rank_map_fini(&m); /* twice is harmless */
+}
+END_TEST
+
+START_TEST(test_refused)
+{
+	struct ft_rank_map m;
+	const int32_t twice[3] = { 0, 2, 0 };
+	const int32_t outside[2] = { 0, 3 };
+	const int32_t negative[2] = { -1, 0 };
+
+	ck_assert_int_eq(ft_rank_map_init(&m, twice, 3, 3), -EINVAL);
+	ck_assert_ptr_null(m.real_of);
+	ck_assert_int_eq(ft_rank_map_init(&m, outside, 2, 3), -EINVAL);
+	ck_assert_int_eq(ft_rank_map_init(&m, negative, 2, 3), -EINVAL);
+	/* An empty program view of an empty communicator is a map. */
+	ck_assert_int_eq(ft_rank_map_init(&m, NULL, 0, 0), 0);
+	ck_assert_int_eq(ft_rank_map_in(&m, 0), 0);
+	ck_assert_int_eq(ft_rank_map_out(&m, 0), -1);
+	ft_rank_map_fini(&m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("rank_map");
+	TCase *tc = tcase_create("rank_map");
+
+	tcase_add_test(tc, test_both_ways);
+	tcase_add_test(tc, test_refused);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
