@@ -67,10 +67,12 @@ static int take_unstarted(struct tracked *t, MPI_Request *request, MPI_Status *s
 
 /* Roles status_out and statuses_out: the status of a tracked request,
  * once complete, in its communicator's ranks as the program numbers them
- * (pmpi/seam.h). */
+ * (pmpi/seam.h). Nothing, at the cost of one relaxed load, while no
+ * communicator is renumbered; nothing for ftshim's own operations, whose
+ * status holds no rank. */
 static void status_out(const struct tracked *t, MPI_Status *status)
 {
-	if (t->known && status != MPI_STATUS_IGNORE)
+	if (ftp_seam_mapped() && t->known && !t->r.op && status != MPI_STATUS_IGNORE)
 		ftp_status_out(t->r.comm, status);
 }
 
@@ -185,10 +187,11 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	if (!*flag && ftp_events() != 0 && !FTP_FROM_MPI())
 		rc = test_failed(&c, request, &t, flag, status);
 	bool taken = *flag && *request == MPI_REQUEST_NULL && ftp_req_take(t.handle, &t.r);
-	if (taken)
-		ftp_status_out(t.r.comm, status);
-	else if (*flag && ftp_seam_mapped() && (t.known = ftp_req_find(*request, &t.r)))
-		status_out(&t, status); /* a persistent request, which stays */
+	if (*flag && ftp_seam_mapped()) {
+		/* Taken, or a persistent request, which stays. */
+		t.known = taken || (*request != MPI_REQUEST_NULL && ftp_req_find(*request, &t.r));
+		status_out(&t, status);
+	}
 	if (taken && t.r.op) {
 		call_for(&c, &t.r);
 		rc = ftp_op_finish(t.r.op);
@@ -209,7 +212,7 @@ FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 	status = FTP_STATUS(status);
 	ftp_ops_progress();
 	rc = ftp_mpi.PMPI_Request_get_status(request, flag, status);
-	if (rc == MPI_SUCCESS && *flag && ftp_seam_mapped() && ftp_req_find(request, &r))
+	if (rc == MPI_SUCCESS && *flag && ftp_seam_mapped() && ftp_req_find(request, &r) && !r.op)
 		ftp_status_out(r.comm, status);
 	/* It must not free the request, so a failure is only reported. */
 	if (rc == MPI_SUCCESS && !*flag && ftp_active() && ftp_events() != 0 &&
@@ -344,14 +347,14 @@ static void many_fini(struct many *m, const MPI_Request requests[])
  * (indices[0..n)) a -some call did. */
 static void statuses_all_out(const struct many *m, MPI_Status statuses[])
 {
-	if (statuses != MPI_STATUSES_IGNORE)
+	if (ftp_seam_mapped() && statuses != MPI_STATUSES_IGNORE)
 		for (int i = 0; i < m->count; i++)
 			status_out(&m->t[i], &statuses[i]);
 }
 
 static void statuses_some_out(const struct many *m, int n, const int indices[], MPI_Status statuses[])
 {
-	if (statuses != MPI_STATUSES_IGNORE && n != MPI_UNDEFINED)
+	if (ftp_seam_mapped() && statuses != MPI_STATUSES_IGNORE && n != MPI_UNDEFINED)
 		for (int k = 0; k < n; k++)
 			status_out(&m->t[indices[k]], &statuses[k]);
 }
