@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
+#include "pmpi/replica.h"
 
 #ifdef OPEN_MPI
 #define COLL_P2P 1
@@ -248,6 +249,8 @@ FT_EXPORT int MPI_Barrier(MPI_Comm comm)
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Barrier);
 	int rc = ftp_pre_coll(&c, comm);
 
+	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+		return ftp_repl_MPI_Barrier(&c);
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)
 			rc = ftp_mpi.PMPI_Barrier(c.real);
@@ -267,6 +270,8 @@ FT_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 	int rc = ftp_pre_coll(&c, comm);
 	size_t bytes;
 
+	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+		return ftp_repl_MPI_Allreduce(&c, sendbuf, recvbuf, count, datatype, op);
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)
 			rc = ftp_mpi.PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, c.real);

@@ -23,6 +23,7 @@
 #include "src/comm_table.h"
 
 struct ft_rank_map;
+struct ftp_repl_comm;
 
 struct ftp_comm {
 	MPI_Comm handle;       /* the application's handle; immutable */
@@ -31,6 +32,8 @@ struct ftp_comm {
 	 * are real's. Set before the entry is inserted, freed with it;
 	 * immutable in between. */
 	struct ft_rank_map *map;
+	/* Its replication (pmpi/replica.h), set with map; NULL: none. */
+	struct ftp_repl_comm *repl;
 	struct ft_comm *core;  /* members, id, revoked flag; owned by this entry */
 	bool in_world;         /* every member is in ftp.world; immutable */
 	/* Whether a member has failed, as of ftp.events == checked. Any
@@ -55,6 +58,11 @@ struct ftp_comm {
 	 * reference is dropped; read by whoever drops the last one. */
 	bool mpi_freed;
 };
+
+/* Give e its rank map (pmpi/comms.c, the one setter): before e is
+ * inserted, or, for a communicator made before ftshim knew it needed one
+ * (MPI_COMM_WORLD at MPI_Init), before the program's first call on it. */
+void ftp_comm_give_map(struct ftp_comm *e, struct ft_rank_map *map);
 
 /* Take one more reference on e (pmpi/comms.c). */
 void ftp_comm_hold(struct ftp_comm *e);

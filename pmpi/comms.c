@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
+#include "pmpi/replica.h"
 #include "pmpi/requests.h"
 #include "src/log.h"
 
@@ -167,9 +168,13 @@ out_fail:
 	return -1;
 }
 
+static void comm_release_map(struct ftp_comm *e);
+
 /* Enter a communicator under id in the registry and behind the seam;
- * its entry, or NULL if it stays untracked. */
-static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct members *m)
+ * its entry, or NULL if it stays untracked. A communicator made from a
+ * replicated parent is replicated too, before anyone can find it. */
+static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct members *m,
+				   const struct ftp_comm *parent)
 {
 	struct ftp_comm *e = calloc(1, sizeof *e);
 
@@ -185,6 +190,8 @@ static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct me
 	for (uint32_t i = 0; i < e->core->local_size + e->core->remote_size; i++)
 		if (e->core->members[i] < ftp.world_base || e->core->members[i] >= ftp.world_base + ftp.world_size)
 			e->in_world = false;
+	if (ftp_repl_comm(parent))
+		ftp_repl_derive(e);
 	int rc = ft_comm_registry_add(&ftp.comms, e->core);
 	if (rc != 0) {
 		ft_warn("communicator id %016llx is already in use (%d); this one is not tracked",
@@ -204,6 +211,8 @@ out_unregister:
 out_free_core:
 	ft_comm_free(e->core);
 out_free:
+	if (e)
+		comm_release_map(e);
 	free(e);
 out_untracked:
 	ft_debug("communicator not tracked: its calls pass straight through");
@@ -216,10 +225,31 @@ int ftp_track(MPI_Comm handle, uint64_t id, const int32_t *local, uint32_t nloca
 	struct members m = { .local = (int32_t *)local, .nlocal = nlocal, .remote = (int32_t *)remote,
 			     .nremote = nremote };
 
-	return comm_track(handle, id, &m) ? 0 : -1;
+	return comm_track(handle, id, &m, NULL) ? 0 : -1;
 }
 
 _Atomic uint32_t ftp_seam_maps;
+
+void ftp_comm_give_map(struct ftp_comm *e, struct ft_rank_map *map)
+{
+	e->map = map;
+	atomic_fetch_add_explicit(&ftp_seam_maps, 1, memory_order_relaxed);
+	/* A thread may have cached e while it had none (MPI_COMM_WORLD):
+	 * the cache holds no mapped entry. */
+	atomic_fetch_add_explicit(&ftp_comm_erasures, 1, memory_order_release);
+}
+
+/* Free what translates e's ranks. */
+static void comm_release_map(struct ftp_comm *e)
+{
+	ftp_repl_release(e);
+	if (e->map) {
+		ft_rank_map_fini(e->map);
+		free(e->map);
+		e->map = NULL;
+		atomic_fetch_sub_explicit(&ftp_seam_maps, 1, memory_order_relaxed);
+	}
+}
 
 /* Free an entry that is no longer behind the seam. */
 static void comm_release(struct ftp_comm *e)
@@ -227,11 +257,7 @@ static void comm_release(struct ftp_comm *e)
 	ftp_revoke_on_release(e->core);
 	ft_comm_registry_remove(&ftp.comms, e->core);
 	ft_comm_free(e->core);
-	if (e->map) {
-		ft_rank_map_fini(e->map);
-		free(e->map);
-		atomic_fetch_sub_explicit(&ftp_seam_maps, 1, memory_order_relaxed);
-	}
+	comm_release_map(e);
 	free(e);
 }
 
@@ -307,7 +333,7 @@ static void register_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 		return;
 	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_CHILD, 0, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
-	comm_track(*newcomm, id, &m);
+	comm_track(*newcomm, id, &m, c->comm);
 	members_free(&m);
 }
 
@@ -328,7 +354,7 @@ static void register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 	uint64_t id = ft_comm_child_id(p->id, FT_COMM_KIND_CHILD, 0, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
 	if (*newcomm != MPI_COMM_NULL)
-		comm_track(*newcomm, id, &m);
+		comm_track(*newcomm, id, &m, c->comm);
 }
 
 
@@ -348,7 +374,7 @@ static void register_create_group(struct ftp_call *c, int rc, MPI_Group group, i
 	uint64_t seq = ft_seq_next(&c->comm->core->seqs, key);
 	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_GROUP, key, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, NULL, 0));
-	comm_track(*newcomm, id, &m);
+	comm_track(*newcomm, id, &m, NULL);
 	members_free(&m);
 }
 
@@ -364,7 +390,7 @@ static void track_inter(uint64_t parent, struct ft_seq_map *seqs, int tag, MPI_C
 	uint64_t seq = ft_seq_next(seqs, key);
 	uint64_t id = ft_comm_child_id(parent, FT_COMM_KIND_INTER, key, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
-	comm_track(*newintercomm, id, &m);
+	comm_track(*newintercomm, id, &m, NULL);
 	members_free(&m);
 }
 
@@ -404,10 +430,10 @@ int ftp_comms_init(void)
 		goto out_group;
 	for (int i = 0; ftp.job_of && i < ftp.world_size; i++)
 		ftp.job_of[i] = ftp.world_base + i;
-	comm_track(ftp.world, ftp.world_id, &m);
+	comm_track(ftp.world, ftp.world_id, &m, NULL);
 	free(m.local);
 	m = (struct members){ .local = &self, .nlocal = 1 };
-	comm_track(MPI_COMM_SELF, ft_comm_self_id((uint32_t)ftp.rank), &m);
+	comm_track(MPI_COMM_SELF, ft_comm_self_id((uint32_t)ftp.rank), &m, NULL);
 	return 0;
 
 out_group:
@@ -536,7 +562,7 @@ static void from_groups_register(MPI_Comm *newcomm, const char *stringtag)
 	uint64_t seq = ft_seq_next(&ftp.comms.inter_seqs, key);
 	uint64_t id = ft_comm_child_id(0, m.remote ? FT_COMM_KIND_INTER : FT_COMM_KIND_GROUP, key, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
-	comm_track(*newcomm, id, &m);
+	comm_track(*newcomm, id, &m, NULL);
 	members_free(&m);
 }
 

@@ -26,6 +26,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "pmpi/replica.h"
 #include "pmpi/requests.h"
 
 #define STACK_REQUESTS 16
@@ -115,7 +116,7 @@ static int wait_tracked(struct ftp_call *c, MPI_Request *request, const struct t
 	}
 }
 
-FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+FTP_HOT int wait_body(MPI_Request *request, MPI_Status *status)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Wait);
 	struct tracked t = { .handle = *request };
@@ -133,6 +134,18 @@ FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	rc = ftp_post_plain(&c, rc);
 	forget_if_done(&t, *request);
 	return rc;
+}
+int ftp_wait_plain(MPI_Request *request, MPI_Status *status)
+{
+	return wait_body(request, status);
+}
+
+/* A replicated process: the primary decides (pmpi/replica.h). */
+FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
+		return ftp_repl_wait(request, FTP_STATUS(status));
+	return wait_body(request, status);
 }
 FTP_ALSO_PMPI(MPI_Wait);
 
@@ -166,7 +179,7 @@ static int test_failed(struct ftp_call *c, MPI_Request *request, struct tracked 
  * itself, where the return address is its caller's. */
 #define FTP_FROM_MPI() ftp_called_by_mpi(__builtin_return_address(0))
 
-FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+FTP_HOT int test_body(MPI_Request *request, int *flag, MPI_Status *status)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Test);
 	struct tracked t = { .handle = *request };
@@ -200,6 +213,18 @@ FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	if (taken)
 		ftp_req_release(&t.r);
 	return rc;
+}
+int ftp_test_plain(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	return test_body(request, flag, status);
+}
+
+/* A replicated process: the primary decides (pmpi/replica.h). */
+FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
+		return ftp_repl_test(request, flag, FTP_STATUS(status));
+	return test_body(request, flag, status);
 }
 FTP_ALSO_PMPI(MPI_Test);
 
@@ -487,7 +512,7 @@ static int all_with_errors(struct many *m, MPI_Request requests[], struct ftp_ca
 	return statuses == MPI_STATUSES_IGNORE ? first : MPI_ERR_IN_STATUS;
 }
 
-FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+FTP_HOT int waitall_body(int count, MPI_Request requests[], MPI_Status statuses[])
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Waitall);
 	struct many m;
@@ -520,9 +545,21 @@ FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses
 	many_fini(&m, requests);
 	return rc;
 }
+int ftp_waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+	return waitall_body(count, requests, statuses);
+}
+
+/* A replicated process: the primary decides (pmpi/replica.h). */
+FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
+		return ftp_repl_waitall(count, requests, FTP_STATUSES(statuses));
+	return waitall_body(count, requests, statuses);
+}
 FTP_ALSO_PMPI(MPI_Waitall);
 
-FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+FTP_HOT int testall_body(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Testall);
 	struct many m;
@@ -545,6 +582,18 @@ FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Stat
 	many_fini(&m, requests);
 	return rc;
 }
+int ftp_testall_plain(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+	return testall_body(count, requests, flag, statuses);
+}
+
+/* A replicated process: the primary decides (pmpi/replica.h). */
+FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
+		return ftp_repl_testall(count, requests, flag, FTP_STATUSES(statuses));
+	return testall_body(count, requests, flag, statuses);
+}
 FTP_ALSO_PMPI(MPI_Testall);
 
 /* An -any call that ran into failures: the first failed request is the
@@ -561,7 +610,7 @@ static int any_with_error(struct many *m, MPI_Request requests[], struct ftp_cal
 	return MPI_SUCCESS;
 }
 
-FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+FTP_HOT int waitany_body(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Waitany);
 	struct many m;
@@ -594,9 +643,21 @@ FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Sta
 	many_fini(&m, requests);
 	return rc;
 }
+int ftp_waitany_plain(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+	return waitany_body(count, requests, index, status);
+}
+
+/* A replicated process: the primary decides (pmpi/replica.h). */
+FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
+		return ftp_repl_waitany(count, requests, index, FTP_STATUS(status));
+	return waitany_body(count, requests, index, status);
+}
 FTP_ALSO_PMPI(MPI_Waitany);
 
-FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
+FTP_HOT int testany_body(int count, MPI_Request requests[], int *index, int *flag,
 			  MPI_Status *status)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Testany);
@@ -620,6 +681,20 @@ FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *fl
 	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
 	return rc;
+}
+int ftp_testany_plain(int count, MPI_Request requests[], int *index, int *flag,
+			  MPI_Status *status)
+{
+	return testany_body(count, requests, index, flag, status);
+}
+
+/* A replicated process: the primary decides (pmpi/replica.h). */
+FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
+			  MPI_Status *status)
+{
+	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
+		return ftp_repl_testany(count, requests, index, flag, FTP_STATUS(status));
+	return testany_body(count, requests, index, flag, status);
 }
 FTP_ALSO_PMPI(MPI_Testany);
 
@@ -648,7 +723,7 @@ static int some_with_errors(struct many *m, MPI_Request requests[], struct ftp_c
 	return statuses == MPI_STATUSES_IGNORE ? first : MPI_ERR_IN_STATUS;
 }
 
-FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+FTP_HOT int waitsome_body(int incount, MPI_Request requests[], int *outcount, int indices[],
 			   MPI_Status statuses[])
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Waitsome);
@@ -682,9 +757,24 @@ FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, i
 	many_fini(&m, requests);
 	return rc;
 }
+int ftp_waitsome_plain(int incount, MPI_Request requests[], int *outcount, int indices[],
+			   MPI_Status statuses[])
+{
+	return waitsome_body(incount, requests, outcount, indices, statuses);
+}
+
+/* A replicated process: the primary decides (pmpi/replica.h). */
+FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+			   MPI_Status statuses[])
+{
+	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
+		return ftp_repl_waitsome(incount, requests, outcount, indices,
+					 FTP_STATUSES(statuses));
+	return waitsome_body(incount, requests, outcount, indices, statuses);
+}
 FTP_ALSO_PMPI(MPI_Waitsome);
 
-FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+FTP_HOT int testsome_body(int incount, MPI_Request requests[], int *outcount, int indices[],
 			   MPI_Status statuses[])
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Testsome);
@@ -706,6 +796,21 @@ FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, i
 	rc = ftp_post_plain(&c, rc);
 	many_fini(&m, requests);
 	return rc;
+}
+int ftp_testsome_plain(int incount, MPI_Request requests[], int *outcount, int indices[],
+			   MPI_Status statuses[])
+{
+	return testsome_body(incount, requests, outcount, indices, statuses);
+}
+
+/* A replicated process: the primary decides (pmpi/replica.h). */
+FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+			   MPI_Status statuses[])
+{
+	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
+		return ftp_repl_testsome(incount, requests, outcount, indices,
+					 FTP_STATUSES(statuses));
+	return testsome_body(incount, requests, outcount, indices, statuses);
 }
 FTP_ALSO_PMPI(MPI_Testsome);
 

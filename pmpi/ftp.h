@@ -228,6 +228,9 @@ void ftp_rundir_report(void);
  * known), and a word for how it was detected. */
 uint64_t ftp_failed_at(uint32_t rank);
 const char *ftp_detection_word(uint32_t how);
+/* The path of file name in the job's run directory (0), or -ENOENT if
+ * it has none. */
+int ftp_rundir_path(const char *name, char *out, size_t len);
 /* Append one line to the job's injection record. */
 void ftp_rundir_record_injection(const char *line);
 

@@ -61,11 +61,18 @@ TWINNED = {"send", "recv", "coll", "dup", "file_coll"}
 # the communicator seam (pmpi/seam.h) translates by role.
 ROLE_TYPES = {
     "dest": "int", "source": "int", "root": "int", "rank": "int", "peer_rank": "int",
-    "rank_out": "int *", "ranks": "const int []", "ranks_out": "int []",
+    "rank_out": "int *", "size_out": "int *", "ranks": "const int []", "ranks_out": "int []",
     "status_out": "MPI_Status *", "statuses_out": "MPI_Status []",
     "other_comm": "MPI_Comm", "comm_out": "MPI_Comm *", "comm_freed": "MPI_Comm *",
     "group": "MPI_Group", "group_out": "MPI_Group *", "procs_out": "MPI_Group *",
 }
+# What a wrapper does on a replicated communicator (pmpi/replica.h), from
+# the row's @replicas= token: hand the call to its replicated form
+# ftp_repl_NAME (own), or make it as on any other (same: the seam's
+# translations suffice). A communicating row with neither is refused
+# there; local calls and MPI_Comm_free need no token.
+REPLICAS = {"own", "same"}
+REPLICAS_DEFAULT_SAME = {"local", "free"}
 # Ranks going in: translated to the MPI's before the call.
 RANKS_IN = {"dest", "source", "root", "rank"}
 # Types whose every parameter in a wrapped row must have a role (the
@@ -127,7 +134,15 @@ class Function:
         self.proto = proto.strip()
         self.lineno = lineno
         self.roles = {}
+        self.replicas = None
         for item in roles.split():
+            if item.startswith("@"):
+                key, sep, value = item[1:].partition("=")
+                if key != "replicas" or value not in REPLICAS:
+                    raise TableError("line %d: %s: '%s' is not @replicas=%s"
+                                     % (lineno, self.name, item, "|".join(sorted(REPLICAS))))
+                self.replicas = value
+                continue
             name, sep, role = item.partition("=")
             if not sep or role not in ROLE_TYPES:
                 raise TableError("line %d: %s: '%s' is not NAME=ROLE (roles: %s)"
@@ -196,7 +211,7 @@ def read_table(path):
                     path, lineno, cls, "why no other process can make it wait" if cls == "pass"
                     else "what it waits on"))
             fn = Function(cls, proto, lineno, roles)
-            if cls in UNWRAPPED and fn.roles:
+            if cls in UNWRAPPED and (fn.roles or fn.replicas):
                 raise TableError("%s:%d: %s is not wrapped: roles mean nothing on it"
                                  % (path, lineno, fn.name))
             if cls not in UNWRAPPED:
@@ -296,12 +311,27 @@ def translate_out(fn):
     lines = []
     for n in fn.with_role("rank_out"):
         lines.append("\tif (rc == MPI_SUCCESS)\n\t\tftp_rank_out(c.comm, %s);" % n)
+    for n in fn.with_role("size_out"):
+        lines.append("\tif (rc == MPI_SUCCESS)\n\t\tftp_size_out(c.comm, %s);" % n)
     if fn.cls not in OBJ_CLASSES:  # a file's status holds no rank
         for n in fn.with_role("status_out"):
             lines.append("\tftp_status_out(c.comm, %s);" % n)
     for n in fn.with_role("group_out"):
         lines.append("\trc = ftp_group_out(c.comm, rc, %s);" % n)
     return lines
+
+
+def replicated(fn, comms):
+    """Lines that hand a call on a replicated communicator to its
+    replicated form, or refuse it there (pmpi/replica.h)."""
+    if fn.cls not in WITH_COMM or fn.cls in REPLICAS_DEFAULT_SAME or fn.replicas == "same":
+        return []
+    if fn.replicas == "own":
+        args = [n for i, n in enumerate(fn.names()) if i != comms[0]]
+        return ["\tif (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))",
+                "\t\treturn ftp_repl_%s(%s);" % (fn.name, ", ".join(["&c"] + args))]
+    return ["\tif (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))",
+            "\t\trc = ftp_repl_refuse(&c);"]
 
 
 def twin_call(fn, twin, args, req):
@@ -368,6 +398,7 @@ def wrapper(fn, declared):
         lines.append("\tint rc = ftp_pre_%s(&c);" % fn.cls)
     if fn.with_role("ranks", "ranks_out"):
         lines.append("\tif (rc == MPI_SUCCESS)\n\t\trc = ftp_ranks_unmapped(c.comm);")
+    lines += replicated(fn, comms)
     args = translated_args(fn, args)
     lines.append("\tif (rc == MPI_SUCCESS)")
     call = "%s(%s)" % (entry(fn.name), ", ".join(args))
@@ -484,7 +515,7 @@ def main(argv):
         c.write(HEADER)
         c.write("/* The mechanical wrappers: one per row of a generated class. */\n\n")
         c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n"
-                "#include \"pmpi/objects.h\"\n\n")
+                "#include \"pmpi/objects.h\"\n#include \"pmpi/replica.h\"\n\n")
         c.write("\n\n".join(bodies) + "\n")
     with open(os.path.join(outdir, "wrapped.txt.tmp"), "w") as w:
         for f in wrapped:

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
+#include "pmpi/replica.h"
 #include "src/clock.h"
 #include "src/log.h"
 #include "src/overlay.h"
@@ -119,6 +120,8 @@ static bool init_config(void)
 	}
 	if (ftp_inject_parse(err, sizeof err) != 0)
 		stop_on_config_error(err);
+	if (ftp_repl_parse(err, sizeof err) != 0)
+		stop_on_config_error(err);
 	if (ft_overlay_check_iface(ftp.cfg.iface, path, sizeof path) != 0) {
 		snprintf(err, sizeof err, "FTSHIM_IFACE=%s: %s; accepted: an interface name or IPv4 address of this host",
 			 ftp.cfg.iface, path);
@@ -212,6 +215,15 @@ static int init_common(int rc)
 	ftp_mpi.PMPI_Comm_size(ftp.world, &ftp.world_size);
 	ftp.world_id = FT_COMM_WORLD_ID;
 	ftp.nfirst = (uint32_t)ftp.world_size;
+	/* A launch size that does not fit FTSHIM_REPLICAS stops every rank
+	 * alike, before anything starts, rank 0 saying why. */
+	char err[FT_CONFIG_ERR_MAX];
+	if (ftp_repl_check(err, sizeof err) != 0) {
+		if (world_rank == 0)
+			fprintf(stderr, "ftshim: %s\n", err);
+		ftp_mpi.PMPI_Finalize();
+		exit(FT_EXIT_CONFIG);
+	}
 	/* A spawned process takes its job rank from its parents first. */
 	bool spawned = ftp_spawn_child_join(world_rank);
 	ftp.rank = ftp.world_base + world_rank;
@@ -228,6 +240,8 @@ static int init_common(int rc)
 		ftp_spawn_child_go(ok);
 	else
 		ftp_job_start(ok);
+	if (ok && !spawned)
+		ftp_repl_start();
 	return rc;
 }
 

@@ -23,6 +23,7 @@ libftshim_la_SOURCES = \
 	pmpi/job.c \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
+	pmpi/replica.c pmpi/replica.h \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \
 	pmpi/retire.c \

@@ -28,12 +28,20 @@ _Atomic uint32_t ftp_ops_pending;
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ftp_op *pending;
 
-/* The status of a completed op: no message, never cancelled. Its error is
+/* The status of a completed op: its own, or no message, never cancelled. Its error is
  * reported by ftshim's completion calls, through the communicator's error
  * handler (the MPI's own would not know the ULFM classes on Open MPI). */
 static int query_status(void *extra_state, MPI_Status *status)
 {
-	(void)extra_state;
+	const struct ftp_op *op = extra_state;
+
+	if (op->has_status) {
+		/* Its error is the op's (rc), reported by ftshim; Open MPI
+		 * would take a stale MPI_ERROR for the request's. */
+		*status = op->status;
+		status->MPI_ERROR = MPI_SUCCESS;
+		return MPI_SUCCESS;
+	}
 	status->MPI_SOURCE = MPI_ANY_SOURCE;
 	status->MPI_TAG = MPI_ANY_TAG;
 	ftp_mpi.PMPI_Status_set_elements(status, MPI_BYTE, 0);

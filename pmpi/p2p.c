@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
+#include "pmpi/replica.h"
 
 /* Poll MPI_Iprobe (or MPI_Improbe when message is not NULL). Given up
  * on, a probe takes a last look, as a receive does (ftp_cancel_p2p). */
@@ -28,17 +29,24 @@ static int probe_poll(struct ftp_call *c, int source, int tag, MPI_Message *mess
 	return err;
 }
 
+int ftp_probe_on(struct ftp_call *c, int source, int tag, MPI_Status *status)
+{
+	source = ftp_rank_in(c->comm, source);
+	int rc = c->direct ? ftp_mpi.PMPI_Probe(source, tag, c->real, status)
+			   : probe_poll(c, source, tag, NULL, status);
+	ftp_status_out(c->comm, status);
+	return rc;
+}
+
 FT_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Probe);
 	int rc = ftp_pre_recv(&c, comm, source);
 
 	status = FTP_STATUS(status);
-	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS)
-		rc = c.direct ? ftp_mpi.PMPI_Probe(source, tag, c.real, status)
-			      : probe_poll(&c, source, tag, NULL, status);
-	ftp_status_out(c.comm, status);
+		rc = ftp_repl_comm(c.comm) ? ftp_repl_MPI_Probe(&c, source, tag, status)
+					   : ftp_probe_on(&c, source, tag, status);
 	return ftp_post_plain(&c, rc);
 }
 FTP_ALSO_PMPI(MPI_Probe);
@@ -108,6 +116,10 @@ FT_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
+	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+		return ftp_post_plain(&c, ftp_repl_MPI_Sendrecv(&c, sendbuf, sendcount, sendtype, dest, sendtag,
+								 recvbuf, recvcount, recvtype, source, recvtag,
+								 status));
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
@@ -137,6 +149,33 @@ static int type_span(MPI_Datatype datatype, MPI_Count count, MPI_Aint *lb, size_
 	return 0;
 }
 
+/* A copy of count elements of datatype at buf, to send from: *copy is
+ * where buf would be, the copy's bytes starting at the type's lower
+ * bound; copy_free frees it. */
+static int copy_of(const void *buf, MPI_Count count, MPI_Datatype datatype, char **copy)
+{
+	MPI_Aint lb;
+	size_t bytes;
+
+	if (type_span(datatype, count, &lb, &bytes) != 0)
+		return MPI_ERR_TYPE;
+	char *span = malloc(bytes ? bytes : 1);
+	if (!span)
+		return MPI_ERR_NO_MEM;
+	memcpy(span, (const char *)buf + lb, bytes);
+	*copy = span - lb;
+	return MPI_SUCCESS;
+}
+
+static void copy_free(char *copy, MPI_Datatype datatype)
+{
+	MPI_Aint lb;
+	size_t bytes;
+
+	type_span(datatype, 0, &lb, &bytes);
+	free(copy + lb);
+}
+
 /* MPI_Sendrecv_replace as a receive into buf and a send from a copy. */
 static int sendrecv_replace(struct ftp_call *c, void *buf, MPI_Count count, MPI_Datatype datatype,
 			    int dest, int sendtag, int source, int recvtag, MPI_Status *status,
@@ -144,22 +183,33 @@ static int sendrecv_replace(struct ftp_call *c, void *buf, MPI_Count count, MPI_
 			    int (*irecv)(void *, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request *))
 {
 	MPI_Request sreq = MPI_REQUEST_NULL;
-	MPI_Aint lb;
-	size_t bytes;
+	char *copy;
+	int rc = copy_of(buf, count, datatype, &copy);
 
-	if (type_span(datatype, count, &lb, &bytes) != 0)
-		return MPI_ERR_TYPE;
-	char *copy = malloc(bytes ? bytes : 1);
-	if (!copy)
-		return MPI_ERR_NO_MEM;
-	memcpy(copy, (char *)buf + lb, bytes);
+	if (rc != MPI_SUCCESS)
+		return rc;
 	int rs = irecv(buf, count, datatype, source, recvtag, c->real, &c->req);
-	int ss = isend(copy - lb, count, datatype, dest, sendtag, c->real, &sreq);
-	int rc = sendrecv_wait(c, rs, ss, sreq, dest, status);
+	int ss = isend(copy, count, datatype, dest, sendtag, c->real, &sreq);
+	rc = sendrecv_wait(c, rs, ss, sreq, dest, status);
 	/* A send given up on was freed, not finished: the MPI may still read
 	 * the copy, so it is kept (a small leak on a failure path). */
 	if (rc == MPI_SUCCESS || ss != MPI_SUCCESS)
-		free(copy);
+		copy_free(copy, datatype);
+	return rc;
+}
+
+/* On a replicated communicator: a replicated send-receive from a copy. */
+static int repl_sendrecv_replace(struct ftp_call *c, void *buf, int count, MPI_Datatype datatype, int dest,
+				 int sendtag, int source, int recvtag, MPI_Status *status)
+{
+	char *copy;
+	int rc = copy_of(buf, count, datatype, &copy);
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	rc = ftp_repl_MPI_Sendrecv(c, copy, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
+				   status);
+	copy_free(copy, datatype);
 	return rc;
 }
 
@@ -183,6 +233,9 @@ FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, 
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
+	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+		return ftp_post_plain(&c, repl_sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source,
+								recvtag, status));
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)

@@ -75,6 +75,10 @@ struct ftp_op {
 	bool (*progress)(struct ftp_op *op);
 	void (*destroy)(struct ftp_op *op);
 	int rc;                  /* the call's result, once done */
+	/* The status its completion reports, if has_status (a replica's
+	 * receive, pmpi/replica.c); else an empty one. Set before done. */
+	MPI_Status status;
+	bool has_status;
 	struct ftp_comm *comm;
 	MPI_Request request;     /* the generalized request the application holds */
 	bool done, orphaned;     /* under ops.c's lock */

@@ -128,6 +128,14 @@ void ftp_rundir_start(void)
 	ft_debug("run directory %s", jobdir);
 }
 
+int ftp_rundir_path(const char *name, char *out, size_t len)
+{
+	if (!jobdir[0])
+		return -ENOENT;
+	int n = snprintf(out, len, "%s/%s", jobdir, name);
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
 void ftp_rundir_write_events(void)
 {
 	char path[PATH_MAX + 32];

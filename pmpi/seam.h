@@ -101,6 +101,13 @@ FTP_HOT void ftp_rank_out(const struct ftp_comm *e, int *r)
 	}
 }
 
+/* Role size_out: the number of the program's ranks. */
+FTP_HOT void ftp_size_out(const struct ftp_comm *e, int *size)
+{
+	if (e && e->map)
+		*size = (int)e->map->size;
+}
+
 /* Role status_out: MPI_SOURCE, unless the status is ignored. */
 FTP_HOT void ftp_status_out(const struct ftp_comm *e, MPI_Status *status)
 {

@@ -1,0 +1,189 @@
+/* replica.h: transparent partial replication (FTSHIM_REPLICAS; PartRePer,
+ * docs/DESIGN.md "Replication"). The job runs N + R processes and the
+ * program sees N: real ranks 0..N-1 are the logical ranks, each the only
+ * copy (a single) or a primary; real ranks N..N+R-1 are replicas, each
+ * running the program of the logical rank src/replica_plan.h gave it.
+ *
+ * Every communicator the program holds is, behind the seam, a real
+ * communicator of every copy of its members (primaries and singles in the
+ * program's rank order, so that the MPI's own ordering rules give the
+ * same ranks as among the N), with a rank map that makes each process
+ * address its own kind: a replica the replicas, and the single copy of a
+ * rank that has no replica. Point-to-point follows PartRePer V-B: a
+ * single sends to both copies of a replicated rank; a replica does not
+ * send to a single (its primary does). Collectives run among the
+ * primaries and singles (the communicator's team) and each primary
+ * forwards what the call returned to its replica (V-C). Whatever depends
+ * on timing (MPI_ANY_SOURCE matching, the test and -any/-some completion
+ * calls, probes) the primary decides and tells its replica, which then
+ * does the same deterministically: the stream, primary to replica, on a
+ * private duplicate of MPI_COMM_WORLD, read in program order.
+ *
+ * Sharing: ftp_repl is set at MPI_Init, before ftshim is on, and is
+ * read-only after; a communicator's struct ftp_repl_comm is set before its
+ * entry is inserted behind the seam and freed with it. Replication assumes
+ * the program calls MPI from one thread at a time (the stream is read in
+ * call order). */
+#ifndef FTSHIM_PMPI_REPLICA_H
+#define FTSHIM_PMPI_REPLICA_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "pmpi/call.h"
+#include "src/replica_plan.h"
+
+enum ftp_copy {
+	FTP_COPY_SINGLE = 0, /* the only copy of its logical rank */
+	FTP_COPY_PRIMARY,    /* the copy the others talk to; tells its replica */
+	FTP_COPY_REPLICA,    /* follows its primary */
+};
+
+struct ftp_replication {
+	uint32_t r;	    /* replicas in the job; 0: replication is off */
+	enum ftp_copy copy; /* this process */
+	int partner;	    /* world rank of this process's other copy, or -1 */
+	struct ft_replica_plan plan;
+	MPI_Comm stream; /* private duplicate of MPI_COMM_WORLD */
+};
+
+extern struct ftp_replication ftp_repl;
+
+/* What a replicated communicator adds to its entry (struct ftp_comm.repl). */
+struct ftp_repl_comm {
+	/* The primaries and singles, in program rank order: where collectives
+	 * run. MPI_COMM_NULL on a replica. */
+	MPI_Comm team;
+	uint32_t size; /* program ranks */
+	int32_t
+	    *primary; /* [size]: rank in the entry's real communicator of the primary or single */
+	int32_t *replica; /* [size]: rank there of the replica, or -1 */
+};
+
+/* This process has a copy to tell or to follow. */
+static inline bool ftp_repl_paired(void)
+{
+	return ftp_repl.partner >= 0;
+}
+
+static inline bool ftp_repl_comm(const struct ftp_comm *e)
+{
+	return e && e->repl;
+}
+
+/* At MPI_Init: before PMPI_Init, parse FTSHIM_REPLICAS; once the
+ * world's size is known, check that it fits (both: 0, or -EINVAL with
+ * one line in err, the same on every rank); after the job's exchange,
+ * collective over the world, place the replicas, make the stream and
+ * replicate MPI_COMM_WORLD (0, or an error after which the job runs
+ * without replicas). */
+int ftp_repl_parse(char *err, size_t errlen);
+int ftp_repl_check(char *err, size_t errlen);
+int ftp_repl_start(void);
+
+/* A communicator e was just made from the replicated parent (collective
+ * over e's members): give it its map and team (pmpi/comms.c). */
+void ftp_repl_derive(struct ftp_comm *e);
+/* Free what ftp_repl_derive gave e (with the entry). */
+void ftp_repl_release(struct ftp_comm *e);
+
+/* A call the wrapper has no replicated form of, on a replicated
+ * communicator: one line, then the communicator's error handler with
+ * MPI_ERR_UNSUPPORTED_OPERATION. */
+int ftp_repl_refuse(struct ftp_call *c);
+
+/* Completion calls of a paired process (pmpi/complete.c calls these, and
+ * they call the plain forms there). */
+int ftp_repl_wait(MPI_Request *request, MPI_Status *status);
+int ftp_repl_test(MPI_Request *request, int *flag, MPI_Status *status);
+int ftp_repl_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int ftp_repl_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int ftp_repl_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int ftp_repl_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int ftp_repl_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+		      MPI_Status statuses[]);
+int ftp_repl_testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+		      MPI_Status statuses[]);
+
+/* The plain completion calls (pmpi/complete.c). */
+int ftp_wait_plain(MPI_Request *request, MPI_Status *status);
+int ftp_test_plain(MPI_Request *request, int *flag, MPI_Status *status);
+int ftp_waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[]);
+int ftp_testall_plain(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int ftp_waitany_plain(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int ftp_testany_plain(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int ftp_waitsome_plain(int incount, MPI_Request requests[], int *outcount, int indices[],
+		       MPI_Status statuses[]);
+int ftp_testsome_plain(int incount, MPI_Request requests[], int *outcount, int indices[],
+		       MPI_Status statuses[]);
+
+/* MPI_Probe's own path from the program's source on (pmpi/p2p.c). */
+int ftp_probe_on(struct ftp_call *c, int source, int tag, MPI_Status *status);
+
+/* The replicated forms of the calls the table marks @replicas=own: the
+ * call's arguments (less its communicator, which is c's). Each returns
+ * through the call's post, except those of hand-written wrappers that
+ * post themselves (MPI_Probe, MPI_Sendrecv: pmpi/p2p.c), which return
+ * the call's result. */
+int ftp_repl_MPI_Send(struct ftp_call *c, const void *buf, int count, MPI_Datatype datatype,
+		      int dest, int tag);
+int ftp_repl_MPI_Ssend(struct ftp_call *c, const void *buf, int count, MPI_Datatype datatype,
+		       int dest, int tag);
+int ftp_repl_MPI_Rsend(struct ftp_call *c, const void *buf, int count, MPI_Datatype datatype,
+		       int dest, int tag);
+int ftp_repl_MPI_Recv(struct ftp_call *c, void *buf, int count, MPI_Datatype datatype, int source,
+		      int tag, MPI_Status *status);
+int ftp_repl_MPI_Isend(struct ftp_call *c, const void *buf, int count, MPI_Datatype datatype,
+		       int dest, int tag, MPI_Request *request);
+int ftp_repl_MPI_Issend(struct ftp_call *c, const void *buf, int count, MPI_Datatype datatype,
+			int dest, int tag, MPI_Request *request);
+int ftp_repl_MPI_Irecv(struct ftp_call *c, void *buf, int count, MPI_Datatype datatype, int source,
+		       int tag, MPI_Request *request);
+int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_Status *status);
+int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *status);
+int ftp_repl_MPI_Sendrecv(struct ftp_call *c, const void *sendbuf, int sendcount,
+			  MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+			  int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+			  MPI_Status *status);
+
+int ftp_repl_MPI_Barrier(struct ftp_call *c);
+int ftp_repl_MPI_Bcast(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype,
+		       int root);
+int ftp_repl_MPI_Reduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			MPI_Datatype datatype, MPI_Op op, int root);
+int ftp_repl_MPI_Allreduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			   MPI_Datatype datatype, MPI_Op op);
+int ftp_repl_MPI_Scan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+		      MPI_Datatype datatype, MPI_Op op);
+int ftp_repl_MPI_Exscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			MPI_Datatype datatype, MPI_Op op);
+int ftp_repl_MPI_Reduce_scatter_block(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+				      int recvcount, MPI_Datatype datatype, MPI_Op op);
+int ftp_repl_MPI_Reduce_scatter(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+				const int recvcounts[], MPI_Datatype datatype, MPI_Op op);
+int ftp_repl_MPI_Gather(struct ftp_call *c, const void *sendbuf, int sendcount,
+			MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+			int root);
+int ftp_repl_MPI_Gatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
+			 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+			 const int displs[], MPI_Datatype recvtype, int root);
+int ftp_repl_MPI_Scatter(struct ftp_call *c, const void *sendbuf, int sendcount,
+			 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+			 int root);
+int ftp_repl_MPI_Scatterv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			  const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			  MPI_Datatype recvtype, int root);
+int ftp_repl_MPI_Allgather(struct ftp_call *c, const void *sendbuf, int sendcount,
+			   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			   MPI_Datatype recvtype);
+int ftp_repl_MPI_Allgatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
+			    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+			    const int displs[], MPI_Datatype recvtype);
+int ftp_repl_MPI_Alltoall(struct ftp_call *c, const void *sendbuf, int sendcount,
+			  MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			  MPI_Datatype recvtype);
+int ftp_repl_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+			   const int recvcounts[], const int rdispls[], MPI_Datatype recvtype);
+
+#endif

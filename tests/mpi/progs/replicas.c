@@ -1,0 +1,316 @@
+/* replicas.c: ordinary MPI programs for the replication tests
+ * (tests/mpi/cases/replicas.sh), with no ftshim or ULFM call. Each rank
+ * prints one line, "WORKLOAD rank R: ...", that sums up everything it
+ * received; under FTSHIM_REPLICAS a replica's line (in the run
+ * directory) must equal its primary's, and the lines that do not depend
+ * on timing must equal those of a run without replicas.
+ *
+ *   stencil  a 1-D heat equation: halo exchange with MPI_Isend/MPI_Irecv
+ *            and MPI_Waitall, MPI_Sendrecv, MPI_Sendrecv_replace, a
+ *            residual MPI_Allreduce every few steps
+ *   mw       manager/worker over MPI_ANY_SOURCE: blocking receives,
+ *            MPI_Irecv polled with MPI_Test, MPI_Iprobe, MPI_Waitany and
+ *            MPI_Waitsome; the manager's line also counts its polls and
+ *            hashes the order it served workers in (timing: equal only
+ *            between the copies of a rank)
+ *   colls    every blocking collective the replicated communicators
+ *            support, with rotating roots, on MPI_COMM_WORLD, a split
+ *            and a duplicate
+ *   refused  a call replication does not support (MPI_Win_create) */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+#define HASH(h, x) ((h) = hash_bytes((h), &(x), sizeof(x)))
+#define FNV 1469598103934665603ull
+
+static int rank, size;
+
+static void stencil(void)
+{
+	enum { N = 64, STEPS = 200 };
+	double u[N + 2], v[N + 2], resid = 0;
+	int left = rank > 0 ? rank - 1 : MPI_PROC_NULL,
+	    right = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
+	uint64_t h = FNV;
+
+	for (int i = 0; i < N + 2; i++)
+		u[i] = (double)((rank * N + i) % 17);
+	for (int step = 0; step < STEPS; step++) {
+		MPI_Request req[4];
+		if (step % 3 == 0) {
+			MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 1, &u[N + 1], 1, MPI_DOUBLE, right,
+				     1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 2, &u[0], 1, MPI_DOUBLE, left, 2,
+				     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			MPI_Irecv(&u[0], 1, MPI_DOUBLE, left, 3, MPI_COMM_WORLD, &req[0]);
+			MPI_Irecv(&u[N + 1], 1, MPI_DOUBLE, right, 4, MPI_COMM_WORLD, &req[1]);
+			MPI_Isend(&u[N], 1, MPI_DOUBLE, right, 3, MPI_COMM_WORLD, &req[2]);
+			MPI_Isend(&u[1], 1, MPI_DOUBLE, left, 4, MPI_COMM_WORLD, &req[3]);
+			MPI_Status sts[4];
+			MPI_Waitall(4, req, sts);
+		}
+		if (left == MPI_PROC_NULL)
+			u[0] = 0;
+		if (right == MPI_PROC_NULL)
+			u[N + 1] = 0;
+		double local = 0;
+		for (int i = 1; i <= N; i++) {
+			v[i] = u[i] + 0.25 * (u[i - 1] - 2 * u[i] + u[i + 1]);
+			local += (v[i] - u[i]) * (v[i] - u[i]);
+		}
+		memcpy(&u[1], &v[1], N * sizeof(double));
+		if (step % 10 == 0) {
+			MPI_Allreduce(&local, &resid, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+			HASH(h, resid);
+		}
+	}
+	/* A ring shift in place, once. */
+	double token = u[N / 2];
+	MPI_Sendrecv_replace(&token, 1, MPI_DOUBLE, (rank + 1) % size, 5, (rank + size - 1) % size,
+			     5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	HASH(h, token);
+	for (int i = 1; i <= N; i++)
+		HASH(h, u[i]);
+	printf("stencil rank %d: residual %.17g token %.17g hash %016llx\n", rank, resid, token,
+	       (unsigned long long)h);
+}
+
+enum { TAG_ASK = 10, TAG_TASK = 11, TAG_STOP = 12, TASKS = 120 };
+
+static long work(int task)
+{
+	long x = task;
+
+	for (int i = 0; i < 2000; i++)
+		x = (x * 1103515245 + 12345) % 2147483648l;
+	return x % 1000;
+}
+
+/* The manager serves TASKS tasks, a third each by a blocking receive from
+ * MPI_ANY_SOURCE, by MPI_Irecv polled with MPI_Test, and by MPI_Iprobe
+ * then MPI_Recv; then gathers goodbyes with MPI_Waitany and MPI_Waitsome. */
+static void manager(void)
+{
+	long sum = 0, polls = 0;
+	uint64_t order = FNV;
+	int next = 0, stopped = 0;
+
+	while (stopped < size - 1) {
+		long result[2];
+		MPI_Status st;
+		int mode = next % 3, flag = 0;
+		if (mode == 0) {
+			MPI_Recv(result, 2, MPI_LONG, MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD, &st);
+		} else if (mode == 1) {
+			MPI_Request req;
+			MPI_Irecv(result, 2, MPI_LONG, MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD,
+				  &req);
+			while (!flag) {
+				MPI_Test(&req, &flag, &st);
+				polls++;
+			}
+		} else {
+			while (!flag) {
+				MPI_Iprobe(MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD, &flag, &st);
+				polls++;
+			}
+			MPI_Recv(result, 2, MPI_LONG, st.MPI_SOURCE, TAG_ASK, MPI_COMM_WORLD, &st);
+		}
+		int worker = st.MPI_SOURCE;
+		if (result[0] >= 0) {
+			sum += result[1];
+			HASH(order, worker);
+			HASH(order, result[0]);
+		}
+		if (next < TASKS) {
+			MPI_Send(&next, 1, MPI_INT, worker, TAG_TASK, MPI_COMM_WORLD);
+			next++;
+		} else {
+			MPI_Send(&next, 1, MPI_INT, worker, TAG_STOP, MPI_COMM_WORLD);
+			stopped++;
+		}
+	}
+	/* Goodbyes: half with MPI_Waitany, the rest with MPI_Waitsome. */
+	int nw = size - 1, got = 0, bye[64];
+	MPI_Request req[64];
+	for (int w = 0; w < nw; w++)
+		MPI_Irecv(&bye[w], 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, MPI_COMM_WORLD, &req[w]);
+	while (got < nw / 2) {
+		int index;
+		MPI_Status st;
+		MPI_Waitany(nw, req, &index, &st);
+		HASH(order, st.MPI_SOURCE);
+		got++;
+	}
+	while (got < nw) {
+		int out, idx[64];
+		MPI_Status sts[64];
+		MPI_Waitsome(nw, req, &out, idx, sts);
+		for (int k = 0; k < out; k++)
+			HASH(order, sts[k].MPI_SOURCE);
+		got += out;
+	}
+	printf("mw rank 0: %d tasks, checksum %ld\n", TASKS, sum);
+	printf("mw rank 0: polls %ld order %016llx\n", polls, (unsigned long long)order);
+}
+
+static void worker(void)
+{
+	long result[2] = {-1, 0}, sum = 0;
+	int done = 0;
+
+	for (;;) {
+		int task;
+		MPI_Status st;
+		MPI_Send(result, 2, MPI_LONG, 0, TAG_ASK, MPI_COMM_WORLD);
+		MPI_Recv(&task, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+		if (st.MPI_TAG == TAG_STOP)
+			break;
+		result[0] = task;
+		result[1] = work(task);
+		sum += result[1];
+		done++;
+	}
+	MPI_Send(&rank, 1, MPI_INT, 0, TAG_STOP, MPI_COMM_WORLD);
+	printf("mw rank %d: %d tasks, sum %ld\n", rank, done, sum);
+}
+
+static uint64_t colls_on(MPI_Comm comm, uint64_t h, int iter)
+{
+	int me, n;
+
+	MPI_Comm_rank(comm, &me);
+	MPI_Comm_size(comm, &n);
+	int root = iter % n;
+	int *a = calloc((size_t)n * 4, sizeof *a), *b = calloc((size_t)n * 4, sizeof *b);
+	int *counts = calloc((size_t)n, sizeof *counts),
+	    *displs = calloc((size_t)n, sizeof *displs);
+	int *rcounts = calloc((size_t)n, sizeof *rcounts);
+	for (int i = 0; i < n; i++) {
+		counts[i] = 1 + (i + iter) % 3;
+		rcounts[i] = 1 + (me + iter) % 3; /* what each sends to me */
+		displs[i] = 3 * i;
+	}
+	int x = me * 31 + iter, y = 0;
+	for (int i = 0; i < n * 4; i++)
+		a[i] = me * 1000 + i + iter;
+
+	MPI_Bcast(&x, 1, MPI_INT, root, comm);
+	HASH(h, x);
+	MPI_Reduce(&x, &y, 1, MPI_INT, MPI_MAX, root, comm);
+	if (me == root)
+		HASH(h, y);
+	x = me + iter;
+	MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comm);
+	HASH(h, y);
+	MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, comm);
+	HASH(h, y);
+	MPI_Exscan(&x, &y, 1, MPI_INT, MPI_SUM, comm);
+	if (me > 0)
+		HASH(h, y);
+	MPI_Gather(&x, 1, MPI_INT, b, 1, MPI_INT, root, comm);
+	if (me == root)
+		h = hash_bytes(h, b, (size_t)n * sizeof *b);
+	memset(b, 0, (size_t)n * 4 * sizeof *b);
+	MPI_Gatherv(a, counts[me], MPI_INT, b, counts, displs, MPI_INT, root, comm);
+	if (me == root)
+		for (int i = 0; i < n; i++)
+			h = hash_bytes(h, b + displs[i], (size_t)counts[i] * sizeof *b);
+	MPI_Scatter(a, 1, MPI_INT, &y, 1, MPI_INT, root, comm);
+	HASH(h, y);
+	MPI_Scatterv(a, counts, displs, MPI_INT, b, counts[me], MPI_INT, root, comm);
+	h = hash_bytes(h, b, (size_t)counts[me] * sizeof *b);
+	MPI_Allgather(&x, 1, MPI_INT, b, 1, MPI_INT, comm);
+	h = hash_bytes(h, b, (size_t)n * sizeof *b);
+	memset(b, 0, (size_t)n * 4 * sizeof *b);
+	MPI_Allgatherv(a, counts[me], MPI_INT, b, counts, displs, MPI_INT, comm);
+	for (int i = 0; i < n; i++)
+		h = hash_bytes(h, b + displs[i], (size_t)counts[i] * sizeof *b);
+	MPI_Alltoall(a, 2, MPI_INT, b, 2, MPI_INT, comm);
+	h = hash_bytes(h, b, (size_t)n * 2 * sizeof *b);
+	memset(b, 0, (size_t)n * 4 * sizeof *b);
+	MPI_Alltoallv(a, counts, displs, MPI_INT, b, rcounts, displs, MPI_INT, comm);
+	for (int i = 0; i < n; i++)
+		h = hash_bytes(h, b + displs[i], (size_t)rcounts[i] * sizeof *b);
+	MPI_Reduce_scatter_block(a, &y, 1, MPI_INT, MPI_SUM, comm);
+	HASH(h, y);
+	MPI_Reduce_scatter(a, b, counts, MPI_INT, MPI_SUM, comm);
+	h = hash_bytes(h, b, (size_t)counts[me] * sizeof *b);
+	MPI_Barrier(comm);
+	free(a);
+	free(b);
+	free(counts);
+	free(rcounts);
+	free(displs);
+	return h;
+}
+
+static void colls(void)
+{
+	uint64_t h = FNV;
+	MPI_Comm half, dup;
+
+	for (int iter = 0; iter < 20; iter++)
+		h = colls_on(MPI_COMM_WORLD, h, iter);
+	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
+	MPI_Comm_dup(half, &dup);
+	int hr, hs;
+	MPI_Comm_rank(half, &hr);
+	MPI_Comm_size(half, &hs);
+	HASH(h, hr);
+	HASH(h, hs);
+	for (int iter = 0; iter < 10; iter++)
+		h = colls_on(iter % 2 ? dup : half, h, iter);
+	/* Point to point on the split: a ring. */
+	int token = rank, got = -1;
+	MPI_Sendrecv(&token, 1, MPI_INT, (hr + 1) % hs, 7, &got, 1, MPI_INT, (hr + hs - 1) % hs, 7,
+		     half, MPI_STATUS_IGNORE);
+	HASH(h, got);
+	MPI_Comm_free(&dup);
+	MPI_Comm_free(&half);
+	printf("colls rank %d: half rank %d of %d, got %d, hash %016llx\n", rank, hr, hs, got,
+	       (unsigned long long)h);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "stencil";
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (strcmp(what, "stencil") == 0) {
+		stencil();
+	} else if (strcmp(what, "mw") == 0) {
+		if (rank == 0)
+			manager();
+		else
+			worker();
+	} else if (strcmp(what, "colls") == 0) {
+		colls();
+	} else if (strcmp(what, "refused") == 0) {
+		MPI_Win win;
+		int mem = 0;
+		MPI_Win_create(&mem, sizeof mem, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+		printf("refused rank %d: MPI_Win_create returned\n", rank);
+		MPI_Win_free(&win);
+	} else {
+		fprintf(stderr, "usage: replicas stencil|mw|colls|refused\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	MPI_Finalize();
+	return 0;
+}
