@@ -57,6 +57,9 @@ FT_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messag
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Mprobe);
 	int rc = ftp_pre_recv(&c, comm, source);
 
+	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+		rc = ftp_repl_refuse(&c);
+
 	status = FTP_STATUS(status);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS)
