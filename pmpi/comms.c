@@ -211,8 +211,7 @@ out_unregister:
 out_free_core:
 	ft_comm_free(e->core);
 out_free:
-	if (e)
-		comm_release_map(e);
+	comm_release_map(e);
 	free(e);
 out_untracked:
 	ft_debug("communicator not tracked: its calls pass straight through");

@@ -83,7 +83,7 @@ __attribute__((constructor)) static void find_mpi_entries(void)
 
 /* A configuration error ends the rank before PMPI_Init: there is nothing to
  * clean up yet, and every rank with the same environment stops the same way. */
-static void stop_on_config_error(const char *err)
+static void say_config_error(const char *err)
 {
 	char line[FT_CONFIG_ERR_MAX + 16];
 	int n = snprintf(line, sizeof line, "ftshim: %s\n", err);
@@ -92,6 +92,11 @@ static void stop_on_config_error(const char *err)
 		ssize_t w = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 		(void)w;
 	}
+}
+
+static void stop_on_config_error(const char *err)
+{
+	say_config_error(err);
 	exit(FT_EXIT_CONFIG);
 }
 
@@ -220,7 +225,7 @@ static int init_common(int rc)
 	char err[FT_CONFIG_ERR_MAX];
 	if (ftp_repl_check(err, sizeof err) != 0) {
 		if (world_rank == 0)
-			fprintf(stderr, "ftshim: %s\n", err);
+			say_config_error(err);
 		ftp_mpi.PMPI_Finalize();
 		exit(FT_EXIT_CONFIG);
 	}

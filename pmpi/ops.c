@@ -28,9 +28,10 @@ _Atomic uint32_t ftp_ops_pending;
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ftp_op *pending;
 
-/* The status of a completed op: its own, or no message, never cancelled. Its error is
- * reported by ftshim's completion calls, through the communicator's error
- * handler (the MPI's own would not know the ULFM classes on Open MPI). */
+/* The status of a completed op: its own (a replica's receive), or no
+ * message, never cancelled. Its error is reported by ftshim's completion
+ * calls, through the communicator's error handler (the MPI's own would
+ * not know the ULFM classes on Open MPI). */
 static int query_status(void *extra_state, MPI_Status *status)
 {
 	const struct ftp_op *op = extra_state;

@@ -260,16 +260,21 @@ static int stream_io(bool send, void *buf, int count, MPI_Datatype type, int tag
 	return ftp_block(&c, rc, status);
 }
 
+/* The primary: its replica could not be told (it died): it is told
+ * nothing more. */
+static void drop_replica(void)
+{
+	ft_info("replica %d is gone: rank %d goes on alone", ftp_repl.partner, ftp.rank);
+	ftp_repl.partner = -1;
+}
+
 /* The primary: tell the replica (a replica that died is not told). */
 static void tell(const int *rec, int n)
 {
 	if (ftp_repl.copy != FTP_COPY_PRIMARY || !ftp_repl_paired())
 		return;
-	if (stream_io(true, (void *)rec, n, MPI_INT, TAG_DECIDE, MPI_STATUS_IGNORE) !=
-	    MPI_SUCCESS) {
-		ft_info("replica %d is gone: rank %d goes on alone", ftp_repl.partner, ftp.rank);
-		ftp_repl.partner = -1;
-	}
+	if (stream_io(true, (void *)rec, n, MPI_INT, TAG_DECIDE, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+		drop_replica();
 }
 
 /* The replica: hear the next record (at most max ints); its length. */
@@ -318,6 +323,40 @@ static void rec_add(struct rec *r, int index, const MPI_Status *st)
 	r->v[r->n++] = st ? st->MPI_TAG : MPI_ANY_TAG;
 }
 
+/* The primary: tell the outcome of a receive or probe (rc; found: it
+ * matched the message of status). */
+static void tell_match(int rc, bool found, const MPI_Status *status)
+{
+	int v[REC_HEAD + 3];
+	struct rec r = {.v = v, .n = REC_HEAD};
+
+	v[0] = rc;
+	v[1] = found;
+	if (found)
+		rec_add(&r, 0, status);
+	tell(v, r.n);
+}
+
+/* The replica: hear that outcome: MPI_SUCCESS with *found and the
+ * matched message's *source (the program's rank), or the primary's
+ * error. */
+static int hear_match(bool *found, int *source)
+{
+	int v[REC_HEAD + 3], n = 0;
+	int rc = hear(v, REC_HEAD + 3, &n);
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (v[0] != MPI_SUCCESS)
+		return v[0];
+	*found = v[1] != 0;
+	if (*found && n < REC_HEAD + 3)
+		return MPI_ERR_INTERN;
+	if (*found)
+		*source = v[REC_HEAD + 1];
+	return MPI_SUCCESS;
+}
+
 /* --- MPI_ANY_SOURCE receives of a replica: posted once the primary says ----- */
 
 /* A replica's nonblocking receive from MPI_ANY_SOURCE: the application
@@ -364,19 +403,19 @@ static bool is_any(MPI_Request request, struct any_recv **a)
 	return !r.op && r.watch.kind == FTP_WATCH_ANY && r.watch.recv && ftp_repl_comm(r.comm);
 }
 
-/* The replica: receive what the primary matched (source as the program
- * numbers it), now, and let the request complete with its status. */
-static void any_resolve(struct any_recv *a, int source, int tag)
+/* The replica: receive from the source the primary matched (as the
+ * program numbers it), now, and let the request complete with its
+ * status. With the program's own tag: messages from one sender do not
+ * overtake each other, so the first that matches is the primary's. */
+static void any_resolve(struct any_recv *a, int source)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Recv);
 	struct ftp_comm *e = a->op.comm;
 	MPI_Status st;
 
-	if (tag == MPI_ANY_TAG)
-		tag = a->tag;
 	ftp_call_on(&c, e, ftp_watch_on(e, FTP_WATCH_PEER, source, true));
-	int rc = ftp_mpi.PMPI_Irecv(a->buf, a->count, a->type, ftp_rank_in(e, source),
-				    a->tag == MPI_ANY_TAG ? MPI_ANY_TAG : tag, e->real, &c.req);
+	int rc = ftp_mpi.PMPI_Irecv(a->buf, a->count, a->type, ftp_rank_in(e, source), a->tag,
+				    e->real, &c.req);
 	rc = ftp_block(&c, rc, &st);
 	st.MPI_SOURCE = source;
 	a->op.status = st;
@@ -550,18 +589,15 @@ static int recv_blocking(struct ftp_call *c, void *buf, int count, MPI_Datatype 
 			 int tag, MPI_Status *status)
 {
 	MPI_Status mine;
-	int rec[REC_HEAD + 3], n = 0, rc;
-	bool any = source == MPI_ANY_SOURCE && ftp_repl_paired();
+	bool any = source == MPI_ANY_SOURCE && ftp_repl_paired(), found = false;
+	int rc;
 
 	if (status == MPI_STATUS_IGNORE)
 		status = &mine;
 	if (any && ftp_repl.copy == FTP_COPY_REPLICA) {
-		rc = hear(rec, (int)(sizeof rec / sizeof rec[0]), &n);
-		if (rc != MPI_SUCCESS)
-			return rc;
-		if (rec[0] != MPI_SUCCESS || n < REC_HEAD + 3)
-			return rec[0] != MPI_SUCCESS ? rec[0] : MPI_ERR_INTERN;
-		source = rec[REC_HEAD + 1];
+		rc = hear_match(&found, &source);
+		if (rc != MPI_SUCCESS || !found)
+			return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
 		c->watch = ftp_watch_on(c->comm, FTP_WATCH_PEER, source, true);
 	}
 	rc = ftp_block(c,
@@ -569,13 +605,8 @@ static int recv_blocking(struct ftp_call *c, void *buf, int count, MPI_Datatype 
 					  c->real, &c->req),
 		       status);
 	ftp_status_out(c->comm, status);
-	if (any && ftp_repl.copy == FTP_COPY_PRIMARY) {
-		struct rec r = {.v = rec, .n = REC_HEAD};
-		rec[0] = rc;
-		rec[1] = 1;
-		rec_add(&r, 0, status);
-		tell(rec, r.n);
-	}
+	if (any && ftp_repl.copy == FTP_COPY_PRIMARY)
+		tell_match(rc, true, status);
 	return rc;
 }
 
@@ -647,55 +678,41 @@ int ftp_repl_MPI_Sendrecv(struct ftp_call *c, const void *sendbuf, int sendcount
 int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_Status *status)
 {
 	MPI_Status mine;
-	int rec[REC_HEAD + 3], n = 0, rc;
+	bool found = false;
+	int rc;
 
 	if (status == MPI_STATUS_IGNORE)
 		status = &mine;
 	if (ftp_repl.copy == FTP_COPY_REPLICA) {
-		rc = hear(rec, (int)(sizeof rec / sizeof rec[0]), &n);
-		if (rc == MPI_SUCCESS && rec[0] != MPI_SUCCESS)
-			rc = rec[0];
-		*flag = rc == MPI_SUCCESS && rec[1] && n >= REC_HEAD + 3;
+		rc = hear_match(&found, &source);
+		*flag = rc == MPI_SUCCESS && found;
 		if (*flag)
-			rc = ftp_probe_on(c, rec[REC_HEAD + 1], tag, status);
+			rc = ftp_probe_on(c, source, tag, status);
 		return ftp_post_iprobe(c, rc);
 	}
 	rc = ftp_mpi.PMPI_Iprobe(ftp_rank_in(c->comm, source), tag, c->real, flag, status);
 	if (rc == MPI_SUCCESS && *flag)
 		ftp_status_out(c->comm, status);
-	struct rec r = {.v = rec, .n = REC_HEAD};
-	rec[0] = rc;
-	rec[1] = rc == MPI_SUCCESS && *flag;
-	if (rec[1])
-		rec_add(&r, 0, status);
-	tell(rec, r.n);
+	tell_match(rc, rc == MPI_SUCCESS && *flag, status);
 	return ftp_post_iprobe(c, rc);
 }
 
 int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *status)
 {
 	MPI_Status mine;
-	int rec[REC_HEAD + 3], n = 0, rc;
-	bool any = source == MPI_ANY_SOURCE && ftp_repl_paired();
+	bool any = source == MPI_ANY_SOURCE && ftp_repl_paired(), found = false;
+	int rc;
 
 	if (status == MPI_STATUS_IGNORE)
 		status = &mine;
 	if (any && ftp_repl.copy == FTP_COPY_REPLICA) {
-		rc = hear(rec, (int)(sizeof rec / sizeof rec[0]), &n);
-		if (rc == MPI_SUCCESS && (rec[0] != MPI_SUCCESS || n < REC_HEAD + 3))
-			rc = rec[0] != MPI_SUCCESS ? rec[0] : MPI_ERR_INTERN;
-		if (rc != MPI_SUCCESS)
-			return rc;
-		source = rec[REC_HEAD + 1];
+		rc = hear_match(&found, &source);
+		if (rc != MPI_SUCCESS || !found)
+			return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
 	}
 	rc = ftp_probe_on(c, source, tag, status);
-	if (any && ftp_repl.copy == FTP_COPY_PRIMARY) {
-		struct rec r = {.v = rec, .n = REC_HEAD};
-		rec[0] = rc;
-		rec[1] = 1;
-		rec_add(&r, 0, status);
-		tell(rec, r.n);
-	}
+	if (any && ftp_repl.copy == FTP_COPY_PRIMARY)
+		tell_match(rc, true, status);
 	return rc;
 }
 
@@ -733,8 +750,17 @@ static void resolve_all(const struct rec *r, int count, MPI_Request requests[])
 	for (int k = REC_HEAD; k + 2 < r->n; k += 3) {
 		int i = r->v[k];
 		if (i >= 0 && i < count && is_any(requests[i], &a) && a)
-			any_resolve(a, r->v[k + 1], r->v[k + 2]);
+			any_resolve(a, r->v[k + 1]);
 	}
+}
+
+/* Wait for count requests, as the program's call would (one: MPI_Wait). */
+static int wait_plain_n(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+	if (count != 1)
+		return ftp_waitall_plain(count, requests, statuses);
+	return ftp_wait_plain(requests,
+			      statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses);
 }
 
 static bool any_of(int count, const MPI_Request requests[])
@@ -761,10 +787,7 @@ int ftp_repl_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 
 	/* Deterministic, unless a receive from MPI_ANY_SOURCE is among them. */
 	if (count <= 0 || !any_of(count, requests))
-		return count == 1 ? ftp_wait_plain(requests, statuses == MPI_STATUSES_IGNORE
-								 ? MPI_STATUS_IGNORE
-								 : statuses)
-				  : ftp_waitall_plain(count, requests, statuses);
+		return wait_plain_n(count, requests, statuses);
 	if (ftp_repl.copy == FTP_COPY_REPLICA) {
 		rc = hear_rec(&r, count);
 		if (rc == MPI_SUCCESS)
@@ -772,17 +795,14 @@ int ftp_repl_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 		rec_close(&r);
 		if (rc != MPI_SUCCESS)
 			return rc;
-		return count == 1 ? ftp_wait_plain(requests, statuses == MPI_STATUSES_IGNORE
-								 ? MPI_STATUS_IGNORE
-								 : statuses)
-				  : ftp_waitall_plain(count, requests, statuses);
+		return wait_plain_n(count, requests, statuses);
 	}
 	st = statuses_for(statuses, count, stack, &heap);
 	if (!st || rec_open(&r, count) != MPI_SUCCESS) {
 		free(heap);
 		return MPI_ERR_NO_MEM;
 	}
-	rc = count == 1 ? ftp_wait_plain(requests, st) : ftp_waitall_plain(count, requests, st);
+	rc = wait_plain_n(count, requests, st);
 	r.v[0] = rc;
 	r.v[1] = 1;
 	for (int i = 0; i < count; i++)
@@ -814,10 +834,7 @@ int ftp_repl_testall(int count, MPI_Request requests[], int *flag, MPI_Status st
 		*flag = done;
 		if (!done)
 			return told;
-		return count == 1 ? ftp_wait_plain(requests, statuses == MPI_STATUSES_IGNORE
-								 ? MPI_STATUS_IGNORE
-								 : statuses)
-				  : ftp_waitall_plain(count, requests, statuses);
+		return wait_plain_n(count, requests, statuses);
 	}
 	st = statuses_for(statuses, count, stack, &heap);
 	if (!st || rec_open(&r, count) != MPI_SUCCESS) {
@@ -973,63 +990,61 @@ static int team_size(const struct ftp_call *c)
 	return (int)c->comm->repl->size;
 }
 
-/* A replica: the result its primary forwards. Returns through the post. */
-static bool follows(const struct ftp_call *c)
+/* The result o over the stream: sent by a primary, received by its
+ * replica; o's datatype is freed if built. */
+static int stream_out(bool send, struct coll_out o)
 {
-	(void)c;
-	return ftp_repl.copy == FTP_COPY_REPLICA;
-}
+	int rc = o.count < 0 ? MPI_ERR_NO_MEM
+			     : stream_io(send, o.count ? o.buf : NULL, o.count,
+					 o.count ? o.type : MPI_BYTE, TAG_DATA, MPI_STATUS_IGNORE);
 
-static int forwarded(struct ftp_call *c, struct coll_out o)
-{
-	int rc = MPI_SUCCESS;
-
-	if (o.count < 0)
-		rc = MPI_ERR_NO_MEM;
-	else if (ftp_repl_paired())
-		rc = stream_io(false, o.count ? o.buf : NULL, o.count, o.count ? o.type : MPI_BYTE,
-			       TAG_DATA, MPI_STATUS_IGNORE);
 	if (o.built && o.count >= 0)
 		ftp_mpi.PMPI_Type_free(&o.type);
-	return ftp_post_coll(c, rc);
+	return rc;
 }
 
-/* A primary or single has run the collective (its twin, started with
- * result rc into c->req on the team): wait, and forward the result. */
+/* A replica: the result its primary forwards. */
+static int forwarded(struct ftp_call *c, struct coll_out o)
+{
+	return ftp_post_coll(c, ftp_repl_paired() ? stream_out(false, o) : MPI_SUCCESS);
+}
+
+/* A primary or single has started the collective's twin on the team
+ * (rc, c->req): wait, and a primary forwards the result. */
 static int forward(struct ftp_call *c, int rc, struct coll_out o)
 {
 	rc = ftp_block(c, rc, MPI_STATUS_IGNORE);
-	if (o.count < 0 && rc == MPI_SUCCESS)
-		rc = MPI_ERR_NO_MEM;
-	if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() &&
-	    stream_io(true, o.count ? o.buf : NULL, o.count, o.count ? o.type : MPI_BYTE, TAG_DATA,
-		      MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-		ft_info("replica %d is gone: rank %d goes on alone", ftp_repl.partner, ftp.rank);
-		ftp_repl.partner = -1;
-	}
-	if (o.built && o.count >= 0)
+	if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired()) {
+		int frc = stream_out(true, o);
+		if (frc == MPI_ERR_NO_MEM)
+			rc = frc;
+		else if (frc != MPI_SUCCESS)
+			drop_replica();
+	} else if (o.built && o.count >= 0) {
 		ftp_mpi.PMPI_Type_free(&o.type);
+	}
 	return ftp_post_coll(c, rc);
 }
 
-/* The team: where a primary or single runs the collective. */
-#define TEAM(c) ((c)->real = (c)->comm->repl->team)
+/* A collective on a replicated communicator, whose result lands in o: a
+ * replica takes what its primary forwards; a primary or single runs
+ * start, the nonblocking twin on c->real (made the team first) into
+ * c->req, and a primary forwards the result. Returns through the post. */
+#define TEAM_THEN_FORWARD(c, o, start)                                                             \
+	(ftp_repl.copy == FTP_COPY_REPLICA                                                         \
+	     ? forwarded((c), (o))                                                                 \
+	     : ((c)->real = (c)->comm->repl->team, forward((c), (start), (o))))
 
 int ftp_repl_MPI_Barrier(struct ftp_call *c)
 {
-	if (follows(c))
-		return forwarded(c, NO_OUT);
-	TEAM(c);
-	return forward(c, ftp_mpi.PMPI_Ibarrier(c->real, &c->req), NO_OUT);
+	return TEAM_THEN_FORWARD(c, NO_OUT, ftp_mpi.PMPI_Ibarrier(c->real, &c->req));
 }
 
 int ftp_repl_MPI_Bcast(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype, int root)
 {
-	if (follows(c))
-		return forwarded(c, out_of(buffer, count, datatype));
-	TEAM(c);
-	return forward(c, ftp_mpi.PMPI_Ibcast(buffer, count, datatype, root, c->real, &c->req),
-		       out_of(buffer, count, datatype));
+	return TEAM_THEN_FORWARD(
+	    c, out_of(buffer, count, datatype),
+	    ftp_mpi.PMPI_Ibcast(buffer, count, datatype, root, c->real, &c->req));
 }
 
 /* The logical rank of this process in c's communicator: a replica's is
@@ -1048,34 +1063,25 @@ int ftp_repl_MPI_Reduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, 
 {
 	struct coll_out o = my_rank(c) == root ? out_of(recvbuf, count, datatype) : NO_OUT;
 
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(
-	    c, ftp_mpi.PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, c->real, &c->req),
-	    o);
+	return TEAM_THEN_FORWARD(
+	    c, o,
+	    ftp_mpi.PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, c->real, &c->req));
 }
 
 int ftp_repl_MPI_Allreduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
 			   MPI_Datatype datatype, MPI_Op op)
 {
-	if (follows(c))
-		return forwarded(c, out_of(recvbuf, count, datatype));
-	TEAM(c);
-	return forward(
-	    c, ftp_mpi.PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, c->real, &c->req),
-	    out_of(recvbuf, count, datatype));
+	return TEAM_THEN_FORWARD(
+	    c, out_of(recvbuf, count, datatype),
+	    ftp_mpi.PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, c->real, &c->req));
 }
 
 int ftp_repl_MPI_Scan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
 		      MPI_Datatype datatype, MPI_Op op)
 {
-	if (follows(c))
-		return forwarded(c, out_of(recvbuf, count, datatype));
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, c->real, &c->req),
-		       out_of(recvbuf, count, datatype));
+	return TEAM_THEN_FORWARD(
+	    c, out_of(recvbuf, count, datatype),
+	    ftp_mpi.PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, c->real, &c->req));
 }
 
 int ftp_repl_MPI_Exscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
@@ -1084,23 +1090,16 @@ int ftp_repl_MPI_Exscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, 
 	/* Rank 0's receive buffer is undefined after it: nothing to forward. */
 	struct coll_out o = my_rank(c) == 0 ? NO_OUT : out_of(recvbuf, count, datatype);
 
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(
-	    c, ftp_mpi.PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, c->real, &c->req), o);
+	return TEAM_THEN_FORWARD(
+	    c, o, ftp_mpi.PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, c->real, &c->req));
 }
 
 int ftp_repl_MPI_Reduce_scatter_block(struct ftp_call *c, const void *sendbuf, void *recvbuf,
 				      int recvcount, MPI_Datatype datatype, MPI_Op op)
 {
-	if (follows(c))
-		return forwarded(c, out_of(recvbuf, recvcount, datatype));
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op,
-							  c->real, &c->req),
-		       out_of(recvbuf, recvcount, datatype));
+	return TEAM_THEN_FORWARD(c, out_of(recvbuf, recvcount, datatype),
+				 ftp_mpi.PMPI_Ireduce_scatter_block(
+				     sendbuf, recvbuf, recvcount, datatype, op, c->real, &c->req));
 }
 
 int ftp_repl_MPI_Reduce_scatter(struct ftp_call *c, const void *sendbuf, void *recvbuf,
@@ -1108,13 +1107,9 @@ int ftp_repl_MPI_Reduce_scatter(struct ftp_call *c, const void *sendbuf, void *r
 {
 	struct coll_out o = out_of(recvbuf, recvcounts[my_rank(c)], datatype);
 
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
-						    c->real, &c->req),
-		       o);
+	return TEAM_THEN_FORWARD(c, o,
+				 ftp_mpi.PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts,
+							      datatype, op, c->real, &c->req));
 }
 
 int ftp_repl_MPI_Gather(struct ftp_call *c, const void *sendbuf, int sendcount,
@@ -1124,13 +1119,9 @@ int ftp_repl_MPI_Gather(struct ftp_call *c, const void *sendbuf, int sendcount,
 	struct coll_out o =
 	    my_rank(c) == root ? out_of(recvbuf, recvcount * team_size(c), recvtype) : NO_OUT;
 
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-					    recvtype, root, c->real, &c->req),
-		       o);
+	return TEAM_THEN_FORWARD(c, o,
+				 ftp_mpi.PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf,
+						      recvcount, recvtype, root, c->real, &c->req));
 }
 
 int ftp_repl_MPI_Gatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
@@ -1141,59 +1132,45 @@ int ftp_repl_MPI_Gatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
 				? out_v(recvbuf, recvcounts, displs, recvtype, team_size(c))
 				: NO_OUT;
 
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-					     displs, recvtype, root, c->real, &c->req),
-		       o);
+	return TEAM_THEN_FORWARD(c, o,
+				 ftp_mpi.PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf,
+						       recvcounts, displs, recvtype, root, c->real,
+						       &c->req));
+}
+
+/* The root's own block stays in sendbuf when it receives in place. */
+static struct coll_out scattered(void *recvbuf, int recvcount, MPI_Datatype recvtype)
+{
+	return recvbuf == MPI_IN_PLACE ? NO_OUT : out_of(recvbuf, recvcount, recvtype);
 }
 
 int ftp_repl_MPI_Scatter(struct ftp_call *c, const void *sendbuf, int sendcount,
 			 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
 			 int root)
 {
-	/* The root's own block stays in sendbuf when it receives in place. */
-	struct coll_out o = recvbuf == MPI_IN_PLACE ? NO_OUT : out_of(recvbuf, recvcount, recvtype);
-
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-					     recvtype, root, c->real, &c->req),
-		       o);
+	return TEAM_THEN_FORWARD(c, scattered(recvbuf, recvcount, recvtype),
+				 ftp_mpi.PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf,
+						       recvcount, recvtype, root, c->real,
+						       &c->req));
 }
 
 int ftp_repl_MPI_Scatterv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
 			  const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
 			  MPI_Datatype recvtype, int root)
 {
-	struct coll_out o = recvbuf == MPI_IN_PLACE ? NO_OUT : out_of(recvbuf, recvcount, recvtype);
-
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
-					      recvcount, recvtype, root, c->real, &c->req),
-		       o);
+	return TEAM_THEN_FORWARD(c, scattered(recvbuf, recvcount, recvtype),
+				 ftp_mpi.PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype,
+							recvbuf, recvcount, recvtype, root, c->real,
+							&c->req));
 }
 
 int ftp_repl_MPI_Allgather(struct ftp_call *c, const void *sendbuf, int sendcount,
 			   MPI_Datatype sendtype, void *recvbuf, int recvcount,
 			   MPI_Datatype recvtype)
 {
-	struct coll_out o = out_of(recvbuf, recvcount * team_size(c), recvtype);
-
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-					       recvtype, c->real, &c->req),
-		       o);
+	return TEAM_THEN_FORWARD(c, out_of(recvbuf, recvcount * team_size(c), recvtype),
+				 ftp_mpi.PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf,
+							 recvcount, recvtype, c->real, &c->req));
 }
 
 int ftp_repl_MPI_Allgatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
@@ -1202,28 +1179,19 @@ int ftp_repl_MPI_Allgatherv(struct ftp_call *c, const void *sendbuf, int sendcou
 {
 	struct coll_out o = out_v(recvbuf, recvcounts, displs, recvtype, team_size(c));
 
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-						displs, recvtype, c->real, &c->req),
-		       o);
+	return TEAM_THEN_FORWARD(c, o,
+				 ftp_mpi.PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf,
+							  recvcounts, displs, recvtype, c->real,
+							  &c->req));
 }
 
 int ftp_repl_MPI_Alltoall(struct ftp_call *c, const void *sendbuf, int sendcount,
 			  MPI_Datatype sendtype, void *recvbuf, int recvcount,
 			  MPI_Datatype recvtype)
 {
-	struct coll_out o = out_of(recvbuf, recvcount * team_size(c), recvtype);
-
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-					      recvtype, c->real, &c->req),
-		       o);
+	return TEAM_THEN_FORWARD(c, out_of(recvbuf, recvcount * team_size(c), recvtype),
+				 ftp_mpi.PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf,
+							recvcount, recvtype, c->real, &c->req));
 }
 
 int ftp_repl_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
@@ -1232,11 +1200,8 @@ int ftp_repl_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int se
 {
 	struct coll_out o = out_v(recvbuf, recvcounts, rdispls, recvtype, team_size(c));
 
-	if (follows(c))
-		return forwarded(c, o);
-	TEAM(c);
-	return forward(c,
-		       ftp_mpi.PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-					       recvcounts, rdispls, recvtype, c->real, &c->req),
-		       o);
+	return TEAM_THEN_FORWARD(c, o,
+				 ftp_mpi.PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype,
+							 recvbuf, recvcounts, rdispls, recvtype,
+							 c->real, &c->req));
 }

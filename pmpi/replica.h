@@ -66,9 +66,11 @@ static inline bool ftp_repl_paired(void)
 	return ftp_repl.partner >= 0;
 }
 
+/* e is replicated (every wrapper with a communicator asks, on its
+ * general path: a test of a field of the entry it has just found). */
 static inline bool ftp_repl_comm(const struct ftp_comm *e)
 {
-	return e && e->repl;
+	return __builtin_expect(e && e->repl, 0);
 }
 
 /* At MPI_Init: before PMPI_Init, parse FTSHIM_REPLICAS; once the

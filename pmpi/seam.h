@@ -5,12 +5,13 @@
  * translates the parameters that pmpi/ftshim-api.tsv gives a role:
  * program ranks to the MPI's going in (dest, source, root, rank), the
  * MPI's to the program's coming out (rank_out, a status's MPI_SOURCE, a
- * group in program order). An entry with no rank map (every communicator
- * today) translates nothing: each translation is then one test of a
- * pointer, on the general path only, since ftp_seam_cached never returns
- * a mapped entry. Recovery modes that hand the MPI a communicator of
- * their own (replicas, spares) give the entry a map (src/rank_map.h) and
- * change no wrapper. */
+ * group in program order). An entry with no rank map (every
+ * communicator unless FTSHIM_REPLICAS is set) translates nothing: each
+ * translation is then one test of a pointer, on the general path only,
+ * since ftp_seam_cached never returns a mapped entry. A recovery mode
+ * that hands the MPI a communicator of its own gives the entry a map
+ * (src/rank_map.h); what it does beyond translating, the table says per
+ * call (replication: @replicas=, pmpi/replica.h). */
 #ifndef FTSHIM_PMPI_SEAM_H
 #define FTSHIM_PMPI_SEAM_H
 
