@@ -20,6 +20,7 @@ src_libftcore_la_SOURCES = \
 	src/proc_table.c src/proc_table.h \
 	src/prune.c src/prune.h \
 	src/rank_map.c src/rank_map.h \
+	src/repl_log.c src/repl_log.h \
 	src/replica_plan.c src/replica_plan.h \
 	src/report.c src/report.h \
 	src/ring.c src/ring.h \

@@ -56,3 +56,14 @@ int32_t ft_rank_map_out(const struct ft_rank_map *m, int32_t q)
 		return q;
 	return (uint32_t)q < m->real_size ? m->prog_of[q] : -1;
 }
+
+int ft_rank_map_retarget(struct ft_rank_map *m, int32_t r, int32_t q)
+{
+	if (r < 0 || (uint32_t)r >= m->size || q < 0 || (uint32_t)q >= m->real_size ||
+	    (m->prog_of[q] != -1 && m->prog_of[q] != r))
+		return -EINVAL;
+	m->prog_of[m->real_of[r]] = -1;
+	m->real_of[r] = q;
+	m->prog_of[q] = r;
+	return 0;
+}

@@ -3,8 +3,9 @@
  * the MPI a communicator of its own (replicas, spares) whose ranks need not
  * be the program's: program rank r addresses MPI rank real_of[r], and an
  * MPI rank that a status or query returns is the program's prog_of[q].
- * Pure arithmetic on two arrays: no MPI. A map is built once and read
- * only afterwards, from any thread. */
+ * Pure arithmetic on two arrays: no MPI. A map is read from any thread;
+ * only a recovery mode that moves a program rank to another process
+ * (ft_rank_map_retarget) changes it, from the one thread that uses it. */
 #ifndef FTSHIM_RANK_MAP_H
 #define FTSHIM_RANK_MAP_H
 
@@ -31,5 +32,9 @@ int32_t ft_rank_map_in(const struct ft_rank_map *m, int32_t r);
 /* The program rank of MPI rank q: negative q as it is; -1 if no program
  * rank addresses q. */
 int32_t ft_rank_map_out(const struct ft_rank_map *m, int32_t q);
+/* Program rank r addresses MPI rank q from now on (its old MPI rank is
+ * nobody's): 0, or -EINVAL if either is out of range or q is another
+ * program rank's. */
+int ft_rank_map_retarget(struct ft_rank_map *m, int32_t r, int32_t q);
 
 #endif

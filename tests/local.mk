@@ -16,6 +16,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_proc_table \
 	tests/unit/check_prune \
 	tests/unit/check_rank_map \
+	tests/unit/check_repl_log \
 	tests/unit/check_replica_plan \
 	tests/unit/check_report \
 	tests/unit/check_ring \
@@ -59,6 +60,9 @@ tests_unit_check_prune_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_rank_map_SOURCES = tests/unit/check_rank_map.c
 tests_unit_check_rank_map_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_rank_map_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_repl_log_SOURCES = tests/unit/check_repl_log.c
+tests_unit_check_repl_log_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_repl_log_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_replica_plan_SOURCES = tests/unit/check_replica_plan.c
 tests_unit_check_replica_plan_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_replica_plan_LDADD = $(FT_UNIT_LDADD)

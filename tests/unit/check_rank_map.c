@@ -59,6 +59,26 @@ START_TEST(test_refused)
 }
 END_TEST
 
+/* A replica's death moves a program rank to the surviving copy. */
+START_TEST(test_retarget)
+{
+	struct ft_rank_map m;
+	const int32_t real_of[3] = {4, 5, 0};
+
+	ck_assert_int_eq(ft_rank_map_init(&m, real_of, 3, 6), 0);
+	ck_assert_int_eq(ft_rank_map_retarget(&m, 1, 2), 0);
+	ck_assert_int_eq(ft_rank_map_in(&m, 1), 2);
+	ck_assert_int_eq(ft_rank_map_out(&m, 2), 1);
+	ck_assert_int_eq(ft_rank_map_out(&m, 5), -1);
+	ck_assert_int_eq(ft_rank_map_retarget(&m, 1, 2), 0); /* again: no change */
+	ck_assert_int_eq(ft_rank_map_retarget(&m, 0, 0), -EINVAL); /* rank 2's */
+	ck_assert_int_eq(ft_rank_map_retarget(&m, 3, 1), -EINVAL);
+	ck_assert_int_eq(ft_rank_map_retarget(&m, 0, 6), -EINVAL);
+	ck_assert_int_eq(ft_rank_map_in(&m, 0), 4);
+	ft_rank_map_fini(&m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rank_map");
@@ -66,6 +86,7 @@ int main(void)
 
 	tcase_add_test(tc, test_both_ways);
 	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_retarget);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
