@@ -723,11 +723,10 @@ static bool survivors(struct shrink *s, uint32_t *nlocal, uint32_t *nremote)
 	return true;
 }
 
-/* MPI_Comm_create_group(comm, the n processes of job ranks world, tag),
- * under the hang watch. The group is made from comm's own (MPICH 4.0's
- * MPI_Comm_create_group crashes on the same processes taken from
- * MPI_COMM_WORLD's group). */
-static int create_group_of(MPI_Comm comm, int *world, uint32_t n, int tag, enum ftp_fn fn, MPI_Comm *out)
+/* The group is made from comm's own (MPICH 4.0's MPI_Comm_create_group
+ * crashes on the same processes taken from MPI_COMM_WORLD's group). */
+int ftp_create_group_of(MPI_Comm comm, const int32_t *world, uint32_t n, int tag, enum ftp_fn fn,
+			MPI_Comm *out)
 {
 	MPI_Group parent = MPI_GROUP_NULL, group = MPI_GROUP_NULL, named = MPI_GROUP_NULL;
 	int *ranks = malloc((n + 1) * sizeof *ranks), *idx = malloc((n + 1) * sizeof *idx);
@@ -806,7 +805,7 @@ static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremot
 	 * make (MPI has none with an empty group). */
 	if (nremote == 0)
 		return FTP_ERR_PROC_FAILED;
-	int rc = create_group_of(ftp.private_world, s->ranks, nlocal, tag, s->call.fn, &local);
+	int rc = ftp_create_group_of(ftp.private_world, s->ranks, nlocal, tag, s->call.fn, &local);
 	if (rc == MPI_SUCCESS) {
 		ftp_hang_watch_begin(s->call.fn, s->ranks, nlocal + nremote);
 		rc = ftp_mpi.PMPI_Intercomm_create(local, 0, ftp.private_world, s->ranks[nlocal] - ftp.world_base,
@@ -834,11 +833,37 @@ static int shrink_build(struct shrink *s)
 		return -1;
 	if (s->call.comm->core->remote_size)
 		return shrink_build_inter(s, nalive, nremote);
-	int rc = create_group_of(s->call.real, s->ranks, nalive, SHRINK_TAG, s->call.fn, s->newcomm);
+	int rc = ftp_create_group_of(s->call.real, s->ranks, nalive, SHRINK_TAG, s->call.fn, s->newcomm);
 	if (rc == MPI_SUCCESS && *s->newcomm != MPI_COMM_NULL)
 		inherit_errhandler(s->call.real, *s->newcomm);
 	if (rc == MPI_SUCCESS)
 		ftp_register_group_child(&s->call, MPI_GROUP_NULL, SHRINK_TAG, s->newcomm);
+	return rc;
+}
+
+int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n)
+{
+	struct shrink s;
+	uint32_t nremote = 0;
+	int rc = MPI_ERR_COMM;
+
+	if (c->comm->core->remote_size)
+		return MPI_ERR_COMM;
+	if (!shrink_init(&s, c, NULL))
+		return MPI_ERR_NO_MEM;
+	for (;;) {
+		uint32_t value = 1;
+		memset(s.failed, 0, nbytes(s.n));
+		if (agree_run(c->comm, &value, s.failed) == MPI_ERR_COMM)
+			break;
+		if (survivors(&s, n, &nremote)) {
+			for (uint32_t i = 0; i < *n; i++)
+				alive[i] = s.ranks[i];
+			rc = MPI_SUCCESS;
+			break;
+		}
+	}
+	shrink_fini(&s);
 	return rc;
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
+#include "pmpi/replica.h"
 #include "pmpi/requests.h"
 #include "src/log.h"
 
@@ -32,13 +33,15 @@ int32_t ftp_peer_world(const struct ft_comm *core, int r)
 	return (uint32_t)r < core->local_size ? core->members[r] : -1;
 }
 
+/* A member whose failure matters: not a replica (its logical rank lives
+ * on in its primary; pmpi/replica.h). */
 static bool is_member(const struct ft_comm *core, int32_t world)
 {
 	uint32_t n = core->local_size + core->remote_size;
 
 	for (uint32_t i = 0; i < n; i++)
 		if (core->members[i] == world)
-			return true;
+			return !ftp_repl_is_replica(world);
 	return false;
 }
 
@@ -53,7 +56,8 @@ static bool failed_member(struct ftp_comm *e, uint64_t events)
 	uint32_t n = core->local_size + core->remote_size;
 	bool any = false;
 	for (uint32_t i = 0; i < n && !any; i++)
-		any = ft_proc_ever_failed(&ftp.procs, (uint32_t)core->members[i]);
+		any = ft_proc_ever_failed(&ftp.procs, (uint32_t)core->members[i]) &&
+		      !ftp_repl_is_replica(core->members[i]);
 	atomic_store_explicit(&e->failed_member, any, memory_order_relaxed);
 	atomic_store_explicit(&e->checked, events, memory_order_release);
 	return any;
@@ -86,6 +90,10 @@ int ftp_check(struct ftp_call *c, bool pending)
 
 	if (!e || events == 0)
 		return MPI_SUCCESS;
+	if (__builtin_expect(ftp_repl.r != 0, 0)) {
+		ftp_repl_views();
+		events = ftp_events();
+	}
 	if (ft_comm_is_revoked(e->core))
 		return FTP_ERR_REVOKED;
 	switch (c->watch.kind) {
@@ -244,12 +252,23 @@ int ftp_fast_block(enum ftp_fn fn, struct ftp_comm *e, int rank, bool recv, int 
 	return ftp_post_plain(&c, rc);
 }
 
+int ftp_pre_dup(struct ftp_call *c, MPI_Comm comm)
+{
+	int rc = ftp_pre_coll(c, comm);
+
+	if (rc != MPI_SUCCESS || c->direct || !ftp_repl_comm(c->comm))
+		return rc;
+	return ftp_repl_creation(c);
+}
+
 int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
 {
 	int rc = ftp_pre_coll(c, comm);
 
 	if (rc != MPI_SUCCESS || c->direct)
 		return rc;
+	if (ftp_repl_comm(c->comm))
+		return ftp_repl_creation(c);
 	/* MPI has no nonblocking split or create: a barrier that can fail
 	 * first narrows the window in which a death could hang them to the
 	 * call itself, which the hang watch covers. */

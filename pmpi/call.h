@@ -235,6 +235,12 @@ FTP_HOT int ftp_block(struct ftp_call *c, int rc, MPI_Status *status)
  * MPI_ERR_PROC_FAILED_PENDING when completed. So does a receive from a
  * failed peer: what the peer sent before it died may be here, and the
  * receive gives up only after a last look (ftp_cancel_p2p). */
+/* w, a world rank known failed here: if it is a replica, return once this
+ * process's view has dropped it (pmpi/replica.c: the process table shows
+ * a death before its list of deaths, which the view reads, does), so that
+ * a call's peer can be looked up again. Not while a view is applied. */
+void ftp_repl_await_drop(int32_t w);
+
 FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_kind kind,
 			     int rank, bool recv, bool check, bool nonblocking)
 {
@@ -244,6 +250,14 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 	ftp_call_on(c, c->comm, ftp_watch_on(c->comm, kind, rank, recv));
 	if (check && __builtin_expect(ftp_events() != 0, 0)) {
 		int err = ftp_check(c, nonblocking);
+		/* A replicated rank may have moved to another copy as ftp_check
+		 * applied a failure (pmpi/replica.h): look at that one. */
+		if (err != MPI_SUCCESS && c->comm->repl) {
+			if (kind == FTP_WATCH_PEER)
+				ftp_repl_await_drop(ftp_peer_world(c->comm->core, c->watch.rank));
+			c->watch = ftp_watch_on(c->comm, kind, rank, recv);
+			err = ftp_check(c, nonblocking);
+		}
 		if (err == FTP_ERR_PROC_FAILED_PENDING ||
 		    (err == FTP_ERR_PROC_FAILED && recv && kind == FTP_WATCH_PEER))
 			return MPI_SUCCESS;
@@ -345,7 +359,9 @@ FTP_HOT int ftp_pre_comm(struct ftp_call *c, MPI_Comm comm)
 }
 
 #define ftp_pre_local ftp_pre_comm
-#define ftp_pre_dup ftp_pre_coll
+/* MPI_Comm_dup and its _with_info form: a collective (pmpi/block.c); on
+ * a replicated communicator, a creation (pmpi/replica.h). */
+int ftp_pre_dup(struct ftp_call *c, MPI_Comm comm);
 #define ftp_pre_idup ftp_pre_coll
 #define ftp_pre_free ftp_pre_comm
 /* MPI_Comm_free's (and MPI_Comm_disconnect's) call of the MPI
@@ -452,6 +468,16 @@ void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_
 /* Register *newintercomm, made by MPI_Intercomm_create(..., tag, ...)
  * from survivors of c's intercommunicator (MPIX_Comm_shrink of one). */
 void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercomm);
+
+/* Agreement and creation over survivors (pmpi/agree.c), which shrink is
+ * made of. ftp_agree_alive: agree, as MPIX_Comm_shrink does, on which
+ * members of c's intracommunicator live; their job ranks, in rank order,
+ * go to alive (room for its size), *n of them. ftp_create_group_of:
+ * MPI_Comm_create_group(comm, the n processes of job ranks world, tag),
+ * under the hang watch. Both return an MPI error code. */
+int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n);
+int ftp_create_group_of(MPI_Comm comm, const int32_t *world, uint32_t n, int tag, enum ftp_fn fn,
+			MPI_Comm *out);
 
 /* The fast path of the blocking point-to-point wrappers (classes send and
  * recv). In a small-message ping-pong every instruction between a

@@ -337,11 +337,17 @@ static void register_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 }
 
 /* Duplication: the members are the parent's, so the new communicator is
- * never queried (MPI_Comm_idup's may not be used before it completes). */
+ * never queried (MPI_Comm_idup's may not be used before it completes);
+ * unless the MPI duplicated another communicator than the parent's own
+ * (a replicated parent's creation base, pmpi/replica.h): a creation. */
 static void register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	if (rc != MPI_SUCCESS || !c->comm)
 		return;
+	if (c->real != c->comm->real) {
+		register_create(c, rc, newcomm);
+		return;
+	}
 	const struct ft_comm *p = c->comm->core;
 	struct members m = {
 		.local = p->members,
@@ -472,6 +478,7 @@ int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 
 int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
+	ftp_hang_watch_end();
 	register_dup(c, rc, newcomm);
 	return ftp_post_plain(c, rc);
 }

@@ -73,6 +73,16 @@ static struct ft_engine *engine;
  * detector thread has ended. */
 static uint64_t *failed_at;
 
+/* Which ranks have entered MPI_Finalize: set by the detector thread as it
+ * learns so, read by any thread (ftp_departed). */
+static _Atomic uint8_t *departed;
+
+bool ftp_departed(uint32_t rank)
+{
+	return departed && rank < ftp.procs.size &&
+	       atomic_load_explicit(&departed[rank], memory_order_relaxed);
+}
+
 const char *ftp_detection_word(uint32_t how)
 {
 	switch (how) {
@@ -164,6 +174,8 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 	(void)ctx;
 	if (e->event == FT_EV_DEPARTED) {
 		ft_debug("rank %u entered MPI_Finalize", e->rank);
+		if (departed && e->rank < ftp.procs.size)
+			atomic_store_explicit(&departed[e->rank], 1, memory_order_relaxed);
 		return;
 	}
 	if (e->event == FT_EV_ABORT) {
@@ -280,8 +292,9 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 		}
 	}
 	failed_at = calloc(n, sizeof *failed_at);
+	departed = calloc(n, sizeof *departed);
 	struct ft_endpoint *eps = calloc(n, sizeof *eps);
-	if (!eps || !failed_at) {
+	if (!eps || !failed_at || !departed) {
 		close(listen_fd);
 		return -ENOMEM;
 	}

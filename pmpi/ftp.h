@@ -227,6 +227,8 @@ void ftp_rundir_report(void);
 /* The detector's estimate of when rank failed (wall clock ns; 0 if not
  * known), and a word for how it was detected. */
 uint64_t ftp_failed_at(uint32_t rank);
+/* Whether rank is known to have entered MPI_Finalize (any thread). */
+bool ftp_departed(uint32_t rank);
 const char *ftp_detection_word(uint32_t how);
 /* The path of file name in the job's run directory (0), or -ENOENT if
  * it has none. */

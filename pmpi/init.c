@@ -414,6 +414,7 @@ FT_EXPORT int MPI_Finalize(void)
 	 * skipped. The shim stays on through PMPI_Finalize too, for
 	 * attributes set where ftshim does not see them (Fortran). */
 	ftp_self_attrs_delete();
+	ftp_repl_finish();
 	return sessions_open > 0 ? end_one(NULL) : end_shim(NULL);
 }
 FTP_ALSO_PMPI(MPI_Finalize);

@@ -24,12 +24,26 @@
 #include "pmpi/replica.h"
 #include "pmpi/requests.h"
 #include "src/log.h"
+#include "src/repl_log.h"
 
 struct ftp_replication ftp_repl = {.partner = -1, .stream = MPI_COMM_NULL};
 
 static struct ft_replica_spec spec;
 
-enum { TAG_DECIDE = 1, TAG_DATA = 2 };
+/* Tags on the stream: records, forwarded results, and the counts a
+ * replica gives the primary of a logical rank whose replica died. */
+enum { TAG_DECIDE = 1, TAG_DATA = 2, TAG_COUNTS = 3 };
+
+/* Every replicated communicator this process holds (their views change
+ * when a copy dies). Application thread. */
+static struct ftp_comm **repl_comms;
+static size_t nrepl_comms, repl_comms_cap;
+
+/* What this process counted of its messages on replicated communicators
+ * and, a primary, the bytes of its latest sends to replicated ranks
+ * (src/repl_log.h). Application thread. */
+static struct ft_msg_table msg_counts;
+static struct ft_send_log send_log;
 
 /* Records of up to this many completions live on the stack. */
 #define STACK_ENTRIES 16
@@ -65,8 +79,17 @@ void ftp_repl_release(struct ftp_comm *e)
 
 	if (!x)
 		return;
+	for (size_t i = 0; i < nrepl_comms; i++)
+		if (repl_comms[i] == e) {
+			repl_comms[i] = repl_comms[--nrepl_comms];
+			break;
+		}
+	ft_msg_table_drop_comm(&msg_counts, e->core->id);
+	ft_send_log_drop_comm(&send_log, e->core->id);
 	if (x->team != MPI_COMM_NULL && ftp_active())
 		ftp_mpi.PMPI_Comm_free(&x->team);
+	if (x->base != MPI_COMM_NULL && ftp_active())
+		ftp_mpi.PMPI_Comm_free(&x->base);
 	free(x->primary);
 	free(x->replica);
 	free(x);
@@ -89,6 +112,7 @@ void ftp_repl_derive(struct ftp_comm *e)
 
 	if (ok) {
 		x->team = MPI_COMM_NULL;
+		x->base = MPI_COMM_NULL;
 		x->primary = malloc(((size_t)nreal + 1) * sizeof *x->primary);
 		x->replica = malloc(((size_t)nreal + 1) * sizeof *x->replica);
 		real_of = malloc(((size_t)nreal + 1) * sizeof *real_of);
@@ -108,7 +132,7 @@ void ftp_repl_derive(struct ftp_comm *e)
 		int32_t w = core->members[q];
 		if (ft_replica_plan_is_replica(&ftp_repl.plan, w))
 			continue;
-		int32_t rw = ftp_repl.plan.replica_of[w];
+		int32_t rw = ftp_repl.plan.replica_of[w]; /* -1 once dropped */
 		x->primary[x->size] = (int32_t)q;
 		x->replica[x->size] = rw >= 0 ? pos[rw] : -1;
 		x->size++;
@@ -121,7 +145,17 @@ void ftp_repl_derive(struct ftp_comm *e)
 	if (core->remote_size == 0)
 		rc = ftp_mpi.PMPI_Comm_split(e->real, replica ? MPI_UNDEFINED : 0, 0,
 					     x ? &x->team : &(MPI_Comm){0});
+	if (ok && nrepl_comms == repl_comms_cap) {
+		size_t cap = repl_comms_cap ? 2 * repl_comms_cap : 16;
+		struct ftp_comm **more = realloc(repl_comms, cap * sizeof *more);
+		ok = more != NULL;
+		if (more) {
+			repl_comms = more;
+			repl_comms_cap = cap;
+		}
+	}
 	if (ok && rc == MPI_SUCCESS && ft_rank_map_init(map, real_of, x->size, nreal) == 0) {
+		repl_comms[nrepl_comms++] = e;
 		e->repl = x;
 		ftp_comm_give_map(e, map);
 		x = NULL;
@@ -207,10 +241,19 @@ int ftp_repl_start(void)
 			: ftp_repl.plan.replica_of[ftp.rank] >= 0	     ? FTP_COPY_PRIMARY
 									     : FTP_COPY_SINGLE;
 	ftp_repl.partner = ft_replica_plan_partner(&ftp_repl.plan, ftp.rank);
-	ftp_mpi.PMPI_Comm_dup(ftp.world, &ftp_repl.stream);
+	ft_msg_table_init(&msg_counts);
+	ft_send_log_init(&send_log, (size_t)ftp.cfg.replica_log_mib << 20);
+	ftp_repl.dropped = calloc((size_t)n + r, 1);
+	/* Collectives over every copy, before any copy can be dropped: one
+	 * that dies in them ends the others' MPI_Init (status 76), as a death
+	 * in any creation does, rather than hang it. */
 	struct ftp_comm *world = ftp_seam_comm(ftp.world);
 	if (world)
+		ftp_hang_watch_begin(FTP_FN_MPI_Init, world->core->members, world->core->local_size);
+	ftp_mpi.PMPI_Comm_dup(ftp.world, &ftp_repl.stream);
+	if (world)
 		ftp_repl_derive(world);
+	ftp_hang_watch_end();
 	if (ftp_repl.copy == FTP_COPY_REPLICA)
 		redirect_output(ftp_repl.plan.logical_of[ftp.rank]);
 	if (ftp_repl.copy == FTP_COPY_REPLICA)
@@ -242,30 +285,37 @@ int ftp_repl_refuse(struct ftp_call *c)
 
 /* --- the stream ----------------------------------------------------------------- */
 
-/* One message to or from the partner on the stream, watched on it. */
-static int stream_io(bool send, void *buf, int count, MPI_Datatype type, int tag,
-		     MPI_Status *status)
+/* One message to or from world rank peer on the stream, watched on it. */
+static int stream_with(int peer, bool send, void *buf, int count, MPI_Datatype type, int tag,
+		       MPI_Status *status)
 {
 	struct ftp_call c = FTP_CALL_INIT(send ? FTP_FN_MPI_Send : FTP_FN_MPI_Recv);
 	struct ftp_comm *world = ftp_seam_comm(ftp.world);
-	int partner = ftp_repl.partner;
 
-	if (!world || partner < 0)
+	if (!world || peer < 0)
 		return FTP_ERR_PROC_FAILED;
 	ftp_call_on(&c, world,
-		    (struct ftp_watch){.kind = FTP_WATCH_PEER, .rank = partner, .recv = !send});
+		    (struct ftp_watch){.kind = FTP_WATCH_PEER, .rank = peer, .recv = !send});
 	c.real = ftp_repl.stream;
-	int rc = send ? ftp_mpi.PMPI_Isend(buf, count, type, partner, tag, c.real, &c.req)
-		      : ftp_mpi.PMPI_Irecv(buf, count, type, partner, tag, c.real, &c.req);
+	int rc = send ? ftp_mpi.PMPI_Isend(buf, count, type, peer, tag, c.real, &c.req)
+		      : ftp_mpi.PMPI_Irecv(buf, count, type, peer, tag, c.real, &c.req);
 	return ftp_block(&c, rc, status);
 }
 
+/* The same with the partner. */
+static int stream_io(bool send, void *buf, int count, MPI_Datatype type, int tag,
+		     MPI_Status *status)
+{
+	return stream_with(ftp_repl.partner, send, buf, count, type, tag, status);
+}
+
 /* The primary: its replica could not be told (it died): it is told
- * nothing more. */
+ * nothing more, once the failure is applied (ftp_repl_views). */
 static void drop_replica(void)
 {
-	ft_info("replica %d is gone: rank %d goes on alone", ftp_repl.partner, ftp.rank);
-	ftp_repl.partner = -1;
+	ftp_repl_views();
+	if (ftp_repl_paired() && ft_proc_is_failed(&ftp.procs, (uint32_t)ftp_repl.partner))
+		ftp_repl.partner = -1;
 }
 
 /* The primary: tell the replica (a replica that died is not told). */
@@ -357,6 +407,632 @@ static int hear_match(bool *found, int *source)
 	return MPI_SUCCESS;
 }
 
+/* --- counting and logging ------------------------------------------------------ */
+
+/* The world rank of the copy at rank q of e's real communicator. */
+static int32_t world_at(const struct ftp_comm *e, int q)
+{
+	return ftp_peer_world(e->core, q);
+}
+
+/* Whether world rank w is a replica (a copy that may be dropped). */
+static bool is_replica_world(int32_t w)
+{
+	return w >= 0 && ft_replica_plan_is_replica(&ftp_repl.plan, w);
+}
+
+/* A message from program rank source with tag was matched here. */
+static void count_received(const struct ftp_comm *e, int source, int tag)
+{
+	struct ft_msg_counts *n = source >= 0 ? ft_msg_counts_get(&msg_counts, e->core->id, source, tag)
+					      : NULL;
+
+	if (n)
+		n->received++;
+}
+
+/* A send to program rank dest, which has a replica: its number among the
+ * sends to (dest, tag), and, from a primary, its bytes in the log. Returns
+ * the number (0: not counted, out of memory) and sets *skip_replica when
+ * dest's replica has it already (from this rank's dead replica). */
+static uint64_t note_send(const struct ftp_comm *e, int dest, int tag, const void *buf, int count,
+			  MPI_Datatype type, bool *skip_replica)
+{
+	struct ft_msg_counts *n = ft_msg_counts_get(&msg_counts, e->core->id, dest, tag);
+
+	*skip_replica = false;
+	if (!n)
+		return 0;
+	uint64_t seq = ++n->sent;
+	*skip_replica = seq <= n->skip[FT_SLOT_REPLICA];
+	if (ftp_repl.copy != FTP_COPY_PRIMARY)
+		return seq;
+	int size = 0, pos = 0;
+	if (ftp_mpi.PMPI_Pack_size(count, type, e->real, &size) != MPI_SUCCESS || size < 0)
+		return seq;
+	struct ft_logged *m = ft_send_log_append(&send_log, e->core->id, dest, tag, seq, (size_t)size);
+	if (m && ftp_mpi.PMPI_Pack(buf, count, type, m->data, size, &pos, e->real) == MPI_SUCCESS)
+		m->len = (size_t)pos;
+	return seq;
+}
+
+/* --- receives from one copy -------------------------------------------------------- */
+
+/* A replica's receive from a named program rank, posted to the copy
+ * that serves it here (a replica receives from replicas): when that copy
+ * dies the receive moves to the survivor (ftp_repl_views), which resends
+ * what this process has not matched. Pending ones are listed in posting
+ * order, which a move keeps. */
+struct peer_recv {
+	struct ftp_comm *e;
+	void *buf;
+	int count, source, tag; /* the program's */
+	MPI_Datatype type;
+	MPI_Request req; /* the real receive; MPI_REQUEST_NULL while moved */
+	int32_t from;	 /* world rank of the copy it is posted to */
+	bool done, linked;
+	int rc;
+	MPI_Status status; /* once done: MPI_SOURCE is the program's */
+	struct peer_recv *prev, *next;
+};
+
+static struct peer_recv *recvs_head, *recvs_tail;
+
+static void recv_unlink(struct peer_recv *p)
+{
+	if (!p->linked)
+		return;
+	*(p->prev ? &p->prev->next : &recvs_head) = p->next;
+	*(p->next ? &p->next->prev : &recvs_tail) = p->prev;
+	p->linked = false;
+}
+
+static void recv_finish(struct peer_recv *p, int rc, const MPI_Status *st)
+{
+	recv_unlink(p);
+	p->done = true;
+	p->rc = rc;
+	if (st)
+		p->status = *st;
+	p->status.MPI_SOURCE = p->source;
+	if (rc == MPI_SUCCESS && st)
+		count_received(p->e, p->source, st->MPI_TAG);
+}
+
+/* Post p to the copy its source is addressed at now. */
+static void recv_post(struct peer_recv *p)
+{
+	int q = ftp_rank_in(p->e, p->source);
+	int rc = ftp_mpi.PMPI_Irecv(p->buf, p->count, p->type, q, p->tag, p->e->real, &p->req);
+
+	p->from = world_at(p->e, q);
+	if (rc != MPI_SUCCESS)
+		recv_finish(p, rc, NULL);
+}
+
+static void recv_start(struct peer_recv *p)
+{
+	p->req = MPI_REQUEST_NULL;
+	p->done = false;
+	p->prev = recvs_tail;
+	p->next = NULL;
+	*(recvs_tail ? &recvs_tail->next : &recvs_head) = p;
+	recvs_tail = p;
+	p->linked = true;
+	recv_post(p);
+}
+
+static void recv_poll(struct peer_recv *p)
+{
+	MPI_Status st;
+	int flag = 0;
+
+	if (p->done || p->req == MPI_REQUEST_NULL)
+		return;
+	int rc = ftp_mpi.PMPI_Test(&p->req, &flag, &st);
+	if (rc != MPI_SUCCESS || flag)
+		recv_finish(p, rc, &st);
+}
+
+/* p's copy is dead and none took over (its logical rank is lost): a last
+ * look, then its error. */
+static void recv_give_up(struct peer_recv *p, int err)
+{
+	MPI_Status st;
+	int rc = ftp_cancel_p2p(&p->req, p->from, FTP_P2P_RECV, err, &st);
+
+	recv_finish(p, rc, rc == MPI_SUCCESS ? &st : NULL);
+}
+
+/* Whether p waits on a dead copy that no view change will move it from:
+ * not a replica, which the view drops (perhaps not yet: the process table
+ * can show a death before ftp_repl_views has applied it), moving p to
+ * the copy that serves its rank then. */
+static bool recv_stranded(const struct peer_recv *p)
+{
+	return !p->done && p->from >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)p->from) &&
+	       !is_replica_world(p->from);
+}
+
+/* Block until p is done (c: the call, whose watch follows p's copy). */
+static int recv_wait(struct ftp_call *c, struct peer_recv *p, MPI_Status *status)
+{
+	uint64_t seen = 0, polls = 0;
+
+	for (;;) {
+		recv_poll(p);
+		if (p->done)
+			break;
+		c->watch = (struct ftp_watch){.kind = FTP_WATCH_PEER,
+					      .rank = ftp_rank_in(p->e, p->source),
+					      .recv = true};
+		int err = ftp_poll_step(c, false, &seen, &polls);
+		if (err != MPI_SUCCESS && !p->done && (err == FTP_ERR_REVOKED || recv_stranded(p)))
+			recv_give_up(p, err);
+	}
+	if (status != MPI_STATUS_IGNORE)
+		*status = p->status;
+	return p->rc;
+}
+
+/* A replica's blocking receive from program rank source. */
+static int recv_from(struct ftp_call *c, void *buf, int count, MPI_Datatype type, int source,
+		     int tag, MPI_Status *status)
+{
+	struct peer_recv p = {
+	    .e = c->comm, .buf = buf, .count = count, .source = source, .tag = tag, .type = type};
+
+	recv_start(&p);
+	return recv_wait(c, &p, status);
+}
+
+/* A replica's nonblocking receive from a named rank, as an ftshim
+ * operation: the application holds a generalized request. */
+struct recv_op {
+	struct ftp_op op;
+	struct peer_recv p; /* p.type is a duplicate: the program may free its own */
+};
+
+static bool recv_op_progress(struct ftp_op *op)
+{
+	struct peer_recv *p = &((struct recv_op *)op)->p;
+
+	ftp_repl_views();
+	recv_poll(p);
+	if (!p->done && recv_stranded(p))
+		recv_give_up(p, FTP_ERR_PROC_FAILED);
+	if (!p->done)
+		return false;
+	op->status = p->status;
+	op->has_status = true;
+	op->rc = p->rc;
+	return true;
+}
+
+static void recv_op_destroy(struct ftp_op *op)
+{
+	struct peer_recv *p = &((struct recv_op *)op)->p;
+
+	recv_unlink(p);
+	if (p->req != MPI_REQUEST_NULL && ftp_active()) {
+		ftp_mpi.PMPI_Cancel(&p->req);
+		ftp_mpi.PMPI_Request_free(&p->req);
+	}
+	if (p->type != MPI_DATATYPE_NULL && ftp_active())
+		ftp_mpi.PMPI_Type_free(&p->type);
+	free(op);
+}
+
+/* --- views: dropping a dead replica ------------------------------------------------- */
+
+/* Failures of ftp.procs.order[0 .. views_applied) are applied here; set
+ * while one is. Application thread. */
+static uint32_t views_applied;
+static bool in_views;
+
+/* Sends that hand a replica what its dead source's copy would have sent
+ * (copies of logged bytes), until done. */
+struct resend {
+	MPI_Request req;
+	int32_t to; /* world rank */
+	struct resend *next;
+	unsigned char data[];
+};
+static struct resend *resends;
+
+static void resends_progress(bool wait)
+{
+	for (struct resend **link = &resends; *link;) {
+		struct resend *m = *link;
+		int flag = 0;
+		uint64_t polls = 0;
+		do {
+			ftp_mpi.PMPI_Test(&m->req, &flag, MPI_STATUS_IGNORE);
+			if (!flag && (ft_proc_is_failed(&ftp.procs, (uint32_t)m->to))) {
+				ftp_mpi.PMPI_Cancel(&m->req);
+				ftp_mpi.PMPI_Request_free(&m->req);
+				flag = 1;
+			}
+			if (!flag && wait)
+				ftp_poll_pause(&polls);
+		} while (!flag && wait);
+		if (flag) {
+			*link = m->next;
+			free(m);
+		} else {
+			link = &m->next;
+		}
+	}
+}
+
+/* The program rank of logical rank l in e, or -1. */
+static int prog_rank_of(const struct ftp_comm *e, int32_t l)
+{
+	const struct ftp_repl_comm *x = e->repl;
+
+	for (uint32_t k = 0; k < x->size; k++)
+		if (world_at(e, x->primary[k]) == l)
+			return (int)k;
+	return -1;
+}
+
+/* What a replica tells the primary of a logical rank whose replica died:
+ * for each communicator and tag, how many messages from it it matched. */
+struct counts_msg {
+	uint64_t *v; /* (comm, tag, received) triples */
+	size_t n, cap;
+	uint64_t comm;
+};
+
+static void counts_add(struct ft_msg_counts *n, void *arg)
+{
+	struct counts_msg *m = arg;
+
+	if (n->comm != m->comm || n->received == 0)
+		return;
+	if (m->n + 3 > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 48;
+		uint64_t *v = realloc(m->v, cap * sizeof *v);
+		if (!v)
+			return;
+		m->v = v;
+		m->cap = cap;
+	}
+	m->v[m->n++] = n->comm;
+	m->v[m->n++] = (uint64_t)(uint32_t)n->tag;
+	m->v[m->n++] = n->received;
+}
+
+/* A replica, after the replica of logical rank l died: tell l's primary
+ * what it has of l's messages (every pending receive from the dead copy
+ * has been settled). */
+static void tell_counts(int32_t l)
+{
+	struct counts_msg m = {0};
+
+	for (size_t i = 0; i < nrepl_comms; i++) {
+		int k = prog_rank_of(repl_comms[i], l);
+		m.comm = repl_comms[i]->core->id;
+		if (k >= 0)
+			ft_msg_table_each_peer(&msg_counts, k, counts_add, &m);
+	}
+	for (size_t i = 0; i + 2 < m.n; i += 3)
+		ft_debug("replica: rank %d's messages of tag %d on communicator %llx: %llu matched here",
+			 l, (int)(uint32_t)m.v[i + 1], (unsigned long long)m.v[i],
+			 (unsigned long long)m.v[i + 2]);
+	stream_with(l, true, m.v ? (void *)m.v : (void *)&m.n, (int)m.n, MPI_UINT64_T, TAG_COUNTS,
+		    MPI_STATUS_IGNORE);
+	free(m.v);
+}
+
+/* The primary: hear world rank w's counts (NULL: none are coming: it died or
+ * finished); *n entries. */
+static uint64_t *hear_counts(int32_t w, size_t *n)
+{
+	MPI_Status st;
+	uint64_t polls = 0;
+	int flag = 0, count = 0;
+
+	*n = 0;
+	/* Probe first: the size is the replica's. */
+	for (;;) {
+		if (ftp_mpi.PMPI_Iprobe(w, TAG_COUNTS, ftp_repl.stream, &flag, &st) != MPI_SUCCESS)
+			return NULL;
+		if (flag)
+			break;
+		if (ft_proc_is_failed(&ftp.procs, (uint32_t)w) || ftp_departed((uint32_t)w))
+			return NULL;
+		ftp_poll_pause(&polls);
+	}
+	ftp_mpi.PMPI_Get_count(&st, MPI_UINT64_T, &count);
+	uint64_t *v = malloc(((size_t)count + 1) * sizeof *v);
+	if (!v || ftp_mpi.PMPI_Recv(v, count, MPI_UINT64_T, w, TAG_COUNTS, ftp_repl.stream,
+				    MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+		free(v);
+		return NULL;
+	}
+	*n = (size_t)count / 3;
+	return v;
+}
+
+/* A replica's report (v: n triples), read for one communicator e, where
+ * the replica is real rank `to`, while resending to it. */
+struct reported {
+	const uint64_t *v;
+	size_t n;
+	uint64_t comm;
+	struct ftp_comm *e;
+	int32_t to; /* the replica's real rank in e */
+	size_t resent;
+	bool failed;
+};
+
+static uint64_t reported_of(int32_t tag, void *arg)
+{
+	const struct reported *r = arg;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[3 * i] == r->comm && (int32_t)(uint32_t)r->v[3 * i + 1] == tag)
+			return r->v[3 * i + 2];
+	return 0;
+}
+
+static void resend_one(const struct ft_logged *m, void *arg)
+{
+	struct reported *r = arg;
+	struct resend *x = malloc(sizeof *x + m->len);
+
+	if (!x || m->len > INT_MAX) {
+		free(x);
+		r->failed = true;
+		return;
+	}
+	memcpy(x->data, m->data, m->len);
+	x->to = world_at(r->e, r->to);
+	if (ftp_mpi.PMPI_Isend(x->data, (int)m->len, MPI_PACKED, r->to, m->tag, r->e->real,
+			       &x->req) != MPI_SUCCESS) {
+		free(x);
+		r->failed = true;
+		return;
+	}
+	x->next = resends;
+	resends = x;
+	r->resent++;
+}
+
+/* How many sends to (comm, peer) the replica lacks, per its report. */
+struct lack {
+	struct reported *r;
+	uint64_t missing;
+};
+
+static void lack_add(struct ft_msg_counts *n, void *arg)
+{
+	struct lack *k = arg;
+
+	if (n->comm != k->r->comm)
+		return;
+	uint64_t have = reported_of(n->tag, k->r);
+	ft_debug("replica of rank %d: %llu of tag %d matched there, %llu sent here", n->peer,
+		 (unsigned long long)have, n->tag, (unsigned long long)n->sent);
+	if (n->sent > have)
+		k->missing += n->sent - have;
+	/* What it has beyond what was sent, it need not get again. */
+	n->skip[FT_SLOT_REPLICA] = have;
+}
+
+/* The primary of a logical rank whose replica died: give every other
+ * replica what it lacks of this rank's messages, from the log, and skip
+ * later what it has. */
+static void serve_counts(int32_t dead)
+{
+	uint32_t total = ftp_repl.plan.n + ftp_repl.plan.r;
+
+	for (uint32_t w = ftp_repl.plan.n; w < total; w++) {
+		if ((int32_t)w == dead || ftp_repl.dropped[w] || ft_proc_is_failed(&ftp.procs, w))
+			continue;
+		size_t n = 0;
+		uint64_t *v = hear_counts((int32_t)w, &n);
+		int32_t j = ftp_repl.plan.logical_of[w];
+		for (size_t i = 0; v && i < nrepl_comms; i++) {
+			struct ftp_comm *e = repl_comms[i];
+			int k = prog_rank_of(e, j);
+			if (k < 0 || e->repl->replica[k] < 0)
+				continue;
+			struct reported r = {.v = v, .n = n, .comm = e->core->id, .e = e,
+					     .to = e->repl->replica[k]};
+			struct lack lk = {.r = &r};
+			ft_msg_table_each_peer(&msg_counts, k, lack_add, &lk);
+			/* A tag this rank has not sent with yet, which the dead
+			 * replica had: skip as many of those sends too. */
+			for (size_t t = 0; t < n; t++) {
+				if (v[3 * t] != r.comm)
+					continue;
+				int32_t tag = (int32_t)(uint32_t)v[3 * t + 1];
+				if (ft_msg_counts_find(&msg_counts, r.comm, k, tag))
+					continue;
+				struct ft_msg_counts *c = ft_msg_counts_get(&msg_counts, r.comm, k, tag);
+				if (c)
+					c->skip[FT_SLOT_REPLICA] = v[3 * t + 2];
+			}
+			ft_send_log_each_after(&send_log, r.comm, k, reported_of, resend_one, &r);
+			if (r.failed || r.resent != lk.missing) {
+				ft_error("rank %d cannot give the replica of rank %d the %llu message(s) it "
+					 "lacks: %zu are still in its log (FTSHIM_REPLICA_LOG_MIB=%llu); the job "
+					 "ends",
+					 ftp.rank, j, (unsigned long long)lk.missing, r.resent,
+					 (unsigned long long)ftp.cfg.replica_log_mib);
+				ftp_mpi.PMPI_Abort(ftp.world, 1);
+			}
+		}
+		free(v);
+	}
+	/* Nobody can need this rank's log again: it has no copy left. */
+	ft_send_log_fini(&send_log);
+}
+
+/* Replica `dead` (of logical rank l) died: nobody addresses it any more.
+ * A replica settles its receives from it and tells l's primary what it
+ * has; the primary goes on alone and serves those counts. */
+static void drop_copy(int32_t dead)
+{
+	int32_t l = ftp_repl.plan.logical_of[dead];
+	struct peer_recv *p, *next;
+
+	if (ftp_repl.copy == FTP_COPY_REPLICA)
+		for (p = recvs_head; p; p = next) {
+			next = p->next;
+			if (p->from != dead || p->req == MPI_REQUEST_NULL)
+				continue;
+			/* A last look: what it sent before it died may be here. */
+			MPI_Status st;
+			int rc = ftp_cancel_p2p(&p->req, dead, FTP_P2P_RECV, FTP_ERR_PROC_FAILED, &st);
+			ft_debug("replica: a receive from rank %d (tag %d) posted to process %d: %s",
+				 p->source, p->tag, dead, rc == MPI_SUCCESS ? "matched" : "cancelled");
+			if (rc == MPI_SUCCESS)
+				recv_finish(p, rc, &st);
+		}
+	ftp_repl.dropped[dead] = 1;
+	ftp_repl.plan.replica_of[l] = -1;
+	for (size_t i = 0; i < nrepl_comms; i++) {
+		struct ftp_comm *e = repl_comms[i];
+		struct ftp_repl_comm *x = e->repl;
+		for (uint32_t k = 0; k < x->size; k++)
+			if (x->replica[k] >= 0 && world_at(e, x->replica[k]) == dead) {
+				x->replica[k] = -1;
+				if (ftp_repl.copy == FTP_COPY_REPLICA)
+					ft_rank_map_retarget(e->map, (int32_t)k, x->primary[k]);
+			}
+	}
+	if (ftp_repl.copy == FTP_COPY_REPLICA) {
+		tell_counts(l);
+		for (p = recvs_head; p; p = p->next)
+			if (p->from == dead && p->req == MPI_REQUEST_NULL)
+				recv_post(p);
+	} else if (ftp.rank == l) {
+		ftp_repl.partner = -1;
+		ftp_repl.copy = FTP_COPY_SINGLE;
+		serve_counts(dead);
+		ft_info("the replica of rank %d (process %d) is gone: rank %d goes on alone", l, dead,
+			l);
+	}
+}
+
+void ftp_repl_views(void)
+{
+	if (ftp_repl.r == 0 || in_views || !ftp_active())
+		return;
+	if (resends)
+		resends_progress(false);
+	uint32_t n = ft_proc_nfailed(&ftp.procs);
+	if (views_applied >= n)
+		return;
+	in_views = true;
+	while (views_applied < (n = ft_proc_nfailed(&ftp.procs))) {
+		int32_t dead = (int32_t)ftp.procs.order[views_applied++];
+		if (is_replica_world(dead) && !ftp_repl.dropped[dead] &&
+		    ftp_repl.plan.replica_of[ftp_repl.plan.logical_of[dead]] == dead)
+			drop_copy(dead);
+	}
+	in_views = false;
+	/* Answers cached under the old value counted the dropped copies. */
+	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
+}
+
+/* The tag of the MPI_Comm_create_group that makes a creation base. */
+#define BASE_TAG 0x5f7d
+
+/* Wait until this process knows every member of e not in alive[0..n)
+ * failed (the agreement may have heard of it first), apply the view, and
+ * say whether each was a replica, dropped now. */
+static int settle_dead(const struct ftp_comm *e, const int32_t *alive, uint32_t n)
+{
+	int rc = MPI_SUCCESS;
+
+	for (uint32_t q = 0, i = 0; q < e->core->local_size; q++) {
+		int32_t w = e->core->members[q];
+		if (i < n && alive[i] == w) {
+			i++;
+			continue;
+		}
+		uint64_t polls = 0;
+		while (!ft_proc_ever_failed(&ftp.procs, (uint32_t)w))
+			ftp_poll_pause(&polls);
+	}
+	ftp_repl_views();
+	for (uint32_t q = 0, i = 0; q < e->core->local_size; q++) {
+		int32_t w = e->core->members[q];
+		if (i < n && alive[i] == w)
+			i++;
+		else if (!ftp_repl_dropped(w))
+			rc = FTP_ERR_PROC_FAILED;
+	}
+	return rc;
+}
+
+int ftp_repl_creation(struct ftp_call *c)
+{
+	struct ftp_comm *e = c->comm;
+	struct ftp_repl_comm *x = e->repl;
+	int32_t *alive = malloc(((size_t)e->core->local_size + 1) * sizeof *alive);
+	uint32_t n = 0;
+	int size = 0;
+
+	if (!alive)
+		return MPI_ERR_NO_MEM;
+	int rc = ftp_agree_alive(c, alive, &n);
+	if (rc == MPI_SUCCESS)
+		rc = settle_dead(e, alive, n);
+	MPI_Comm base = x->base != MPI_COMM_NULL ? x->base : e->real;
+	if (rc == MPI_SUCCESS)
+		rc = ftp_mpi.PMPI_Comm_size(base, &size);
+	if (rc == MPI_SUCCESS && (uint32_t)size != n) {
+		MPI_Comm smaller = MPI_COMM_NULL;
+		rc = ftp_create_group_of(base, alive, n, BASE_TAG, c->fn, &smaller);
+		if (rc == MPI_SUCCESS) {
+			if (x->base != MPI_COMM_NULL)
+				ftp_mpi.PMPI_Comm_free(&x->base);
+			x->base = base = smaller;
+		}
+	}
+	if (rc == MPI_SUCCESS) {
+		c->real = base;
+		c->direct = true;
+		ftp_hang_watch_begin(c->fn, alive, n);
+	}
+	free(alive);
+	return rc;
+}
+
+void ftp_repl_await_drop(int32_t w)
+{
+	uint64_t polls = 0;
+
+	if (in_views || !is_replica_world(w))
+		return;
+	for (ftp_repl_views(); !ftp_repl_dropped(w); ftp_repl_views())
+		ftp_poll_pause(&polls);
+}
+
+void ftp_repl_finish(void)
+{
+	uint64_t polls = 0;
+
+	if (ftp_repl.r == 0)
+		return;
+	/* A primary stays until its replica has entered MPI_Finalize too: if
+	 * the replica dies first, the other replicas still need from this
+	 * rank what it would have sent them (drop_copy serves them, and makes
+	 * this rank a single). */
+	for (;;) {
+		ftp_repl_views();
+		if (ftp_repl.copy != FTP_COPY_PRIMARY || ftp_departed((uint32_t)ftp_repl.partner))
+			break;
+		ftp_poll_pause(&polls);
+	}
+	resends_progress(true);
+}
+
 /* --- MPI_ANY_SOURCE receives of a replica: posted once the primary says ----- */
 
 /* A replica's nonblocking receive from MPI_ANY_SOURCE: the application
@@ -414,10 +1090,7 @@ static void any_resolve(struct any_recv *a, int source)
 	MPI_Status st;
 
 	ftp_call_on(&c, e, ftp_watch_on(e, FTP_WATCH_PEER, source, true));
-	int rc = ftp_mpi.PMPI_Irecv(a->buf, a->count, a->type, ftp_rank_in(e, source), a->tag,
-				    e->real, &c.req);
-	rc = ftp_block(&c, rc, &st);
-	st.MPI_SOURCE = source;
+	int rc = recv_from(&c, a->buf, a->count, a->type, source, a->tag, &st);
 	a->op.status = st;
 	a->op.has_status = true;
 	a->op.rc = rc;
@@ -429,19 +1102,30 @@ static void any_resolve(struct any_recv *a, int source)
 
 /* The real ranks a send to program rank dest goes to (V-B): a replica
  * sends to replicas only (to a single, MPI_PROC_NULL: its primary sends);
- * a primary to primaries and singles; a single to both copies. */
+ * a primary to primaries and singles; a single to both copies, less a
+ * replica that has the message already (after its dead replica sent it:
+ * note_send). */
 struct targets {
 	int n;
 	int rank[2];
 };
 
-static struct targets dest_targets(const struct ftp_comm *e, int dest)
+struct send_args {
+	const void *buf;
+	int count, tag;
+	MPI_Datatype type;
+};
+
+static struct targets dest_targets(const struct ftp_comm *e, int dest, struct send_args a)
 {
 	const struct ftp_repl_comm *x = e->repl;
 	struct targets t = {.n = 1, .rank = {ftp_rank_in(e, dest), MPI_PROC_NULL}};
+	bool skip = false;
 
 	if (dest < 0 || (uint32_t)dest >= x->size)
 		return t;
+	if (x->replica[dest] >= 0)
+		note_send(e, dest, a.tag, a.buf, a.count, a.type, &skip);
 	switch (ftp_repl.copy) {
 	case FTP_COPY_REPLICA:
 		t.rank[0] = x->replica[dest] >= 0 ? x->replica[dest] : MPI_PROC_NULL;
@@ -451,7 +1135,7 @@ static struct targets dest_targets(const struct ftp_comm *e, int dest)
 		break;
 	case FTP_COPY_SINGLE:
 		t.rank[0] = x->primary[dest];
-		if (x->replica[dest] >= 0)
+		if (x->replica[dest] >= 0 && !skip)
 			t.rank[t.n++] = x->replica[dest];
 		break;
 	}
@@ -461,28 +1145,29 @@ static struct targets dest_targets(const struct ftp_comm *e, int dest)
 typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
 /* Wait for a send to real rank `to` that c started into c->req. A send to
- * a replica that has died is dropped. */
-static int send_wait(struct ftp_call *c, int rc, int to, bool to_replica)
+ * a replica that has died is dropped: its copies' logs and the view
+ * change give the survivors what it would have passed on. */
+static int send_wait(struct ftp_call *c, int rc, int to)
 {
 	c->watch = (struct ftp_watch){.kind = FTP_WATCH_PEER, .rank = to};
 	rc = ftp_block(c, rc, MPI_STATUS_IGNORE);
-	return to_replica && rc == FTP_ERR_PROC_FAILED ? MPI_SUCCESS : rc;
+	return rc == FTP_ERR_PROC_FAILED && is_replica_world(world_at(c->comm, to)) ? MPI_SUCCESS
+										     : rc;
 }
 
 static int send_blocking(struct ftp_call *c, isend_fn start, const void *buf, int count,
 			 MPI_Datatype type, int dest, int tag)
 {
-	struct targets t = dest_targets(c->comm, dest);
+	struct targets t = dest_targets(c->comm, dest, (struct send_args){buf, count, tag, type});
 	MPI_Request second = MPI_REQUEST_NULL;
 	int rc2 = MPI_SUCCESS;
 
 	if (t.n == 2)
 		rc2 = start(buf, count, type, t.rank[1], tag, c->real, &second);
-	int rc = send_wait(c, start(buf, count, type, t.rank[0], tag, c->real, &c->req), t.rank[0],
-			   false);
+	int rc = send_wait(c, start(buf, count, type, t.rank[0], tag, c->real, &c->req), t.rank[0]);
 	if (t.n == 2) {
 		c->req = second;
-		rc2 = send_wait(c, rc2, t.rank[1], true);
+		rc2 = send_wait(c, rc2, t.rank[1]);
 	}
 	return ftp_post_send(c, rc != MPI_SUCCESS ? rc : rc2);
 }
@@ -505,9 +1190,9 @@ int ftp_repl_MPI_Rsend(struct ftp_call *c, const void *buf, int count, MPI_Datat
 	return send_blocking(c, ftp_mpi.PMPI_Irsend, buf, count, datatype, dest, tag);
 }
 
-/* A single's nonblocking send to both copies of a replicated rank: one
- * request for the program, done when both sends are (a send to a replica
- * that died is dropped). */
+/* A nonblocking send to a replica, or a single's to both copies of a
+ * replicated rank: one request for the program, done when the sends are
+ * (a send to a replica that died is dropped, as in send_wait). */
 struct send_pair {
 	struct ftp_op op;
 	MPI_Request req[2];
@@ -528,7 +1213,7 @@ static bool pair_progress(struct ftp_op *op)
 		    ft_proc_ever_failed(&ftp.procs, (uint32_t)p->peer[i])) {
 			ftp_mpi.PMPI_Cancel(&p->req[i]);
 			ftp_mpi.PMPI_Request_free(&p->req[i]);
-			if (i == 0)
+			if (!is_replica_world(p->peer[i]))
 				op->rc = FTP_ERR_PROC_FAILED;
 		}
 	}
@@ -543,10 +1228,10 @@ static void pair_destroy(struct ftp_op *op)
 static int isend_nonblocking(struct ftp_call *c, isend_fn start, const void *buf, int count,
 			     MPI_Datatype type, int dest, int tag, MPI_Request *request)
 {
-	struct targets t = dest_targets(c->comm, dest);
+	struct targets t = dest_targets(c->comm, dest, (struct send_args){buf, count, tag, type});
 
 	c->watch = (struct ftp_watch){.kind = FTP_WATCH_PEER, .rank = t.rank[0]};
-	if (t.n == 1)
+	if (t.n == 1 && !is_replica_world(world_at(c->comm, t.rank[0])))
 		return ftp_post_ireq(c, start(buf, count, type, t.rank[0], tag, c->real, request),
 				     request, false);
 	struct send_pair *p = calloc(1, sizeof *p);
@@ -557,8 +1242,8 @@ static int isend_nonblocking(struct ftp_call *c, isend_fn start, const void *buf
 	int rc = MPI_SUCCESS;
 	for (int i = 0; i < 2; i++) {
 		p->req[i] = MPI_REQUEST_NULL;
-		p->peer[i] = ftp_peer_world(c->comm->core, t.rank[i]);
-		if (rc == MPI_SUCCESS)
+		p->peer[i] = i < t.n ? world_at(c->comm, t.rank[i]) : -1;
+		if (rc == MPI_SUCCESS && i < t.n)
 			rc = start(buf, count, type, t.rank[i], tag, c->real, &p->req[i]);
 	}
 	if (rc != MPI_SUCCESS) {
@@ -598,8 +1283,9 @@ static int recv_blocking(struct ftp_call *c, void *buf, int count, MPI_Datatype 
 		rc = hear_match(&found, &source);
 		if (rc != MPI_SUCCESS || !found)
 			return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
-		c->watch = ftp_watch_on(c->comm, FTP_WATCH_PEER, source, true);
 	}
+	if (ftp_repl.copy == FTP_COPY_REPLICA && source >= 0)
+		return recv_from(c, buf, count, type, source, tag, status);
 	rc = ftp_block(c,
 		       ftp_mpi.PMPI_Irecv(buf, count, type, ftp_rank_in(c->comm, source), tag,
 					  c->real, &c->req),
@@ -619,12 +1305,28 @@ int ftp_repl_MPI_Recv(struct ftp_call *c, void *buf, int count, MPI_Datatype dat
 int ftp_repl_MPI_Irecv(struct ftp_call *c, void *buf, int count, MPI_Datatype datatype, int source,
 		       int tag, MPI_Request *request)
 {
-	if (source != MPI_ANY_SOURCE || ftp_repl.copy != FTP_COPY_REPLICA)
+	if (ftp_repl.copy != FTP_COPY_REPLICA || source == MPI_PROC_NULL)
 		return ftp_post_ireq(c,
 				     ftp_mpi.PMPI_Irecv(buf, count, datatype,
 							ftp_rank_in(c->comm, source), tag, c->real,
 							request),
 				     request, false);
+	if (source != MPI_ANY_SOURCE) {
+		struct recv_op *o = calloc(1, sizeof *o);
+		if (!o)
+			return ftp_post_plain(c, MPI_ERR_NO_MEM);
+		o->op.progress = recv_op_progress;
+		o->op.destroy = recv_op_destroy;
+		o->p = (struct peer_recv){.e = c->comm, .buf = buf, .count = count,
+					  .source = source, .tag = tag, .type = MPI_DATATYPE_NULL};
+		int rc = ftp_mpi.PMPI_Type_dup(datatype, &o->p.type);
+		if (rc != MPI_SUCCESS) {
+			free(o);
+			return ftp_post_plain(c, rc);
+		}
+		recv_start(&o->p);
+		return ftp_post_plain(c, ftp_op_start(c, &o->op, request));
+	}
 	struct any_recv *a = calloc(1, sizeof *a);
 	if (!a)
 		return ftp_post_plain(c, MPI_ERR_NO_MEM);
@@ -647,7 +1349,8 @@ int ftp_repl_MPI_Sendrecv(struct ftp_call *c, const void *sendbuf, int sendcount
 			  int recvcount, MPI_Datatype recvtype, int source, int recvtag,
 			  MPI_Status *status)
 {
-	struct targets t = dest_targets(c->comm, dest);
+	struct targets t =
+	    dest_targets(c->comm, dest, (struct send_args){sendbuf, sendcount, sendtag, sendtype});
 	MPI_Request sreq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 	int rc = MPI_SUCCESS;
 
@@ -667,11 +1370,31 @@ int ftp_repl_MPI_Sendrecv(struct ftp_call *c, const void *sendbuf, int sendcount
 			continue;
 		}
 		c->req = sreq[i];
-		int rs = send_wait(c, MPI_SUCCESS, t.rank[i], i == 1);
+		int rs = send_wait(c, MPI_SUCCESS, t.rank[i]);
 		if (rc == MPI_SUCCESS)
 			rc = rs;
 	}
 	return rc;
+}
+
+/* A probe of program rank source (not MPI_ANY_SOURCE) from a replica:
+ * when the copy it probes dies, again on the copy that took over. The
+ * status names source: a message the dead copy sent before it died may
+ * be what the probe saw, after the view stopped mapping that copy. */
+static int probe_copy(struct ftp_call *c, int source, int tag, MPI_Status *status)
+{
+	int rc;
+
+	for (;;) {
+		int32_t from = world_at(c->comm, ftp_rank_in(c->comm, source));
+		c->watch = ftp_watch_on(c->comm, FTP_WATCH_PEER, source, true);
+		rc = ftp_probe_on(c, source, tag, status);
+		if (rc == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
+			status->MPI_SOURCE = source;
+		if (rc != FTP_ERR_PROC_FAILED || !is_replica_world(from))
+			return rc;
+		ftp_repl_await_drop(from);
+	}
 }
 
 /* Probes: the primary's outcome, and the message it saw, decide. */
@@ -687,7 +1410,7 @@ int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_
 		rc = hear_match(&found, &source);
 		*flag = rc == MPI_SUCCESS && found;
 		if (*flag)
-			rc = ftp_probe_on(c, source, tag, status);
+			rc = probe_copy(c, source, tag, status);
 		return ftp_post_iprobe(c, rc);
 	}
 	rc = ftp_mpi.PMPI_Iprobe(ftp_rank_in(c->comm, source), tag, c->real, flag, status);
@@ -710,7 +1433,8 @@ int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *stat
 		if (rc != MPI_SUCCESS || !found)
 			return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
 	}
-	rc = ftp_probe_on(c, source, tag, status);
+	rc = ftp_repl.copy == FTP_COPY_REPLICA && source >= 0 ? probe_copy(c, source, tag, status)
+							      : ftp_probe_on(c, source, tag, status);
 	if (any && ftp_repl.copy == FTP_COPY_PRIMARY)
 		tell_match(rc, true, status);
 	return rc;

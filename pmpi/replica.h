@@ -19,11 +19,18 @@
  * does the same deterministically: the stream, primary to replica, on a
  * private duplicate of MPI_COMM_WORLD, read in program order.
  *
- * Sharing: ftp_repl is set at MPI_Init, before ftshim is on, and is
- * read-only after; a communicator's struct ftp_repl_comm is set before its
- * entry is inserted behind the seam and freed with it. Replication assumes
- * the program calls MPI from one thread at a time (the stream is read in
- * call order). */
+ * A replica's death goes unnoticed by the program: every process drops it
+ * from its view when it learns of it (ftp_repl_views); the replicas that
+ * received from it tell its primary how many messages of each tag they
+ * have, and the primary, which logged its recent sends, resends what they
+ * lack and skips what they have (PartRePer VI-B), then goes on alone.
+ *
+ * Sharing: ftp_repl is set at MPI_Init, before ftshim is on; after, only
+ * the application thread changes it, as it applies a view. A
+ * communicator's struct ftp_repl_comm is set before its entry is inserted
+ * behind the seam and freed with it; views change its arrays and map.
+ * Replication assumes the program calls MPI from one thread at a time
+ * (the stream is read in call order). */
 #ifndef FTSHIM_PMPI_REPLICA_H
 #define FTSHIM_PMPI_REPLICA_H
 
@@ -43,8 +50,12 @@ struct ftp_replication {
 	uint32_t r;	    /* replicas in the job; 0: replication is off */
 	enum ftp_copy copy; /* this process */
 	int partner;	    /* world rank of this process's other copy, or -1 */
+	/* replica_of[l] becomes -1 when l's replica is dropped (it died). */
 	struct ft_replica_plan plan;
 	MPI_Comm stream; /* private duplicate of MPI_COMM_WORLD */
+	/* [n + r]: 1 for a replica dropped from the view (dead, and no one
+	 * addresses it any more). */
+	uint8_t *dropped;
 };
 
 extern struct ftp_replication ftp_repl;
@@ -54,6 +65,10 @@ struct ftp_repl_comm {
 	/* The primaries and singles, in program rank order: where collectives
 	 * run. MPI_COMM_NULL on a replica. */
 	MPI_Comm team;
+	/* What the communicators made from this one are made from (creations,
+	 * ftp_repl_creation): the entry's real communicator less the copies
+	 * agreed dead; MPI_COMM_NULL while that is the real one. */
+	MPI_Comm base;
 	uint32_t size; /* program ranks */
 	int32_t
 	    *primary; /* [size]: rank in the entry's real communicator of the primary or single */
@@ -64,6 +79,20 @@ struct ftp_repl_comm {
 static inline bool ftp_repl_paired(void)
 {
 	return ftp_repl.partner >= 0;
+}
+
+/* World rank w is a replica dropped from the view. */
+static inline bool ftp_repl_dropped(int32_t w)
+{
+	return ftp_repl.dropped && w >= 0 && (uint32_t)w < ftp_repl.plan.n + ftp_repl.plan.r &&
+	       ftp_repl.dropped[w];
+}
+
+/* World rank w is a replica: its death is never the program's failure
+ * (its primary's is), whether or not the view has dropped it yet. */
+static inline bool ftp_repl_is_replica(int32_t w)
+{
+	return ftp_repl.r != 0 && w >= 0 && ft_replica_plan_is_replica(&ftp_repl.plan, w);
 }
 
 /* e is replicated (every wrapper with a communicator asks, on its
@@ -83,11 +112,27 @@ int ftp_repl_parse(char *err, size_t errlen);
 int ftp_repl_check(char *err, size_t errlen);
 int ftp_repl_start(void);
 
+/* Apply the failures learned since the last call to the view: a dead
+ * replica is dropped (see above). Called by ftp_check and before a
+ * replicated call picks its peers; does nothing while one runs, or
+ * without replication. ftp_repl_finish, at MPI_Finalize, also waits for
+ * the resends of this process to be delivered. */
+void ftp_repl_views(void);
+void ftp_repl_finish(void);
+
 /* A communicator e was just made from the replicated parent (collective
  * over e's members): give it its map and team (pmpi/comms.c). */
 void ftp_repl_derive(struct ftp_comm *e);
 /* Free what ftp_repl_derive gave e (with the entry). */
 void ftp_repl_release(struct ftp_comm *e);
+
+/* Before a creation on replicated c->comm (MPI_Comm_split, MPI_Comm_dup):
+ * its live copies agree on which of them live (a copy whose death is not
+ * known everywhere yet would never join the MPI's creation), and c->real
+ * becomes the communicator of those, which the MPI makes the new one from
+ * by the blocking call (c->direct), under the hang watch. A dead copy
+ * that was not a dropped replica is the call's MPIX_ERR_PROC_FAILED. */
+int ftp_repl_creation(struct ftp_call *c);
 
 /* A call the wrapper has no replicated form of, on a replicated
  * communicator: one line, then the communicator's error handler with

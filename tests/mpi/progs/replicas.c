@@ -16,12 +16,18 @@
  *   colls    every blocking collective the replicated communicators
  *            support, with rotating roots, on MPI_COMM_WORLD, a split
  *            and a duplicate
- *   refused  a call replication does not support (MPI_Win_create) */
+ *   refused  a call replication does not support (MPI_Win_create)
+ *
+ * An optional second argument repeats the work that many times (default
+ * 1), and a third makes each step (a stencil step, a worker's task, a
+ * round of collectives) sleep that many microseconds, so that a failure
+ * injected at a random time falls inside the work. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
@@ -35,11 +41,19 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 #define HASH(h, x) ((h) = hash_bytes((h), &(x), sizeof(x)))
 #define FNV 1469598103934665603ull
 
-static int rank, size;
+static int rank, size, rounds = 1, pace_us;
+
+/* A step's pause (the third argument): the answer does not change. */
+static void pace(void)
+{
+	if (pace_us > 0)
+		usleep((useconds_t)pace_us);
+}
 
 static void stencil(void)
 {
-	enum { N = 64, STEPS = 200 };
+	enum { N = 64 };
+	const int STEPS = 200 * rounds;
 	double u[N + 2], v[N + 2], resid = 0;
 	int left = rank > 0 ? rank - 1 : MPI_PROC_NULL,
 	    right = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
@@ -72,6 +86,7 @@ static void stencil(void)
 			local += (v[i] - u[i]) * (v[i] - u[i]);
 		}
 		memcpy(&u[1], &v[1], N * sizeof(double));
+		pace();
 		if (step % 10 == 0) {
 			MPI_Allreduce(&local, &resid, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 			HASH(h, resid);
@@ -88,7 +103,8 @@ static void stencil(void)
 	       (unsigned long long)h);
 }
 
-enum { TAG_ASK = 10, TAG_TASK = 11, TAG_STOP = 12, TASKS = 120 };
+enum { TAG_ASK = 10, TAG_TASK = 11, TAG_STOP = 12 };
+#define TASKS (120 * rounds)
 
 static long work(int task)
 {
@@ -181,6 +197,7 @@ static void worker(void)
 			break;
 		result[0] = task;
 		result[1] = work(task);
+		pace();
 		sum += result[1];
 		done++;
 	}
@@ -250,6 +267,7 @@ static uint64_t colls_on(MPI_Comm comm, uint64_t h, int iter)
 	MPI_Reduce_scatter(a, b, counts, MPI_INT, MPI_SUM, comm);
 	h = hash_bytes(h, b, (size_t)counts[me] * sizeof *b);
 	MPI_Barrier(comm);
+	pace();
 	free(a);
 	free(b);
 	free(counts);
@@ -263,7 +281,7 @@ static void colls(void)
 	uint64_t h = FNV;
 	MPI_Comm half, dup;
 
-	for (int iter = 0; iter < 20; iter++)
+	for (int iter = 0; iter < 20 * rounds; iter++)
 		h = colls_on(MPI_COMM_WORLD, h, iter);
 	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
 	MPI_Comm_dup(half, &dup);
@@ -272,7 +290,7 @@ static void colls(void)
 	MPI_Comm_size(half, &hs);
 	HASH(h, hr);
 	HASH(h, hs);
-	for (int iter = 0; iter < 10; iter++)
+	for (int iter = 0; iter < 10 * rounds; iter++)
 		h = colls_on(iter % 2 ? dup : half, h, iter);
 	/* Point to point on the split: a ring. */
 	int token = rank, got = -1;
@@ -289,6 +307,10 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "stencil";
 
+	if (argc > 2)
+		rounds = atoi(argv[2]) > 0 ? atoi(argv[2]) : 1;
+	if (argc > 3)
+		pace_us = atoi(argv[3]);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -308,7 +330,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|refused\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
