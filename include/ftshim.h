@@ -36,6 +36,16 @@ int ftshim_comm_id(MPI_Comm comm, uint64_t *id);
 #define FTSHIM_FAILED 1
 int ftshim_rank_state(int world_rank);
 
+/* Which copies of program rank `rank` (its rank in MPI_COMM_WORLD) live,
+ * as this process knows now: FTSHIM_COPY_PRIMARY and FTSHIM_COPY_REPLICA
+ * or'ed. Without FTSHIM_REPLICAS every rank has one copy, its primary;
+ * under it, a replica that died is gone for good (its primary goes on
+ * alone). 0: none lives; -1 if ftshim is inactive or the rank is out of
+ * range. */
+#define FTSHIM_COPY_PRIMARY 1
+#define FTSHIM_COPY_REPLICA 2
+int ftshim_rank_copies(int rank);
+
 /* The job ranks this process knows failed, in ascending order: writes at
  * most max of them to ranks and returns how many there are (which may be
  * more than max). -1 if ftshim is inactive. */

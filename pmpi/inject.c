@@ -21,6 +21,7 @@
 
 #include "ftshim.h"
 #include "pmpi/call.h"
+#include "pmpi/replica.h"
 #include "src/clock.h"
 #include "src/log.h"
 
@@ -170,10 +171,23 @@ static void *timer_main(void *arg)
 	}
 }
 
+/* The program's ranks and their replicas (FTSHIM_REPLICAS), or NULL. */
+static const struct ft_inject_copies *copies_of_job(struct ft_inject_copies *room)
+{
+	if (ftp_repl.r == 0)
+		return NULL;
+	*room = (struct ft_inject_copies){.n = ftp_repl.plan.n, .replica_of = ftp_repl.plan.replica_of};
+	return room;
+}
+
 /* Rank 0 says once what the plan is, so that a log shows what to expect.
- * A list may name the ranks of processes the job will spawn. */
+ * A list may name the ranks of processes the job will spawn; in a
+ * replicated job, the processes are named after the program's ranks. */
 static void log_plan(void)
 {
+	struct ft_inject_copies room;
+	const struct ft_inject_copies *copies = copies_of_job(&room);
+
 	uint64_t *host_ids = malloc((size_t)ftp.world_size * sizeof *host_ids);
 	uint32_t *victims = malloc((size_t)ftp.procs.size * sizeof *victims);
 
@@ -184,10 +198,25 @@ static void log_plan(void)
 		char list[256] = "", how[64];
 		size_t used = 0;
 		uint32_t n = c->spawned ? ftp.procs.size : (uint32_t)ftp.world_size;
-		uint32_t nv = ft_inject_victims(c, n, host_ids, victims, ftp.procs.size);
+		uint32_t nv = ft_inject_victims(c, ft_inject_pool(c, n, copies), host_ids, victims,
+						ftp.procs.size);
 		bool later = false;
-		for (uint32_t k = 0; k < nv && used + 12 < sizeof list; k++) {
-			used += (size_t)snprintf(list + used, sizeof list - used, "%s%u", k ? "," : "", victims[k]);
+		for (uint32_t k = 0; k < nv && used + 40 < sizeof list; k++) {
+			uint32_t v = victims[k];
+			const char *sep = k ? "," : "";
+			bool named = copies && !c->spawned && c->ranks_kind != FT_RANKS_HOST && v < copies->n;
+			int32_t rep = named ? copies->replica_of[v] : -1;
+			if (named && c->copy == FT_COPY_REPLICA && rep >= 0)
+				used += (size_t)snprintf(list + used, sizeof list - used,
+							 "%s%u's replica (process %d)", sep, v, rep);
+			else if (named && c->copy == FT_COPY_REPLICA)
+				used += (size_t)snprintf(list + used, sizeof list - used, "%s%u (no replica)",
+							 sep, v);
+			else if (named && c->copy == FT_COPY_BOTH && rep >= 0)
+				used += (size_t)snprintf(list + used, sizeof list - used,
+							 "%s%u and its replica (process %d)", sep, v, rep);
+			else
+				used += (size_t)snprintf(list + used, sizeof list - used, "%s%u", sep, v);
 			later |= victims[k] >= (uint32_t)ftp.world_size;
 		}
 		ft_inject_describe_how(c, how, sizeof how);
@@ -209,8 +238,11 @@ void ftp_inject_start(void)
 
 	if (ftp.inject.n == 0)
 		return;
-	if (!spawned &&
-	    ft_inject_check_ranks(&ftp.inject, ftp.nfirst, ftp.procs.size - ftp.nfirst, err, sizeof err) != 0) {
+	struct ft_inject_copies room;
+	const struct ft_inject_copies *copies = copies_of_job(&room);
+
+	if (!spawned && ft_inject_check_ranks(&ftp.inject, ftp.nfirst, ftp.procs.size - ftp.nfirst, copies,
+					      err, sizeof err) != 0) {
 		/* Every rank has the same text and stops the same way. */
 		fprintf(stderr, "ftshim: %s\n", err);
 		ftp_leave(FT_EXIT_CONFIG);
@@ -229,7 +261,7 @@ void ftp_inject_start(void)
 	for (uint32_t r = 0; r < nprocs; r++)
 		host_ids[r] = ftp.peers[r].ep.host_id;
 	nactions = ft_inject_plan(&ftp.inject, spawned ? nprocs : ftp.nfirst, (uint32_t)ftp.rank, host_ids,
-				  actions, MAX_ACTIONS);
+				  copies, actions, MAX_ACTIONS);
 	free(host_ids);
 	if (spawned) {
 		uint32_t kept = 0;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ftshim.h"
 #include "pmpi/replica.h"
 #include "pmpi/requests.h"
 #include "src/log.h"
@@ -220,12 +221,12 @@ int ftp_repl_check(char *err, size_t errlen)
 	return ft_replica_split(&spec, (uint32_t)ftp.world_size, &split_n, &split_r, err, errlen);
 }
 
-int ftp_repl_start(void)
+int ftp_repl_plan(void)
 {
 	uint32_t n = split_n, r = split_r;
 	char err[256];
 
-	if (r == 0)
+	if (r == 0 || ftp.world_base != 0)
 		return 0;
 	uint32_t *hosts = host_ids((uint32_t)ftp.world_size);
 	int rc = hosts ? ft_replica_plan_make(&ftp_repl.plan, n, r, hosts) : -ENOMEM;
@@ -244,6 +245,15 @@ int ftp_repl_start(void)
 	ft_msg_table_init(&msg_counts);
 	ft_send_log_init(&send_log, (size_t)ftp.cfg.replica_log_mib << 20);
 	ftp_repl.dropped = calloc((size_t)n + r, 1);
+	return 0;
+}
+
+int ftp_repl_start(void)
+{
+	uint32_t n = ftp_repl.plan.n, r = ftp_repl.r;
+
+	if (r == 0)
+		return 0;
 	/* Collectives over every copy, before any copy can be dropped: one
 	 * that dies in them ends the others' MPI_Init (status 76), as a death
 	 * in any creation does, rather than hang it. */
@@ -1002,6 +1012,19 @@ int ftp_repl_creation(struct ftp_call *c)
 	}
 	free(alive);
 	return rc;
+}
+
+FT_EXPORT int ftshim_rank_copies(int rank)
+{
+	uint32_t n = ftp_repl.r ? ftp_repl.plan.n : atomic_load(&ftp.nprocs);
+
+	if (!ftp_active() || rank < 0 || (uint32_t)rank >= n)
+		return -1;
+	int copies = ft_proc_is_failed(&ftp.procs, (uint32_t)rank) ? 0 : FTSHIM_COPY_PRIMARY;
+	int32_t replica = ftp_repl.r ? ftp_repl.plan.replica_of[rank] : -1; /* -1 once dropped */
+	if (replica >= 0 && !ft_proc_is_failed(&ftp.procs, (uint32_t)replica))
+		copies |= FTSHIM_COPY_REPLICA;
+	return copies;
 }
 
 void ftp_repl_await_drop(int32_t w)

@@ -110,6 +110,11 @@ static inline bool ftp_repl_comm(const struct ftp_comm *e)
  * without replicas). */
 int ftp_repl_parse(char *err, size_t errlen);
 int ftp_repl_check(char *err, size_t errlen);
+/* ftp_repl_plan: who is whom (no MPI call; the plan is read by the
+ * injection plan, pmpi/inject.c), once the job's hosts are known;
+ * ftp_repl_start: the stream, MPI_COMM_WORLD's replication, the replica's
+ * output, collectively, at the end of MPI_Init. */
+int ftp_repl_plan(void);
 int ftp_repl_start(void);
 
 /* Apply the failures learned since the last call to the view: a dead

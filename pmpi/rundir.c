@@ -2,7 +2,7 @@
  * lowest rank on each host writes what ftshim-inject needs to find the
  * job's processes (the file "job", and "ranks": one line per rank with its
  * host, pid and start time, so that a reused pid is never mistaken for a
- * rank) and where every injection is appended to "injections", one line
+ * rank, and, for a replica, "replica-of=RANK") and where every injection is appended to "injections", one line
  * each. The directory is per user and per host (it lives under /tmp or
  * $XDG_RUNTIME_DIR unless FTSHIM_RUNDIR says otherwise); losing it loses
  * nothing but that bookkeeping, so errors only warn. */
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
+#include "pmpi/replica.h"
 #include "src/log.h"
 #include "src/prune.h"
 #include "src/report.h"
@@ -78,8 +79,13 @@ static int write_job_files(void)
 		const struct ftp_peer *p = &ftp.peers[r];
 		if (!p->pid)
 			continue; /* joined where this process did not see it */
-		int w = snprintf(ranks + used, cap - used, "%u %s %d %llu\n", r, p->host, p->pid,
-				 (unsigned long long)p->start_ticks);
+		/* A replica names the program's rank it serves (ftshim-inject
+		 * --copy). */
+		char serves[32] = "";
+		if (ftp_repl.r && r >= ftp_repl.plan.n && r < ftp_repl.plan.n + ftp_repl.r)
+			snprintf(serves, sizeof serves, " replica-of=%d", ftp_repl.plan.logical_of[r]);
+		int w = snprintf(ranks + used, cap - used, "%u %s %d %llu%s\n", r, p->host, p->pid,
+				 (unsigned long long)p->start_ticks, serves);
 		if (w < 0 || (size_t)w >= cap - used)
 			break;
 		used += (size_t)w;

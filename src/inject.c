@@ -327,10 +327,23 @@ static int parse_how(struct parser *p, struct ft_inject_clause *c, const char *v
 	return fail(p, "how=%s: %s", v, accepted);
 }
 
+static int parse_copy(struct parser *p, struct ft_inject_clause *c, const char *v)
+{
+	static const char *const names[] = {"primary", "replica", "both"};
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(v, names[i]) == 0) {
+			c->copy = (enum ft_inject_copy)i;
+			return 0;
+		}
+	return fail(p, "copy=%s: accepted: primary, replica or both", v);
+}
+
 static int parse_clause(struct parser *p, struct ft_inject_clause *c, char *text,
 			const char *const *known, size_t nknown)
 {
 	bool seen_rank = false, seen_at = false, seen_how = false, seen_seed = false;
+	bool *seen_copy = &c->copy_given;
 
 	c->how = FT_DO_SIGNAL;
 	c->sig = SIGKILL;
@@ -342,7 +355,7 @@ static int parse_clause(struct parser *p, struct ft_inject_clause *c, char *text
 		bool *seen;
 		int rc;
 		if (!eq)
-			return fail(p, "'%s' is not a field; accepted: rank=, at=, how=, seed=", field);
+			return fail(p, "'%s' is not a field; accepted: rank=, at=, how=, seed=, copy=", field);
 		*eq = '\0';
 		if (strcmp(field, "rank") == 0) {
 			seen = &seen_rank;
@@ -356,8 +369,11 @@ static int parse_clause(struct parser *p, struct ft_inject_clause *c, char *text
 		} else if (strcmp(field, "seed") == 0) {
 			seen = &seen_seed;
 			rc = *seen ? 0 : (parse_uint(v, strlen(v), &c->seed) ? 0 : fail(p, "seed=%s: not a number", v));
+		} else if (strcmp(field, "copy") == 0) {
+			seen = seen_copy;
+			rc = *seen ? 0 : parse_copy(p, c, v);
 		} else {
-			return fail(p, "unknown field '%s='; accepted: rank=, at=, how=, seed=", field);
+			return fail(p, "unknown field '%s='; accepted: rank=, at=, how=, seed=, copy=", field);
 		}
 		if (*seen)
 			return fail(p, "%s= is given twice", field);
@@ -426,8 +442,8 @@ void ft_inject_free(struct ft_inject_spec *spec)
 	memset(spec, 0, sizeof *spec);
 }
 
-int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, uint32_t nspawnable, char *err,
-			  size_t errlen)
+int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, uint32_t nspawnable,
+			  const struct ft_inject_copies *copies, char *err, size_t errlen)
 {
 	struct parser p = { .err = err, .errlen = errlen };
 
@@ -435,6 +451,29 @@ int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, ui
 		const struct ft_inject_clause *c = &spec->clauses[i];
 		p.clause_no = i + 1;
 		p.clause = c->text;
+		if (!copies && c->copy != FT_COPY_PRIMARY)
+			return fail(&p, "copy=%s: this job runs no replicas (FTSHIM_REPLICAS is not set)",
+				    c->copy == FT_COPY_BOTH ? "both" : "replica");
+		if (copies && c->spawned && c->copy_given)
+			return fail(&p, "copy= does not apply to spawned processes (they have no replica)");
+		if (copies && !c->spawned && c->ranks_kind == FT_RANKS_LIST) {
+			for (uint32_t k = 0; k < c->nranks; k++) {
+				if (c->ranks[k] >= copies->n)
+					return fail(&p, "rank %u is not one of the program's ranks: with "
+						    "FTSHIM_REPLICAS it sees 0 to %u, and copy=replica or both "
+						    "names their replicas", c->ranks[k], copies->n - 1);
+				if (c->copy == FT_COPY_REPLICA && copies->replica_of[c->ranks[k]] < 0)
+					return fail(&p, "copy=replica: rank %u has no replica (FTSHIM_REPLICAS)",
+						    c->ranks[k]);
+			}
+		}
+		uint32_t pool = ft_inject_pool(c, nprocs, copies);
+		if (copies && c->ranks_kind == FT_RANKS_HOST && c->host_of >= copies->n)
+			return fail(&p, "host:%u is not one of the program's ranks: with FTSHIM_REPLICAS "
+				    "it sees 0 to %u", c->host_of, copies->n - 1);
+		if (copies && c->ranks_kind == FT_RANKS_RANDOM && c->count > pool)
+			return fail(&p, "random:%u: the program has only %u ranks (FTSHIM_REPLICAS)",
+				    c->count, pool);
 		for (uint32_t k = 0; k < c->nranks; k++) {
 			if (c->spawned && c->ranks[k] >= nspawnable && nspawnable == 0)
 				return fail(&p, "spawned:%u: the job may spawn no process (FTSHIM_SPAWN_MAX=0)",
@@ -520,8 +559,27 @@ uint32_t ft_inject_victims(const struct ft_inject_clause *c, uint32_t nprocs,
 	return 0;
 }
 
+uint32_t ft_inject_pool(const struct ft_inject_clause *c, uint32_t nprocs,
+			const struct ft_inject_copies *copies)
+{
+	return copies && !c->spawned && c->ranks_kind != FT_RANKS_HOST && copies->n < nprocs
+		       ? copies->n
+		       : nprocs;
+}
+
+bool ft_inject_victim_is(const struct ft_inject_clause *c, const struct ft_inject_copies *copies,
+			 uint32_t v, uint32_t self)
+{
+	if (!copies || c->spawned || c->ranks_kind == FT_RANKS_HOST || v >= copies->n)
+		return v == self;
+	int32_t replica = copies->replica_of[v];
+	return (c->copy != FT_COPY_REPLICA && v == self) ||
+	       (c->copy != FT_COPY_PRIMARY && replica >= 0 && (uint32_t)replica == self);
+}
+
 uint32_t ft_inject_plan(const struct ft_inject_spec *spec, uint32_t nprocs, uint32_t self,
-			const uint64_t *host_ids, struct ft_inject_action *out, uint32_t max)
+			const uint64_t *host_ids, const struct ft_inject_copies *copies,
+			struct ft_inject_action *out, uint32_t max)
 {
 	uint32_t nout = 0;
 	uint32_t *victims = malloc(((size_t)nprocs + 1) * sizeof *victims);
@@ -530,7 +588,8 @@ uint32_t ft_inject_plan(const struct ft_inject_spec *spec, uint32_t nprocs, uint
 		return 0;
 	for (uint32_t i = 0; i < spec->n && nout < max; i++) {
 		const struct ft_inject_clause *c = &spec->clauses[i];
-		uint32_t nv = ft_inject_victims(c, nprocs, host_ids, victims, nprocs);
+		uint32_t nv = ft_inject_victims(c, ft_inject_pool(c, nprocs, copies), host_ids, victims,
+						nprocs);
 		uint64_t state = ft_mix64(c->seed ^ UINT64_C(0x74696d6573)); /* "times" */
 		uint64_t t = 0;
 		for (uint32_t k = 0; k < nv; k++) {
@@ -539,7 +598,7 @@ uint32_t ft_inject_plan(const struct ft_inject_spec *spec, uint32_t nprocs, uint
 				t += (uint64_t)(-log(uniform(&state)) * (double)c->scale_ns);
 			else if (c->when == FT_AT_WEIBULL)
 				t += (uint64_t)(pow(-log(uniform(&state)), 1.0 / c->shape) * (double)c->scale_ns);
-			if (victims[k] != self)
+			if (!ft_inject_victim_is(c, copies, victims[k], self))
 				continue;
 			out[nout].clause = c;
 			out[nout].when = c->when == FT_AT_EXP || c->when == FT_AT_WEIBULL ? FT_AT_TIME : c->when;

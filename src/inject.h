@@ -22,6 +22,9 @@
  *                (SIGSTOP, then SIGCONT after DURATION)
  *   seed=N       for random ranks and random times (default 1): the same
  *                seed picks the same ranks and times on every run
+ *   copy=COPY    in a replicated job (FTSHIM_REPLICAS), where rank= names
+ *                the program's ranks: primary (default) | replica | both
+ *                (which copies of each die, at the same moment)
  *
  * rank= and at= are required. Every rank parses the same text and draws
  * the same random choices, so the ranks agree without a message. */
@@ -37,6 +40,7 @@
 enum ft_inject_ranks { FT_RANKS_LIST, FT_RANKS_RANDOM, FT_RANKS_HOST };
 enum ft_inject_when { FT_AT_CALL, FT_AT_TIME, FT_AT_POINT, FT_AT_EXP, FT_AT_WEIBULL };
 enum ft_inject_how { FT_DO_SIGNAL, FT_DO_EXIT, FT_DO_ABORT, FT_DO_PAUSE };
+enum ft_inject_copy { FT_COPY_PRIMARY = 0, FT_COPY_REPLICA, FT_COPY_BOTH };
 
 struct ft_inject_clause {
 	char text[256];             /* the clause as written, trimmed */
@@ -57,6 +61,17 @@ struct ft_inject_clause {
 	int exit_code;              /* FT_DO_EXIT */
 	uint64_t pause_ns;          /* FT_DO_PAUSE */
 	uint64_t seed;
+	enum ft_inject_copy copy;   /* FT_COPY_PRIMARY unless copy= says */
+	bool copy_given;            /* copy= was written */
+};
+
+/* A replicated job (FTSHIM_REPLICAS): rank=, random: and the host: rank
+ * name the program's n ranks (job ranks 0..n-1, the primaries and the
+ * ranks with one copy); the replica of rank l is job rank replica_of[l],
+ * or -1. NULL where a function takes one: no replicas. */
+struct ft_inject_copies {
+	uint32_t n;
+	const int32_t *replica_of;
 };
 
 struct ft_inject_spec {
@@ -80,10 +95,11 @@ int ft_inject_parse(const char *text, const char *const *known_calls, size_t nkn
 void ft_inject_free(struct ft_inject_spec *spec);
 
 /* Check the ranks named in spec against the job's size: nprocs ranks,
- * and nspawnable processes it may spawn (spawned:LIST). 0, or -EINVAL
- * with one line in err. */
-int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, uint32_t nspawnable, char *err,
-			  size_t errlen);
+ * and nspawnable processes it may spawn (spawned:LIST), and its copies
+ * (copy=, see struct ft_inject_copies). 0, or -EINVAL with one line in
+ * err. */
+int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, uint32_t nspawnable,
+			  const struct ft_inject_copies *copies, char *err, size_t errlen);
 
 /* The victims of clause c in a job of nprocs ranks (host_ids: one per
  * rank, equal for ranks on one host), in the order they die: writes up to
@@ -91,9 +107,21 @@ int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, ui
 uint32_t ft_inject_victims(const struct ft_inject_clause *c, uint32_t nprocs,
 			   const uint64_t *host_ids, uint32_t *out, uint32_t max);
 
-/* The actions for rank self: up to max written to out, returns how many. */
+/* Whether job rank self dies as victim v of clause c (ft_inject_victims
+ * over the program's ranks in a replicated job: then the copies c names). */
+bool ft_inject_victim_is(const struct ft_inject_clause *c, const struct ft_inject_copies *copies,
+			 uint32_t v, uint32_t self);
+
+/* The ranks ft_inject_victims draws from for clause c: the program's in a
+ * replicated job (but for host:, which takes every process there). */
+uint32_t ft_inject_pool(const struct ft_inject_clause *c, uint32_t nprocs,
+			const struct ft_inject_copies *copies);
+
+/* The actions for job rank self: up to max written to out, returns how
+ * many. */
 uint32_t ft_inject_plan(const struct ft_inject_spec *spec, uint32_t nprocs, uint32_t self,
-			const uint64_t *host_ids, struct ft_inject_action *out, uint32_t max);
+			const uint64_t *host_ids, const struct ft_inject_copies *copies,
+			struct ft_inject_action *out, uint32_t max);
 
 /* A signal's number from "SIGKILL", "KILL", "kill" or "9"; -1 if unknown. */
 int ft_inject_signal_number(const char *name);

@@ -172,6 +172,7 @@ expect_error "negative --at" "unknown option -1|--at -1" --rundir "$rd" kill --a
 expect_error "bad --for" "--for 2x: not a duration; accepted: " --rundir "$rd" pause --for 2x 0
 expect_error "zero --for" "--for 0: not a duration; accepted: more than 0" --rundir "$rd" pause --for 0 0
 expect_error "missing --for" "pause: --for DURATION is missing" --rundir "$rd" pause 0
+expect_error "--copy without replicas" "--copy both: job $job_a runs no replicas" --rundir "$rd" kill --copy both 0
 expect_error "no run directory (--rundir)" "no run directory $tmp/none \(from --rundir\)" --rundir "$tmp/none" kill 0
 FTSHIM_RUNDIR=$tmp/none expect_error "no run directory (FTSHIM_RUNDIR)" "no run directory $tmp/none \(from FTSHIM_RUNDIR\)" list
 expect_error "unknown --job" "--job ffff: no such job in $rd; jobs there: $job_a, $job_c" --rundir "$rd" kill --job ffff 0
@@ -283,6 +284,37 @@ expect_error "nothing left to kill" "no job has a running rank on this host in $
 expect_ok "clean" --rundir "$rd" clean
 [ ! -e "$rd/$job_b" ] || fail "clean: $job_b left after its last rank died"
 echo "ok: kill --random 1 --seed 4, clean"
+
+# --- a replicated job (FTSHIM_REPLICAS): ranks name the program's ranks --------
+start_sleeper
+s4=$SPID s4_ticks=$STICKS
+start_sleeper
+s5=$SPID s5_ticks=$STICKS
+watched=("$reused" "$s4" "$s5")
+job_r=abcabcabcabc
+make_job $job_r 0 "$host" "$s4" "$s4_ticks" 1 "$host" "$no_pid" 12
+printf '2 %s %s %s replica-of=0\n' "$host" "$s5" "$s5_ticks" >>"$rd/$job_r/ranks"
+expect_error "a replica named by its job rank" "rank 2 of job $job_r is the replica of rank 0 \(FTSHIM_REPLICAS\): name rank 0 with --copy replica" \
+	--rundir "$rd" kill 2
+expect_error "--copy replica of a rank without one" "--copy replica: rank 1 of job $job_r has no replica; ranks with one: 0" \
+	--rundir "$rd" kill --copy replica 1
+expect_error "bad --copy" "--copy twice: accepted: primary, replica or both" --rundir "$rd" kill --copy twice 0
+expect_error "--copy with --random" "--copy goes with RANK" --rundir "$rd" kill --copy replica --random 1
+expect_ok "kill --copy replica" --rundir "$rd" kill --copy replica 0
+[ "$(cat "$OUT")" = "killed rank 2 (pid $s5) with SIGKILL" ] || { cat "$OUT"; fail "kill --copy replica: stdout"; }
+for _ in $(seq 1 100); do
+	[ "$(state_of "$s5")" = gone ] && break
+	sleep 0.05
+done
+[ "$(state_of "$s5")" = gone ] || fail "kill --copy replica: the replica (pid $s5) still there"
+case $(state_of "$s4") in
+S | R) ;;
+*) fail "kill --copy replica: the primary (pid $s4) is $(state_of "$s4")" ;;
+esac
+grep -q "rank=2 host=$host pid=$s5 how=SIGKILL by=ftshim-inject trigger=\"kill --copy replica 0\"" "$rd/$job_r/injections" ||
+	{ cat "$rd/$job_r/injections"; fail "kill --copy replica: the injection line"; }
+expect_ok "kill the primary" --rundir "$rd" kill 0
+echo "ok: --copy names a replica by its program rank"
 
 # The process with the reused pid was never touched.
 [ "$(state_of "$reused")" = S ] || fail "the process with a reused pid ($reused) is $(state_of "$reused")"

@@ -234,7 +234,9 @@ START_TEST(test_errors)
 		/* fields and clauses */
 		{ "at=time:1s", "rank= is missing", "clause 1 \"at=time:1s\"" },
 		{ "rank=1", "at= is missing", NULL },
-		{ "rank=1 at=time:1s colour=red", "unknown field 'colour='", NULL },
+		{ "rank=1 at=time:1s colour=red", "unknown field 'colour='", "copy=" },
+		{ "rank=1 at=time:1s copy=spare", "copy=spare", "primary, replica or both" },
+		{ "rank=1 at=time:1s copy=both copy=both", "copy= is given twice", NULL },
 		{ "rank=1 at=time:1s kill", "'kill' is not a field", NULL },
 		{ "rank=1 rank=2 at=time:1s", "rank= is given twice", NULL },
 		{ "rank=1 at=time:1s; rank=2 at=soon", "clause 2 \"rank=2 at=soon\"", "at=soon" },
@@ -317,7 +319,8 @@ START_TEST(test_check_ranks)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		parse_ok(cases[i].text, &spec);
 		strcpy(err, "");
-		int rc = ft_inject_check_ranks(&spec, cases[i].nprocs, cases[i].nspawnable, err, sizeof err);
+		int rc = ft_inject_check_ranks(&spec, cases[i].nprocs, cases[i].nspawnable, NULL, err,
+					       sizeof err);
 		ft_inject_free(&spec);
 		if (cases[i].want)
 			assert_err(rc, err, cases[i].text, cases[i].want, cases[i].want2);
@@ -393,7 +396,7 @@ static const char *plan_str(const struct ft_inject_spec *spec, uint32_t np, uint
 {
 	static char buf[256];
 	struct ft_inject_action act[8];
-	uint32_t n = ft_inject_plan(spec, np, self, hosts, act, max);
+	uint32_t n = ft_inject_plan(spec, np, self, hosts, NULL, act, max);
 	size_t used = 0;
 
 	buf[0] = '\0';
@@ -429,6 +432,62 @@ START_TEST(test_plan_picked_or_not)
 }
 END_TEST
 
+/* copy= in a replicated job: 4 program ranks, 0 and 2 with replicas (job
+ * ranks 5 and 4), 6 processes. */
+START_TEST(test_plan_copies)
+{
+	static const int32_t replica_of[4] = { 5, -1, 4, -1 };
+	static const struct ft_inject_copies copies = { .n = 4, .replica_of = replica_of };
+	static const uint64_t hosts[] = { 1, 1, 2, 2, 1, 2 };
+	struct ft_inject_spec spec;
+	struct ft_inject_action act[4];
+	char err[512];
+	/* Which of the 6 processes die, as a string of 0/1. */
+	char got[7];
+
+	parse_ok("rank=0 at=time:1s; rank=2 at=time:2s copy=replica; rank=0,1 at=time:3s copy=both;"
+		 " rank=host:3 at=time:4s",
+		 &spec);
+	ck_assert_int_eq(ft_inject_check_ranks(&spec, 6, 0, &copies, err, sizeof err), 0);
+	for (uint32_t ci = 0; ci < spec.n; ci++) {
+		for (uint32_t p = 0; p < 6; p++) {
+			uint32_t n = ft_inject_plan(&spec, 6, p, hosts, &copies, act, 4);
+			got[p] = '0';
+			for (uint32_t k = 0; k < n; k++)
+				if (act[k].clause == &spec.clauses[ci])
+					got[p] = '1';
+		}
+		got[6] = '\0';
+		static const char *const want[] = { "100000", "000010", "110001", "001101" };
+		ck_assert_msg(strcmp(got, want[ci]) == 0, "clause %u: %s, want %s", ci + 1, got, want[ci]);
+	}
+	ft_inject_free(&spec);
+
+	const struct {
+		const char *text;
+		const struct ft_inject_copies *copies;
+		const char *want, *want2;
+	} bad[] = {
+		{ "rank=4 at=time:1s", &copies, "rank 4 is not one of the program's ranks", "0 to 3" },
+		{ "rank=1 at=time:1s copy=replica", &copies, "rank 1 has no replica", NULL },
+		{ "rank=random:5 at=time:1s", &copies, "random:5", "only 4 ranks" },
+		{ "rank=host:5 at=time:1s", &copies, "host:5 is not one of the program's ranks", NULL },
+		{ "rank=1 at=time:1s copy=both", NULL, "copy=both: this job runs no replicas", NULL },
+		{ "rank=spawned:0 at=time:1s copy=primary", &copies, "copy= does not apply", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		parse_ok(bad[i].text, &spec);
+		int rc = ft_inject_check_ranks(&spec, 6, 2, bad[i].copies, err, sizeof err);
+		ft_inject_free(&spec);
+		assert_err(rc, err, bad[i].text, bad[i].want, bad[i].want2);
+	}
+	/* Without replicas copy=primary is what happens anyway. */
+	parse_ok("rank=1 at=time:1s copy=primary", &spec);
+	ck_assert_int_eq(ft_inject_check_ranks(&spec, 6, 0, NULL, err, sizeof err), 0);
+	ft_inject_free(&spec);
+}
+END_TEST
+
 /* The time at which each victim of the one clause of text dies, in victim
  * order; returns how many. */
 static uint32_t victim_times(const char *text, uint32_t nprocs, uint64_t *t, uint32_t *v)
@@ -439,7 +498,7 @@ static uint32_t victim_times(const char *text, uint32_t nprocs, uint64_t *t, uin
 	parse_ok(text, &spec);
 	uint32_t nv = ft_inject_victims(&spec.clauses[0], nprocs, NULL, v, nprocs);
 	for (uint32_t k = 0; k < nv; k++) {
-		ck_assert_uint_eq(ft_inject_plan(&spec, nprocs, v[k], NULL, &act, 1), 1);
+		ck_assert_uint_eq(ft_inject_plan(&spec, nprocs, v[k], NULL, NULL, &act, 1), 1);
 		ck_assert_int_eq(act.when, FT_AT_TIME);
 		ck_assert_ptr_eq(act.clause, &spec.clauses[0]);
 		t[k] = act.at_ns;
@@ -571,6 +630,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc_plan, test_victims_random);
 	tcase_add_test(tc_plan, test_plan_picked_or_not);
 	tcase_add_test(tc_plan, test_plan_random_times);
+	tcase_add_test(tc_plan, test_plan_copies);
 	tcase_add_test(tc_plan, test_plan_time_means);
 	tcase_set_timeout(tc_plan, 60);
 	suite_add_tcase(s, tc_plan);

@@ -22,8 +22,9 @@ reference_lines() {
 }
 
 # replica_dies WORKLOAD NP REPLICAS VICTIMS AT [TIMING]: run on NP
-# processes with FTSHIM_REPLICAS=REPLICAS and kill the job ranks VICTIMS
-# (replicas, comma-separated) at AT (FTSHIM_INJECT's at=); the answer
+# processes with FTSHIM_REPLICAS=REPLICAS and kill the replicas of the
+# program's ranks VICTIMS (comma-separated: FTSHIM_INJECT's rank= with
+# copy=replica) at AT (its at=, which may go on with more clauses); the answer
 # must be the reference run's, every survivor's replica file its primary's,
 # and each victim must be dropped by its primary. The workload runs
 # ROUNDS rounds, each step pausing PACE microseconds (which does not
@@ -32,14 +33,11 @@ replica_dies() {
 	local what=$1 np=$2 replicas=$3 victims=$4 at=$5 timing=${6:-'^$'}
 	rm -rf "$run"
 	run_job shim "$np" "FTSHIM_RUNDIR=$run" "FTSHIM_REPLICAS=$replicas" \
-		"FTSHIM_INJECT=rank=$victims at=$at" -- "$prog" "$what" "$ROUNDS" "$PACE"
+		"FTSHIM_INJECT=rank=$victims copy=replica at=$at" -- "$prog" "$what" "$ROUNDS" "$PACE"
 	local n
 	n=$(sed -n 's/.* info: replication: \([0-9]*\) logical ranks, \([0-9]*\) of them.*/\1 \2/p' "$ERR")
 	[ -n "$n" ] || { tail -n 20 "$ERR" >&2; fail "$what: no replication line"; }
-	local logical=${n% *} nrep=${n#* } v
-	for v in ${victims//,/ }; do
-		[ "$v" -ge "$logical" ] || fail "test error: rank $v is not a replica with $logical logical ranks"
-	done
+	local logical=${n% *} nrep=${n#* } v p
 	[ -f "$MPITEST_WORKDIR/ref-$what-$logical-$ROUNDS" ] || {
 		local out=$OUT err=$ERR rc=$RC
 		reference_lines "$what" "$logical"
@@ -47,10 +45,13 @@ replica_dies() {
 	}
 	local killed=0
 	for v in ${victims//,/ }; do
-		if grep -q "ftshim\[$v\] .* info: injecting SIGKILL now" "$ERR"; then
+		# The replica's job rank, from the run directory's list of ranks.
+		p=$(sed -n "s/^\([0-9]*\) .* replica-of=$v\$/\1/p" "$run"/*/ranks | head -n 1)
+		[ -n "$p" ] || fail "$what: the run directory names no replica of rank $v"
+		if grep -q "ftshim\[$p\] .* info: injecting SIGKILL now" "$ERR"; then
 			killed=$((killed + 1))
-			grep -qE "info: the replica of rank [0-9]+ \(process $v\) is gone: rank [0-9]+ goes on alone" "$ERR" ||
-				{ tail -n 30 "$ERR" >&2; fail "$what: no primary said that replica $v is gone"; }
+			grep -qE "info: the replica of rank $v \(process $p\) is gone: rank $v goes on alone" "$ERR" ||
+				{ tail -n 30 "$ERR" >&2; fail "$what: rank $v did not say that its replica (process $p) is gone"; }
 		fi
 	done
 	[ "$killed" -gt 0 ] || { tail -n 30 "$ERR" >&2; fail "$what: $at killed no replica (the job is too short?)"; }
@@ -70,7 +71,7 @@ replica_dies() {
 	done
 	expect_err_no_match 'ftshim\[[0-9]+\] \+[0-9.]+ (error|warn): '
 	expect_err_no_match 'MPI_ERR|PROC_FAILED'
-	note "$what, FTSHIM_REPLICAS=$replicas on $np, replica(s) $victims killed at $at: $killed died, same answer"
+	note "$what, FTSHIM_REPLICAS=$replicas on $np, the replica of rank(s) $victims killed at $at: $killed died, same answer"
 }
 
 # A random time after start-up (0.3 to 0.5 s here) and well before the
@@ -85,28 +86,44 @@ random_ms() {
 
 # At fixed points: in the middle of the halo exchange, of the
 # collectives, of the manager/worker traffic.
-replica_dies stencil 6 2 5 call:MPI_Waitall:300
-replica_dies colls 6 2 4 call:MPI_Allgather:30
-replica_dies mw 6 2 5 call:MPI_Send:40 '^mw rank [1-9]|polls'
+replica_dies stencil 6 2 1 call:MPI_Waitall:300
+replica_dies colls 6 2 0 call:MPI_Allgather:30
+replica_dies mw 6 2 1 call:MPI_Send:40 '^mw rank [1-9]|polls'
 # The replica of the manager (rank 0's, which follows its primary's
 # MPI_ANY_SOURCE decisions).
-replica_dies mw 6 2 4 call:MPI_Recv:30 '^mw rank [1-9]|polls'
+replica_dies mw 6 2 0 call:MPI_Recv:30 '^mw rank [1-9]|polls'
 # A replica that lags (paused), then dies once every primary is in
 # MPI_Finalize: its primary waits there for it, and serves the others.
-replica_dies mw 6 2 5 "call:MPI_Send:30 how=pause:600ms; rank=5 at=call:MPI_Send:36" '^mw rank [1-9]|polls'
+replica_dies mw 6 2 1 "call:MPI_Send:30 how=pause:600ms; rank=1 copy=replica at=call:MPI_Send:36" '^mw rank [1-9]|polls'
 # A replicated worker's replica while the manager's lives too (three
 # replicas).
-replica_dies mw 7 3 6 call:MPI_Recv:100 '^mw rank [1-9]|polls'
+replica_dies mw 7 3 2 call:MPI_Recv:100 '^mw rank [1-9]|polls'
 # Both replicas at once, and every replica of a fully replicated job.
-replica_dies stencil 6 2 4,5 call:MPI_Sendrecv:50
-replica_dies colls 8 100% 4,5,6,7 call:MPI_Bcast:25
+replica_dies stencil 6 2 0,1 call:MPI_Sendrecv:50
+replica_dies colls 8 100% 0,1,2,3 call:MPI_Bcast:25
 # At random times, in jobs paced to last a few seconds.
 ROUNDS=50
 PACE=200
-replica_dies stencil 6 2 4 "$(random_ms)"
+replica_dies stencil 6 2 0 "$(random_ms)"
 PACE=1000
-replica_dies mw 6 2 5 "$(random_ms)" '^mw rank [1-9]|polls'
+replica_dies mw 6 2 1 "$(random_ms)" '^mw rank [1-9]|polls'
 PACE=1500
-replica_dies colls 6 2 5 "$(random_ms)"
+replica_dies colls 6 2 1 "$(random_ms)"
+
+# ftshim_rank_copies says which copies of each rank live, before and
+# after rank 1's replica dies.
+copies_prog=$(build replica_copies)
+run_job shim 6 "FTSHIM_RUNDIR=$run" "FTSHIM_REPLICAS=2" "FTSHIM_INJECT=rank=1 copy=replica at=time:800ms" -- "$copies_prog" 2
+expect_killed_rc
+expect_all_checks "ftshim_rank_copies"
+grep -qx 'copies before 3311 after 3111' "$OUT" || { cat "$OUT" >&2; fail "ftshim_rank_copies: not the copies expected"; }
+
+# A replica named by its job rank is refused at MPI_Init, saying how to
+# name it; nothing runs.
+ROUNDS=8 PACE=0
+run_job shim 6 "FTSHIM_RUNDIR=$run" "FTSHIM_REPLICAS=2" "FTSHIM_INJECT=rank=5 at=time:1s" -- "$prog" stencil
+expect_rc "$(launcher_rc 78)"
+expect_err_match "rank 5 is not one of the program's ranks: with FTSHIM_REPLICAS it sees 0 to 3, and copy=replica or both names their replicas"
+[ ! -s "$OUT" ] || fail "the program ran although FTSHIM_INJECT named a replica by its job rank"
 
 expect_no_leftovers replicas
