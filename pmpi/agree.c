@@ -551,11 +551,17 @@ static bool agree_take(struct agreement *a, uint32_t *value, uint8_t *failed, in
 
 /* One pass of the MPI's progress engine, as a completion call runs it
  * (MPICH's MPI_Iprobe skips what grants a window's locks): a test of a
- * receive on MPI_COMM_SELF that nothing sends. */
+ * receive on MPI_COMM_SELF that nothing sends. Not in a program that uses
+ * sessions only, which has no MPI_COMM_SELF to use (MPI_Initialized
+ * says whether the world model is up). */
 static void mpi_progress(void)
 {
 	MPI_Request req = MPI_REQUEST_NULL;
 	int flag = 0;
+
+	if (ftp_mpi.PMPI_Initialized(&flag) != MPI_SUCCESS || !flag)
+		return;
+	flag = 0;
 
 	if (ftp_mpi.PMPI_Irecv(NULL, 0, MPI_BYTE, 0, ftp.coll_tag_ub, MPI_COMM_SELF, &req) != MPI_SUCCESS)
 		return;

@@ -229,18 +229,18 @@ FTP_HOT int ftp_block(struct ftp_call *c, int rc, MPI_Status *status)
 	return ftp_block_wait(c, status);
 }
 
-/* Resolve comm, set what the call watches, and (unless check is false)
- * refuse to start what waits on a failure already known. A nonblocking
- * receive from MPI_ANY_SOURCE starts anyway: it reports
- * MPI_ERR_PROC_FAILED_PENDING when completed. So does a receive from a
- * failed peer: what the peer sent before it died may be here, and the
- * receive gives up only after a last look (ftp_cancel_p2p). */
 /* w, a world rank known failed here: if it is a replica, return once this
  * process's view has dropped it (pmpi/replica.c: the process table shows
  * a death before its list of deaths, which the view reads, does), so that
  * a call's peer can be looked up again. Not while a view is applied. */
 void ftp_repl_await_drop(int32_t w);
 
+/* Resolve comm, set what the call watches, and (unless check is false)
+ * refuse to start what waits on a failure already known. A nonblocking
+ * receive from MPI_ANY_SOURCE starts anyway: it reports
+ * MPI_ERR_PROC_FAILED_PENDING when completed. So does a receive from a
+ * failed peer: what the peer sent before it died may be here, and the
+ * receive gives up only after a last look (ftp_cancel_p2p). */
 FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_kind kind,
 			     int rank, bool recv, bool check, bool nonblocking)
 {
