@@ -80,6 +80,15 @@ state_of() {
 	printf '%s' "${s:-gone}"
 }
 
+# expect_gone PID WHAT: PID ends within 5 s.
+expect_gone() {
+	for _ in $(seq 1 100); do
+		[ "$(state_of "$1")" = gone ] && return 0
+		sleep 0.05
+	done
+	fail "$2: pid $1 still there"
+}
+
 # make_job ID [RANK HOST PID TICKS]...: a job directory as the shim writes it.
 make_job() {
 	local id=$1
@@ -218,11 +227,7 @@ echo "ok: list"
 # --- kill --------------------------------------------------------------------
 expect_ok "kill --signal TERM" --rundir "$rd" kill --job 01234 --signal TERM 0
 [ "$(cat "$OUT")" = "killed rank 0 (pid $s1) with SIGTERM" ] || { cat "$OUT"; fail "kill: stdout"; }
-for _ in $(seq 1 100); do
-	[ "$(state_of "$s1")" = gone ] && break
-	sleep 0.05
-done
-[ "$(state_of "$s1")" = gone ] || fail "kill: rank 0 (pid $s1) still there: $(state_of "$s1")"
+expect_gone "$s1" "kill: rank 0"
 inj=$rd/$job_a/injections
 [ "$(wc -l <"$inj")" = 1 ] || { cat "$inj"; fail "kill: not one line in $inj"; }
 grep -qE "^time=[0-9]+\.[0-9]{6} rank=0 host=$host pid=$s1 how=SIGTERM by=ftshim-inject trigger=\"kill --job 01234 --signal TERM 0\"$" "$inj" ||
@@ -272,11 +277,7 @@ echo "ok: pause --for 0.5 0: stopped during the pause, running after it"
 # --- kill --random, then clean removes the last job ------------------------------
 expect_ok "kill --random" --rundir "$rd" kill --random 1 --seed 4
 [ "$(cat "$OUT")" = "killed rank 0 (pid $s3) with SIGKILL" ] || { cat "$OUT"; fail "kill --random: stdout"; }
-for _ in $(seq 1 100); do
-	[ "$(state_of "$s3")" = gone ] && break
-	sleep 0.05
-done
-[ "$(state_of "$s3")" = gone ] || fail "kill --random: pid $s3 still there"
+expect_gone "$s3" "kill --random"
 [ "$(grep -c 'how=SIGKILL by=ftshim-inject trigger="kill --random 1 --seed 4"' "$rd/$job_b/injections")" = 1 ] ||
 	{ cat "$rd/$job_b/injections"; fail "kill --random: the injection line"; }
 watched=("$reused")
@@ -302,11 +303,7 @@ expect_error "bad --copy" "--copy twice: accepted: primary, replica or both" --r
 expect_error "--copy with --random" "--copy goes with RANK" --rundir "$rd" kill --copy replica --random 1
 expect_ok "kill --copy replica" --rundir "$rd" kill --copy replica 0
 [ "$(cat "$OUT")" = "killed rank 2 (pid $s5) with SIGKILL" ] || { cat "$OUT"; fail "kill --copy replica: stdout"; }
-for _ in $(seq 1 100); do
-	[ "$(state_of "$s5")" = gone ] && break
-	sleep 0.05
-done
-[ "$(state_of "$s5")" = gone ] || fail "kill --copy replica: the replica (pid $s5) still there"
+expect_gone "$s5" "kill --copy replica: the replica"
 case $(state_of "$s4") in
 S | R) ;;
 *) fail "kill --copy replica: the primary (pid $s4) is $(state_of "$s4")" ;;
