@@ -33,15 +33,15 @@ int32_t ftp_peer_world(const struct ft_comm *core, int r)
 	return (uint32_t)r < core->local_size ? core->members[r] : -1;
 }
 
-/* A member whose failure matters: not a replica (its logical rank lives
- * on in its primary; pmpi/replica.h). */
+/* A member whose failure matters: not one copy of a logical rank whose
+ * other copy lives (pmpi/replica.h). */
 static bool is_member(const struct ft_comm *core, int32_t world)
 {
 	uint32_t n = core->local_size + core->remote_size;
 
 	for (uint32_t i = 0; i < n; i++)
 		if (core->members[i] == world)
-			return !ftp_repl_is_replica(world);
+			return !ftp_repl_covered(world);
 	return false;
 }
 
@@ -57,7 +57,7 @@ static bool failed_member(struct ftp_comm *e, uint64_t events)
 	bool any = false;
 	for (uint32_t i = 0; i < n && !any; i++)
 		any = ft_proc_ever_failed(&ftp.procs, (uint32_t)core->members[i]) &&
-		      !ftp_repl_is_replica(core->members[i]);
+		      !ftp_repl_covered(core->members[i]);
 	atomic_store_explicit(&e->failed_member, any, memory_order_relaxed);
 	atomic_store_explicit(&e->checked, events, memory_order_release);
 	return any;

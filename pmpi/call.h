@@ -229,11 +229,12 @@ FTP_HOT int ftp_block(struct ftp_call *c, int rc, MPI_Status *status)
 	return ftp_block_wait(c, status);
 }
 
-/* w, a world rank known failed here: if it is a replica, return once this
- * process's view has dropped it (pmpi/replica.c: the process table shows
- * a death before its list of deaths, which the view reads, does), so that
- * a call's peer can be looked up again. Not while a view is applied. */
-void ftp_repl_await_drop(int32_t w);
+/* w, a world rank known failed here: if it is one copy of a replicated
+ * rank, return once this process's view has applied its death
+ * (pmpi/replica.c: the process table shows a death before its list of
+ * deaths, which the view reads, does), so that a call's peer can be
+ * looked up again. Not while a view is applied. */
+void ftp_repl_await_view(int32_t w);
 
 /* Resolve comm, set what the call watches, and (unless check is false)
  * refuse to start what waits on a failure already known. A nonblocking
@@ -254,7 +255,7 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 		 * applied a failure (pmpi/replica.h): look at that one. */
 		if (err != MPI_SUCCESS && c->comm->repl) {
 			if (kind == FTP_WATCH_PEER)
-				ftp_repl_await_drop(ftp_peer_world(c->comm->core, c->watch.rank));
+				ftp_repl_await_view(ftp_peer_world(c->comm->core, c->watch.rank));
 			c->watch = ftp_watch_on(c->comm, kind, rank, recv);
 			err = ftp_check(c, nonblocking);
 		}

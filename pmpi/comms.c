@@ -191,7 +191,7 @@ static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct me
 		if (e->core->members[i] < ftp.world_base || e->core->members[i] >= ftp.world_base + ftp.world_size)
 			e->in_world = false;
 	if (ftp_repl_comm(parent))
-		ftp_repl_derive(e);
+		ftp_repl_derive(e, parent);
 	int rc = ft_comm_registry_add(&ftp.comms, e->core);
 	if (rc != 0) {
 		ft_warn("communicator id %016llx is already in use (%d); this one is not tracked",

@@ -35,6 +35,7 @@
 struct tracked {
 	MPI_Request handle; /* as passed in, to forget it once complete */
 	bool known;
+	bool op_done; /* one of ftshim's own, finished (r.op is then NULL) */
 	struct ftp_req r;
 };
 
@@ -73,7 +74,7 @@ static int take_unstarted(struct tracked *t, MPI_Request *request, MPI_Status *s
  * status holds no rank. */
 static void status_out(const struct tracked *t, MPI_Status *status)
 {
-	if (ftp_seam_mapped() && t->known && !t->r.op && status != MPI_STATUS_IGNORE)
+	if (ftp_seam_mapped() && t->known && !t->r.op && !t->op_done && status != MPI_STATUS_IGNORE)
 		ftp_status_out(t->r.comm, status);
 }
 
@@ -348,6 +349,7 @@ static bool many_init(struct many *m, int count, const MPI_Request requests[])
 	}
 	for (int i = 0; i < count; i++) {
 		m->t[i].handle = requests[i];
+		m->t[i].op_done = false;
 		m->t[i].known = ftp_req_find(requests[i], &m->t[i].r);
 		m->any_known |= m->t[i].known;
 	}
@@ -428,6 +430,7 @@ static int op_result(struct many *m, int i, struct ftp_call *c)
 	if (!op)
 		return MPI_SUCCESS;
 	m->t[i].r.op = NULL;
+	m->t[i].op_done = true;
 	int err = ftp_op_finish(op);
 	if (err != MPI_SUCCESS)
 		call_for(c, &m->t[i].r);

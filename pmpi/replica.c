@@ -31,9 +31,13 @@ struct ftp_replication ftp_repl = {.partner = -1, .stream = MPI_COMM_NULL};
 
 static struct ft_replica_spec spec;
 
-/* Tags on the stream: records, forwarded results, and the counts a
- * replica gives the primary of a logical rank whose replica died. */
-enum { TAG_DECIDE = 1, TAG_DATA = 2, TAG_COUNTS = 3 };
+/* Tags on the stream: records, the counts a copy gives the survivor of
+ * a logical rank that lost a copy, and from TAG_DATA on, the forwarded
+ * results of each communicator (struct ftp_repl_comm.stream_tag). */
+enum { TAG_DECIDE = 1, TAG_COUNTS = 3, TAG_DATA = 16, TAG_DATA_SLOTS = 32000 };
+
+/* The next communicator's slot among the data tags. */
+static uint32_t next_data_slot;
 
 /* Every replicated communicator this process holds (their views change
  * when a copy dies). Application thread. */
@@ -74,6 +78,10 @@ static uint32_t *host_ids(uint32_t size)
 	return ids;
 }
 
+static void coll_log_trim(struct ftp_repl_comm *x, uint64_t seq);
+static void fwd_drop(struct ftp_repl_comm *x);
+static void fwd_receive(int32_t dead);
+
 void ftp_repl_release(struct ftp_comm *e)
 {
 	struct ftp_repl_comm *x = e->repl;
@@ -87,6 +95,8 @@ void ftp_repl_release(struct ftp_comm *e)
 		}
 	ft_msg_table_drop_comm(&msg_counts, e->core->id);
 	ft_send_log_drop_comm(&send_log, e->core->id);
+	coll_log_trim(x, UINT64_MAX);
+	fwd_drop(x);
 	if (x->team != MPI_COMM_NULL && ftp_active())
 		ftp_mpi.PMPI_Comm_free(&x->team);
 	if (x->base != MPI_COMM_NULL && ftp_active())
@@ -97,11 +107,64 @@ void ftp_repl_release(struct ftp_comm *e)
 	e->repl = NULL;
 }
 
+/* Whether world rank w is a replica (a copy that may be dropped). */
+static bool is_replica_world(int32_t w)
+{
+	return w >= 0 && ft_replica_plan_is_replica(&ftp_repl.plan, w);
+}
+
+/* This process receives as a replica does: from replicas, and from the
+ * only copy of a rank that has no replica (pmpi/replica.h). */
+static bool replica_class(void)
+{
+	return ftp_repl.copy == FTP_COPY_REPLICA || ftp_repl.copy == FTP_COPY_PROMOTED;
+}
+
+/* This process reads what its primary tells it (a promoted replica, until
+ * the stream from its dead primary runs dry). */
+static bool following(void)
+{
+	return ftp_repl.partner >= 0 && replica_class();
+}
+
+/* The world rank of the copy at rank q of e's real communicator. */
+static int32_t world_at(const struct ftp_comm *e, int q)
+{
+	return ftp_peer_world(e->core, q);
+}
+
+/* The real rank in e of the copy that stands for program rank k before
+ * the others: its primary or single, or its replica once that carries
+ * on alone. */
+static int lead_of(const struct ftp_repl_comm *x, int k)
+{
+	return x->primary[k] >= 0 ? x->primary[k] : x->replica[k];
+}
+
+bool ftp_repl_covered(int32_t w)
+{
+	if (ftp_repl.r == 0 || !ftp_repl.copy_of || w < 0 ||
+	    (uint32_t)w >= ftp_repl.plan.n + ftp_repl.plan.r)
+		return false;
+	int32_t other = ftp_repl.copy_of[w];
+	return other >= 0 && !ft_proc_ever_failed(&ftp.procs, (uint32_t)other);
+}
+
+static int prog_rank_of(const struct ftp_comm *e, int32_t l);
+static int my_rank_in(const struct ftp_comm *e);
+
+/* The key of the MPI_Comm_split under way on a replicated communicator
+ * (ftp_repl_MPI_Comm_split), for ftp_repl_derive. */
+static int split_key;
+static bool split_keyed;
+
 /* The replication of e, whose members (e->core, in e->real's rank order)
  * are world ranks: primaries and singles give the program ranks in their
- * order, each replica goes with its primary. Collective over e->real (the
+ * order, each replica goes with its primary; a replica whose primary is
+ * not among them (it died) stands for its logical rank, and the program
+ * ranks then follow their order in parent. Collective over e->real (the
  * team is split from it). */
-void ftp_repl_derive(struct ftp_comm *e)
+void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 {
 	const struct ft_comm *core = e->core;
 	uint32_t nreal = core->local_size;
@@ -109,7 +172,7 @@ void ftp_repl_derive(struct ftp_comm *e)
 	int32_t *pos = malloc(((size_t)ftp_repl.plan.n + ftp_repl.plan.r + 1) * sizeof *pos);
 	int32_t *real_of = NULL;
 	struct ft_rank_map *map = calloc(1, sizeof *map);
-	bool ok = x && pos && map && core->remote_size == 0;
+	bool ok = x && pos && map && core->remote_size == 0, lone = false;
 
 	if (ok) {
 		x->team = MPI_COMM_NULL;
@@ -128,23 +191,54 @@ void ftp_repl_derive(struct ftp_comm *e)
 		else
 			pos[w] = (int32_t)q;
 	}
-	/* Program rank order: the primaries and singles in real order. */
+	/* Program rank order: the primaries and singles in real order, and
+	 * a replica alone where its primary would be. */
 	for (uint32_t q = 0; ok && q < nreal; q++) {
-		int32_t w = core->members[q];
-		if (ft_replica_plan_is_replica(&ftp_repl.plan, w))
+		int32_t w = core->members[q], l = ftp_repl.plan.logical_of[w];
+		if (is_replica_world(w) && pos[l] >= 0)
 			continue;
-		int32_t rw = ftp_repl.plan.replica_of[w]; /* -1 once dropped */
-		x->primary[x->size] = (int32_t)q;
+		int32_t rw = is_replica_world(w) ? w : ftp_repl.plan.replica_of[w]; /* -1 once dropped */
+		x->primary[x->size] = is_replica_world(w) ? -1 : (int32_t)q;
 		x->replica[x->size] = rw >= 0 ? pos[rw] : -1;
+		lone |= is_replica_world(w);
 		x->size++;
 	}
-	bool replica = ftp_repl.copy == FTP_COPY_REPLICA;
-	for (uint32_t l = 0; ok && l < x->size; l++)
-		real_of[l] = replica && x->replica[l] >= 0 ? x->replica[l] : x->primary[l];
+	if (ok && lone && parent && parent->repl) {
+		/* The MPI ordered the new communicator by the program's key, then
+		 * by rank in what it was made from, where a replica that stands
+		 * alone comes after the primaries: order the program ranks by
+		 * the key, then by rank in the parent, as among the N. */
+		int mine[2] = {split_keyed ? split_key : 0, my_rank_in(parent)};
+		int *all = malloc(((size_t)nreal + 1) * 2 * sizeof *all);
+		ok = all && ftp_mpi.PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, e->real) ==
+				MPI_SUCCESS;
+		for (uint32_t i = 1; ok && i < x->size; i++)
+			for (uint32_t j = i; j > 0; j--) {
+				const int *a = &all[2 * lead_of(x, (int)j - 1)], *b = &all[2 * lead_of(x, (int)j)];
+				if (a[0] < b[0] || (a[0] == b[0] && a[1] <= b[1]))
+					break;
+				int32_t t = x->primary[j];
+				x->primary[j] = x->primary[j - 1];
+				x->primary[j - 1] = t;
+				t = x->replica[j];
+				x->replica[j] = x->replica[j - 1];
+				x->replica[j - 1] = t;
+			}
+		free(all);
+	}
+	bool replica = ftp_repl.copy == FTP_COPY_REPLICA, rclass = replica_class();
+	int me = 0;
+	for (uint32_t l = 0; ok && l < x->size; l++) {
+		real_of[l] = (rclass && x->replica[l] >= 0) || x->primary[l] < 0 ? x->replica[l]
+										 : x->primary[l];
+		if (world_at(e, lead_of(x, (int)l)) == ftp.rank)
+			me = (int)l;
+	}
 	int rc = MPI_SUCCESS;
-	/* Every member splits, whatever went wrong here, or the others hang. */
+	/* Every member splits, whatever went wrong here, or the others hang;
+	 * the key puts the team in program rank order. */
 	if (core->remote_size == 0)
-		rc = ftp_mpi.PMPI_Comm_split(e->real, replica ? MPI_UNDEFINED : 0, 0,
+		rc = ftp_mpi.PMPI_Comm_split(e->real, replica ? MPI_UNDEFINED : 0, me,
 					     x ? &x->team : &(MPI_Comm){0});
 	if (ok && nrepl_comms == repl_comms_cap) {
 		size_t cap = repl_comms_cap ? 2 * repl_comms_cap : 16;
@@ -155,7 +249,13 @@ void ftp_repl_derive(struct ftp_comm *e)
 			repl_comms_cap = cap;
 		}
 	}
+	/* A collective abandoned on a team whose member died may fail later
+	 * in the MPI's progress: never fatal (the call's own error reaches the
+	 * program through the seam). */
+	if (x && x->team != MPI_COMM_NULL)
+		ftp_mpi.PMPI_Comm_set_errhandler(x->team, MPI_ERRORS_RETURN);
 	if (ok && rc == MPI_SUCCESS && ft_rank_map_init(map, real_of, x->size, nreal) == 0) {
+		x->stream_tag = TAG_DATA + (int)(next_data_slot++ % TAG_DATA_SLOTS);
 		repl_comms[nrepl_comms++] = e;
 		e->repl = x;
 		ftp_comm_give_map(e, map);
@@ -245,6 +345,9 @@ int ftp_repl_plan(void)
 	ft_msg_table_init(&msg_counts);
 	ft_send_log_init(&send_log, (size_t)ftp.cfg.replica_log_mib << 20);
 	ftp_repl.dropped = calloc((size_t)n + r, 1);
+	ftp_repl.copy_of = malloc(((size_t)n + r) * sizeof *ftp_repl.copy_of);
+	for (uint32_t k = 0; ftp_repl.copy_of && k < n + r; k++)
+		ftp_repl.copy_of[k] = ft_replica_plan_partner(&ftp_repl.plan, (int32_t)k);
 	return 0;
 }
 
@@ -262,7 +365,7 @@ int ftp_repl_start(void)
 		ftp_hang_watch_begin(FTP_FN_MPI_Init, world->core->members, world->core->local_size);
 	ftp_mpi.PMPI_Comm_dup(ftp.world, &ftp_repl.stream);
 	if (world)
-		ftp_repl_derive(world);
+		ftp_repl_derive(world, NULL);
 	ftp_hang_watch_end();
 	if (ftp_repl.copy == FTP_COPY_REPLICA)
 		redirect_output(ftp_repl.plan.logical_of[ftp.rank]);
@@ -337,11 +440,35 @@ static void tell(const int *rec, int n)
 		drop_replica();
 }
 
+static void await_view(int32_t w);
+static void carry_on(void);
+static void teams_rebuild(void);
+static bool has_copy(int32_t w);
+
+/* What a follower's read of the stream gives once its primary is dead
+ * and nothing it sent is left: the follower decides for itself from then
+ * on (carry_on), and the call goes on as a single's. Never reaches the
+ * program. */
+#define STREAM_ENDED (-0x5e1d)
+
+/* rc of a read from the stream of primary `from`: STREAM_ENDED if it
+ * failed because the primary died (the view may have been applied while
+ * the read waited). */
+static int stream_end(int rc, int32_t from)
+{
+	if (rc == MPI_SUCCESS || from < 0 || !ft_proc_is_failed(&ftp.procs, (uint32_t)from))
+		return rc;
+	if (following())
+		carry_on();
+	return STREAM_ENDED;
+}
+
 /* The replica: hear the next record (at most max ints); its length. */
 static int hear(int *rec, int max, int *n)
 {
 	MPI_Status st;
-	int rc = stream_io(false, rec, max, MPI_INT, TAG_DECIDE, &st);
+	int32_t from = ftp_repl.partner;
+	int rc = stream_end(stream_io(false, rec, max, MPI_INT, TAG_DECIDE, &st), from);
 
 	if (rc == MPI_SUCCESS)
 		ftp_mpi.PMPI_Get_count(&st, MPI_INT, n);
@@ -419,18 +546,6 @@ static int hear_match(bool *found, int *source)
 
 /* --- counting and logging ------------------------------------------------------ */
 
-/* The world rank of the copy at rank q of e's real communicator. */
-static int32_t world_at(const struct ftp_comm *e, int q)
-{
-	return ftp_peer_world(e->core, q);
-}
-
-/* Whether world rank w is a replica (a copy that may be dropped). */
-static bool is_replica_world(int32_t w)
-{
-	return w >= 0 && ft_replica_plan_is_replica(&ftp_repl.plan, w);
-}
-
 /* A message from program rank source with tag was matched here. */
 static void count_received(const struct ftp_comm *e, int source, int tag)
 {
@@ -441,21 +556,42 @@ static void count_received(const struct ftp_comm *e, int source, int tag)
 		n->received++;
 }
 
-/* A send to program rank dest, which has a replica: its number among the
- * sends to (dest, tag), and, from a primary, its bytes in the log. Returns
- * the number (0: not counted, out of memory) and sets *skip_replica when
- * dest's replica has it already (from this rank's dead replica). */
+/* Program rank k of e has two copies: a receive from it moves when the
+ * one it is posted to dies. */
+static bool paired_rank(const struct ftp_comm *e, int k)
+{
+	const struct ftp_repl_comm *x = e->repl;
+
+	return k >= 0 && (uint32_t)k < x->size && x->primary[k] >= 0 && x->replica[k] >= 0;
+}
+
+/* World rank w has another copy (living or not): a send to it that fails
+ * may be one its other copy makes good. */
+static bool has_copy(int32_t w)
+{
+	return w >= 0 && ftp_repl.copy_of && ftp_repl.copy_of[w] >= 0;
+}
+
+/* A send to program rank dest: its number among the sends to (dest,
+ * tag), and its bytes in the log when a copy of this process may need to
+ * give them again: a primary's sends to a replicated rank (its replica
+ * may die), a replica's to any (its primary may). Returns the number (0:
+ * not counted, out of memory); skip[slot] says that copy of dest has the
+ * message already (from this rank's dead copy). */
 static uint64_t note_send(const struct ftp_comm *e, int dest, int tag, const void *buf, int count,
-			  MPI_Datatype type, bool *skip_replica)
+			  MPI_Datatype type, bool skip[2])
 {
 	struct ft_msg_counts *n = ft_msg_counts_get(&msg_counts, e->core->id, dest, tag);
 
-	*skip_replica = false;
+	skip[FT_SLOT_PRIMARY] = skip[FT_SLOT_REPLICA] = false;
 	if (!n)
 		return 0;
 	uint64_t seq = ++n->sent;
-	*skip_replica = seq <= n->skip[FT_SLOT_REPLICA];
-	if (ftp_repl.copy != FTP_COPY_PRIMARY)
+	skip[FT_SLOT_PRIMARY] = seq <= n->skip[FT_SLOT_PRIMARY];
+	skip[FT_SLOT_REPLICA] = seq <= n->skip[FT_SLOT_REPLICA];
+	bool logged = ftp_repl.copy == FTP_COPY_REPLICA ||
+		      (ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() && e->repl->replica[dest] >= 0);
+	if (!logged)
 		return seq;
 	int size = 0, pos = 0;
 	if (ftp_mpi.PMPI_Pack_size(count, type, e->real, &size) != MPI_SUCCESS || size < 0)
@@ -468,18 +604,21 @@ static uint64_t note_send(const struct ftp_comm *e, int dest, int tag, const voi
 
 /* --- receives from one copy -------------------------------------------------------- */
 
-/* A replica's receive from a named program rank, posted to the copy
- * that serves it here (a replica receives from replicas): when that copy
- * dies the receive moves to the survivor (ftp_repl_views), which resends
- * what this process has not matched. Pending ones are listed in posting
- * order, which a move keeps. */
+/* A receive on a replicated communicator that a death may move: from a
+ * named program rank, posted to the copy that serves it here (a replica
+ * receives from replicas, a primary from primaries); when that copy dies
+ * the receive moves to the survivor (ftp_repl_views), which resends what
+ * this process has not matched. From MPI_ANY_SOURCE (source < 0): posted
+ * as it is, never moved, listed so that a view change sees it matched
+ * before this process counts what it has. Pending ones are listed in
+ * posting order, which a move keeps. */
 struct peer_recv {
 	struct ftp_comm *e;
 	void *buf;
 	int count, source, tag; /* the program's */
 	MPI_Datatype type;
 	MPI_Request req; /* the real receive; MPI_REQUEST_NULL while moved */
-	int32_t from;	 /* world rank of the copy it is posted to */
+	int32_t from;	 /* world rank of the copy it is posted to; -1: any */
 	bool done, linked;
 	int rc;
 	MPI_Status status; /* once done: MPI_SOURCE is the program's */
@@ -504,18 +643,21 @@ static void recv_finish(struct peer_recv *p, int rc, const MPI_Status *st)
 	p->rc = rc;
 	if (st)
 		p->status = *st;
-	p->status.MPI_SOURCE = p->source;
+	if (p->source != MPI_ANY_SOURCE)
+		p->status.MPI_SOURCE = p->source;
+	else if (st)
+		ftp_status_out(p->e, &p->status);
 	if (rc == MPI_SUCCESS && st)
-		count_received(p->e, p->source, st->MPI_TAG);
+		count_received(p->e, p->status.MPI_SOURCE, st->MPI_TAG);
 }
 
 /* Post p to the copy its source is addressed at now. */
 static void recv_post(struct peer_recv *p)
 {
-	int q = ftp_rank_in(p->e, p->source);
+	int q = p->source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : ftp_rank_in(p->e, p->source);
 	int rc = ftp_mpi.PMPI_Irecv(p->buf, p->count, p->type, q, p->tag, p->e->real, &p->req);
 
-	p->from = world_at(p->e, q);
+	p->from = q == MPI_ANY_SOURCE ? -1 : world_at(p->e, q);
 	if (rc != MPI_SUCCESS)
 		recv_finish(p, rc, NULL);
 }
@@ -555,13 +697,13 @@ static void recv_give_up(struct peer_recv *p, int err)
 }
 
 /* Whether p waits on a dead copy that no view change will move it from:
- * not a replica, which the view drops (perhaps not yet: the process table
- * can show a death before ftp_repl_views has applied it), moving p to
- * the copy that serves its rank then. */
+ * one whose other copy is dead too (a view change moves p to a living
+ * copy, perhaps not yet: the process table can show a death before
+ * ftp_repl_views has applied it). */
 static bool recv_stranded(const struct peer_recv *p)
 {
 	return !p->done && p->from >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)p->from) &&
-	       !is_replica_world(p->from);
+	       !ftp_repl_covered(p->from);
 }
 
 /* Block until p is done (c: the call, whose watch follows p's copy). */
@@ -573,11 +715,14 @@ static int recv_wait(struct ftp_call *c, struct peer_recv *p, MPI_Status *status
 		recv_poll(p);
 		if (p->done)
 			break;
-		c->watch = (struct ftp_watch){.kind = FTP_WATCH_PEER,
-					      .rank = ftp_rank_in(p->e, p->source),
-					      .recv = true};
+		c->watch = p->source == MPI_ANY_SOURCE
+			       ? (struct ftp_watch){.kind = FTP_WATCH_ANY, .rank = MPI_ANY_SOURCE, .recv = true}
+			       : (struct ftp_watch){.kind = FTP_WATCH_PEER,
+						    .rank = ftp_rank_in(p->e, p->source),
+						    .recv = true};
 		int err = ftp_poll_step(c, false, &seen, &polls);
-		if (err != MPI_SUCCESS && !p->done && (err == FTP_ERR_REVOKED || recv_stranded(p)))
+		if (err != MPI_SUCCESS && !p->done &&
+		    (err == FTP_ERR_REVOKED || p->from < 0 || recv_stranded(p)))
 			recv_give_up(p, err);
 	}
 	if (status != MPI_STATUS_IGNORE)
@@ -585,7 +730,7 @@ static int recv_wait(struct ftp_call *c, struct peer_recv *p, MPI_Status *status
 	return p->rc;
 }
 
-/* A replica's blocking receive from program rank source. */
+/* A blocking receive that a death may move (struct peer_recv). */
 static int recv_from(struct ftp_call *c, void *buf, int count, MPI_Datatype type, int source,
 		     int tag, MPI_Status *status)
 {
@@ -596,8 +741,8 @@ static int recv_from(struct ftp_call *c, void *buf, int count, MPI_Datatype type
 	return recv_wait(c, &p, status);
 }
 
-/* A replica's nonblocking receive from a named rank, as an ftshim
- * operation: the application holds a generalized request. */
+/* A nonblocking receive that a death may move, as an ftshim operation:
+ * the application holds a generalized request. */
 struct recv_op {
 	struct ftp_op op;
 	struct peer_recv p; /* p.type is a duplicate: the program may free its own */
@@ -611,6 +756,13 @@ static bool recv_op_progress(struct ftp_op *op)
 	recv_poll(p);
 	if (!p->done && recv_stranded(p))
 		recv_give_up(p, FTP_ERR_PROC_FAILED);
+	if (!p->done && p->from < 0 && ftp_events()) {
+		struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Recv);
+		ftp_call_on(&c, p->e, (struct ftp_watch){.kind = FTP_WATCH_ANY, .rank = MPI_ANY_SOURCE, .recv = true});
+		int err = ftp_check(&c, false);
+		if (err != MPI_SUCCESS)
+			recv_give_up(p, err);
+	}
 	if (!p->done)
 		return false;
 	op->status = p->status;
@@ -681,7 +833,7 @@ static int prog_rank_of(const struct ftp_comm *e, int32_t l)
 	const struct ftp_repl_comm *x = e->repl;
 
 	for (uint32_t k = 0; k < x->size; k++)
-		if (world_at(e, x->primary[k]) == l)
+		if (ftp_repl.plan.logical_of[world_at(e, lead_of(x, (int)k))] == l)
 			return (int)k;
 	return -1;
 }
@@ -713,10 +865,10 @@ static void counts_add(struct ft_msg_counts *n, void *arg)
 	m->v[m->n++] = n->received;
 }
 
-/* A replica, after the replica of logical rank l died: tell l's primary
- * what it has of l's messages (every pending receive from the dead copy
- * has been settled). */
-static void tell_counts(int32_t l)
+/* After a copy of logical rank l died: tell world rank `to`, the copy of
+ * l this process receives from now, what it has of l's messages (every
+ * pending receive from the dead copy has been settled). */
+static void tell_counts(int32_t l, int32_t to)
 {
 	struct counts_msg m = {0};
 
@@ -727,16 +879,16 @@ static void tell_counts(int32_t l)
 			ft_msg_table_each_peer(&msg_counts, k, counts_add, &m);
 	}
 	for (size_t i = 0; i + 2 < m.n; i += 3)
-		ft_debug("replica: rank %d's messages of tag %d on communicator %llx: %llu matched here",
-			 l, (int)(uint32_t)m.v[i + 1], (unsigned long long)m.v[i],
+		ft_debug("rank %d's messages of tag %d on communicator %llx: %llu matched here", l,
+			 (int)(uint32_t)m.v[i + 1], (unsigned long long)m.v[i],
 			 (unsigned long long)m.v[i + 2]);
-	stream_with(l, true, m.v ? (void *)m.v : (void *)&m.n, (int)m.n, MPI_UINT64_T, TAG_COUNTS,
+	stream_with(to, true, m.v ? (void *)m.v : (void *)&m.n, (int)m.n, MPI_UINT64_T, TAG_COUNTS,
 		    MPI_STATUS_IGNORE);
 	free(m.v);
 }
 
-/* The primary: hear world rank w's counts (NULL: none are coming: it died or
- * finished); *n entries. */
+/* The surviving copy of this logical rank: hear world rank w's counts
+ * (NULL: none are coming: it died or finished); *n entries. */
 static uint64_t *hear_counts(int32_t w, size_t *n)
 {
 	MPI_Status st;
@@ -744,7 +896,7 @@ static uint64_t *hear_counts(int32_t w, size_t *n)
 	int flag = 0, count = 0;
 
 	*n = 0;
-	/* Probe first: the size is the replica's. */
+	/* Probe first: the size is the sender's. */
 	for (;;) {
 		if (ftp_mpi.PMPI_Iprobe(w, TAG_COUNTS, ftp_repl.stream, &flag, &st) != MPI_SUCCESS)
 			return NULL;
@@ -765,14 +917,14 @@ static uint64_t *hear_counts(int32_t w, size_t *n)
 	return v;
 }
 
-/* A replica's report (v: n triples), read for one communicator e, where
- * the replica is real rank `to`, while resending to it. */
+/* A copy's report (v: n triples), read for one communicator e, where the
+ * copy is real rank `to`, while resending to it. */
 struct reported {
 	const uint64_t *v;
 	size_t n;
 	uint64_t comm;
 	struct ftp_comm *e;
-	int32_t to; /* the replica's real rank in e */
+	int32_t to; /* the copy's real rank in e */
 	size_t resent;
 	bool failed;
 };
@@ -810,9 +962,11 @@ static void resend_one(const struct ft_logged *m, void *arg)
 	r->resent++;
 }
 
-/* How many sends to (comm, peer) the replica lacks, per its report. */
+/* How many sends to (comm, peer) the copy lacks, per its report; the
+ * copy's slot has what it reported, and is skipped for those later. */
 struct lack {
 	struct reported *r;
+	enum ft_copy_slot slot;
 	uint64_t missing;
 };
 
@@ -823,12 +977,55 @@ static void lack_add(struct ft_msg_counts *n, void *arg)
 	if (n->comm != k->r->comm)
 		return;
 	uint64_t have = reported_of(n->tag, k->r);
-	ft_debug("replica of rank %d: %llu of tag %d matched there, %llu sent here", n->peer,
+	ft_debug("rank %d's copy: %llu of tag %d matched there, %llu sent here", n->peer,
 		 (unsigned long long)have, n->tag, (unsigned long long)n->sent);
 	if (n->sent > have)
 		k->missing += n->sent - have;
 	/* What it has beyond what was sent, it need not get again. */
-	n->skip[FT_SLOT_REPLICA] = have;
+	n->skip[k->slot] = have;
+}
+
+/* This process's copy of its logical rank died: world rank w, which
+ * received from that copy and now receives from this one (in the copy's
+ * slot), says what it has; give it from the log what it lacks, and skip
+ * later what it has. */
+static void serve_one(int32_t w, enum ft_copy_slot slot)
+{
+	size_t n = 0;
+	uint64_t *v = hear_counts(w, &n);
+	int32_t j = ftp_repl.plan.logical_of[w];
+
+	for (size_t i = 0; v && i < nrepl_comms; i++) {
+		struct ftp_comm *e = repl_comms[i];
+		int k = prog_rank_of(e, j);
+		int32_t to = k < 0 ? -1 : slot == FT_SLOT_REPLICA ? e->repl->replica[k] : e->repl->primary[k];
+		if (to < 0)
+			continue;
+		struct reported r = {.v = v, .n = n, .comm = e->core->id, .e = e, .to = to};
+		struct lack lk = {.r = &r, .slot = slot};
+		ft_msg_table_each_peer(&msg_counts, k, lack_add, &lk);
+		/* A tag this rank has not sent with yet, which the dead copy
+		 * had: skip as many of those sends too. */
+		for (size_t t = 0; t < n; t++) {
+			if (v[3 * t] != r.comm)
+				continue;
+			int32_t tag = (int32_t)(uint32_t)v[3 * t + 1];
+			if (ft_msg_counts_find(&msg_counts, r.comm, k, tag))
+				continue;
+			struct ft_msg_counts *c = ft_msg_counts_get(&msg_counts, r.comm, k, tag);
+			if (c)
+				c->skip[slot] = v[3 * t + 2];
+		}
+		ft_send_log_each_after(&send_log, r.comm, k, reported_of, resend_one, &r);
+		if (r.failed || r.resent != lk.missing) {
+			ft_error("rank %d cannot give rank %d's copy (process %d) the %llu message(s) it "
+				 "lacks: %zu are still in its log (FTSHIM_REPLICA_LOG_MIB=%llu); the job ends",
+				 ftp_repl.plan.logical_of[ftp.rank], j, w, (unsigned long long)lk.missing,
+				 r.resent, (unsigned long long)ftp.cfg.replica_log_mib);
+			ftp_mpi.PMPI_Abort(ftp.world, 1);
+		}
+	}
+	free(v);
 }
 
 /* The primary of a logical rank whose replica died: give every other
@@ -838,47 +1035,40 @@ static void serve_counts(int32_t dead)
 {
 	uint32_t total = ftp_repl.plan.n + ftp_repl.plan.r;
 
-	for (uint32_t w = ftp_repl.plan.n; w < total; w++) {
-		if ((int32_t)w == dead || ftp_repl.dropped[w] || ft_proc_is_failed(&ftp.procs, w))
-			continue;
-		size_t n = 0;
-		uint64_t *v = hear_counts((int32_t)w, &n);
-		int32_t j = ftp_repl.plan.logical_of[w];
-		for (size_t i = 0; v && i < nrepl_comms; i++) {
-			struct ftp_comm *e = repl_comms[i];
-			int k = prog_rank_of(e, j);
-			if (k < 0 || e->repl->replica[k] < 0)
-				continue;
-			struct reported r = {.v = v, .n = n, .comm = e->core->id, .e = e,
-					     .to = e->repl->replica[k]};
-			struct lack lk = {.r = &r};
-			ft_msg_table_each_peer(&msg_counts, k, lack_add, &lk);
-			/* A tag this rank has not sent with yet, which the dead
-			 * replica had: skip as many of those sends too. */
-			for (size_t t = 0; t < n; t++) {
-				if (v[3 * t] != r.comm)
-					continue;
-				int32_t tag = (int32_t)(uint32_t)v[3 * t + 1];
-				if (ft_msg_counts_find(&msg_counts, r.comm, k, tag))
-					continue;
-				struct ft_msg_counts *c = ft_msg_counts_get(&msg_counts, r.comm, k, tag);
-				if (c)
-					c->skip[FT_SLOT_REPLICA] = v[3 * t + 2];
-			}
-			ft_send_log_each_after(&send_log, r.comm, k, reported_of, resend_one, &r);
-			if (r.failed || r.resent != lk.missing) {
-				ft_error("rank %d cannot give the replica of rank %d the %llu message(s) it "
-					 "lacks: %zu are still in its log (FTSHIM_REPLICA_LOG_MIB=%llu); the job "
-					 "ends",
-					 ftp.rank, j, (unsigned long long)lk.missing, r.resent,
-					 (unsigned long long)ftp.cfg.replica_log_mib);
-				ftp_mpi.PMPI_Abort(ftp.world, 1);
-			}
-		}
-		free(v);
-	}
+	for (uint32_t w = ftp_repl.plan.n; w < total; w++)
+		if ((int32_t)w != dead && !ftp_repl.dropped[w] && !ft_proc_is_failed(&ftp.procs, w))
+			serve_one((int32_t)w, FT_SLOT_REPLICA);
 	/* Nobody can need this rank's log again: it has no copy left. */
 	ft_send_log_fini(&send_log);
+}
+
+/* Settle every pending receive posted to world rank dead: a last look
+ * (what it sent before it died may be here), else it waits, unposted,
+ * to move. */
+static void settle_recvs_from(int32_t dead)
+{
+	struct peer_recv *p, *next;
+
+	for (p = recvs_head; p; p = next) {
+		next = p->next;
+		if (p->from != dead || p->req == MPI_REQUEST_NULL)
+			continue;
+		MPI_Status st;
+		int rc = ftp_cancel_p2p(&p->req, dead, FTP_P2P_RECV, FTP_ERR_PROC_FAILED, &st);
+		ft_debug("a receive from rank %d (tag %d) posted to process %d: %s", p->source, p->tag,
+			 dead, rc == MPI_SUCCESS ? "matched" : "cancelled");
+		if (rc == MPI_SUCCESS)
+			recv_finish(p, rc, &st);
+	}
+}
+
+/* Post again the receives settle_recvs_from left waiting (the view now
+ * sends them to the copy that took over). */
+static void repost_recvs_from(int32_t dead)
+{
+	for (struct peer_recv *p = recvs_head; p; p = p->next)
+		if (p->from == dead && p->req == MPI_REQUEST_NULL)
+			recv_post(p);
 }
 
 /* Replica `dead` (of logical rank l) died: nobody addresses it any more.
@@ -887,21 +1077,9 @@ static void serve_counts(int32_t dead)
 static void drop_copy(int32_t dead)
 {
 	int32_t l = ftp_repl.plan.logical_of[dead];
-	struct peer_recv *p, *next;
 
-	if (ftp_repl.copy == FTP_COPY_REPLICA)
-		for (p = recvs_head; p; p = next) {
-			next = p->next;
-			if (p->from != dead || p->req == MPI_REQUEST_NULL)
-				continue;
-			/* A last look: what it sent before it died may be here. */
-			MPI_Status st;
-			int rc = ftp_cancel_p2p(&p->req, dead, FTP_P2P_RECV, FTP_ERR_PROC_FAILED, &st);
-			ft_debug("replica: a receive from rank %d (tag %d) posted to process %d: %s",
-				 p->source, p->tag, dead, rc == MPI_SUCCESS ? "matched" : "cancelled");
-			if (rc == MPI_SUCCESS)
-				recv_finish(p, rc, &st);
-		}
+	if (replica_class())
+		settle_recvs_from(dead);
 	ftp_repl.dropped[dead] = 1;
 	ftp_repl.plan.replica_of[l] = -1;
 	for (size_t i = 0; i < nrepl_comms; i++) {
@@ -910,15 +1088,13 @@ static void drop_copy(int32_t dead)
 		for (uint32_t k = 0; k < x->size; k++)
 			if (x->replica[k] >= 0 && world_at(e, x->replica[k]) == dead) {
 				x->replica[k] = -1;
-				if (ftp_repl.copy == FTP_COPY_REPLICA)
+				if (replica_class())
 					ft_rank_map_retarget(e->map, (int32_t)k, x->primary[k]);
 			}
 	}
-	if (ftp_repl.copy == FTP_COPY_REPLICA) {
-		tell_counts(l);
-		for (p = recvs_head; p; p = p->next)
-			if (p->from == dead && p->req == MPI_REQUEST_NULL)
-				recv_post(p);
+	if (replica_class()) {
+		tell_counts(l, l);
+		repost_recvs_from(dead);
 	} else if (ftp.rank == l) {
 		ftp_repl.partner = -1;
 		ftp_repl.copy = FTP_COPY_SINGLE;
@@ -926,6 +1102,99 @@ static void drop_copy(int32_t dead)
 		ft_info("the replica of rank %d (process %d) is gone: rank %d goes on alone", l, dead,
 			l);
 	}
+}
+
+/* Messages the dead primary `dead` sent that no receive here matched:
+ * never to be matched now (its replica gives them again), so that no
+ * later receive from MPI_ANY_SOURCE takes one. */
+static void discard_from(int32_t dead)
+{
+	for (size_t i = 0; i < nrepl_comms; i++) {
+		struct ftp_comm *e = repl_comms[i];
+		int q = -1;
+		for (uint32_t j = 0; j < e->core->local_size; j++)
+			if (e->core->members[j] == dead)
+				q = (int)j;
+		for (int flag = 1; q >= 0 && flag;) {
+			MPI_Status st;
+			int bytes = 0;
+			flag = 0;
+			if (ftp_mpi.PMPI_Iprobe(q, MPI_ANY_TAG, e->real, &flag, &st) != MPI_SUCCESS || !flag)
+				break;
+			ftp_mpi.PMPI_Get_count(&st, MPI_BYTE, &bytes);
+			void *junk = malloc((size_t)(bytes > 0 ? bytes : 1));
+			if (!junk)
+				break;
+			ftp_mpi.PMPI_Recv(junk, bytes, MPI_BYTE, q, st.MPI_TAG, e->real, MPI_STATUS_IGNORE);
+			free(junk);
+			ft_debug("a message of tag %d from the dead primary of rank %d, unmatched: dropped",
+				 st.MPI_TAG, dead);
+		}
+	}
+}
+
+/* Whether the dead primary `from` told this process something it has
+ * not read yet (a few passes of the MPI's progress: it is all here). */
+static bool records_left(int32_t from)
+{
+	int flag = 0;
+
+	for (int pass = 0; pass < 4 && !flag; pass++)
+		ftp_mpi.PMPI_Iprobe(from, TAG_DECIDE, ftp_repl.stream, &flag, MPI_STATUS_IGNORE);
+	return flag;
+}
+
+/* Primary `dead` (of logical rank l) died and its replica lives: the
+ * replica carries l on. Processes that received from the primary
+ * settle what they had from it, tell the replica, and receive from it
+ * from now on; the replica gives them from its log what they lack and
+ * sends as a single does; every process of the teams rebuilds them. */
+static void promote(int32_t dead)
+{
+	int32_t l = dead, rw = ftp_repl.plan.replica_of[l];
+	bool receiver = !replica_class(); /* received from the dead primary */
+
+	if (receiver) {
+		settle_recvs_from(dead);
+		discard_from(dead);
+		for (struct peer_recv *p = recvs_head; p; p = p->next)
+			recv_poll(p);
+	}
+	ftp_repl.plan.replica_of[l] = -1;
+	for (size_t i = 0; i < nrepl_comms; i++) {
+		struct ftp_comm *e = repl_comms[i];
+		struct ftp_repl_comm *x = e->repl;
+		for (uint32_t k = 0; k < x->size; k++)
+			if (x->primary[k] >= 0 && world_at(e, x->primary[k]) == dead) {
+				x->primary[k] = -1;
+				if (receiver && x->replica[k] >= 0)
+					ft_rank_map_retarget(e->map, (int32_t)k, x->replica[k]);
+			}
+	}
+	if (receiver) {
+		tell_counts(l, rw);
+		repost_recvs_from(dead);
+	} else if (ftp.rank == rw) {
+		ftp_repl.copy = FTP_COPY_PROMOTED;
+		fwd_receive(dead);
+		for (uint32_t w = 0; w < ftp_repl.plan.n; w++)
+			if ((int32_t)w != dead && !ft_proc_is_failed(&ftp.procs, w))
+				serve_one((int32_t)w, FT_SLOT_PRIMARY);
+		ft_send_log_fini(&send_log);
+	}
+	if (ftp_repl.copy != FTP_COPY_REPLICA)
+		teams_rebuild();
+	if (ftp.rank == rw && !records_left(dead))
+		carry_on();
+}
+
+/* Failures of ftp.procs.order[0 .. views_applied) are applied. */
+static bool death_applied(int32_t w)
+{
+	for (uint32_t i = 0; i < views_applied; i++)
+		if (ftp.procs.order[i] == w)
+			return true;
+	return false;
 }
 
 void ftp_repl_views(void)
@@ -940,13 +1209,59 @@ void ftp_repl_views(void)
 	in_views = true;
 	while (views_applied < (n = ft_proc_nfailed(&ftp.procs))) {
 		int32_t dead = (int32_t)ftp.procs.order[views_applied++];
-		if (is_replica_world(dead) && !ftp_repl.dropped[dead] &&
-		    ftp_repl.plan.replica_of[ftp_repl.plan.logical_of[dead]] == dead)
+		int32_t l = dead >= 0 ? ftp_repl.plan.logical_of[dead] : -1;
+		if (l < 0)
+			continue;
+		int32_t rw = ftp_repl.plan.replica_of[l];
+		if (is_replica_world(dead) && !ftp_repl.dropped[dead] && rw == dead)
 			drop_copy(dead);
+		else if (!is_replica_world(dead) && rw >= 0 &&
+			 !ft_proc_is_failed(&ftp.procs, (uint32_t)rw))
+			promote(dead);
 	}
 	in_views = false;
 	/* Answers cached under the old value counted the dropped copies. */
 	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
+}
+
+/* Wait until the death of w has been applied to the view here. */
+static void await_view(int32_t w)
+{
+	uint64_t polls = 0;
+
+	if (in_views || w < 0)
+		return;
+	for (ftp_repl_views(); !death_applied(w); ftp_repl_views())
+		ftp_poll_pause(&polls);
+}
+
+void ftp_repl_await_view(int32_t w)
+{
+	if (has_copy(w))
+		await_view(w);
+}
+
+/* A promoted replica has read all its dead primary told it: it decides
+ * for itself from now on, and its output reaches the terminal. */
+static void carry_on(void)
+{
+	int32_t dead = ftp_repl.partner;
+
+	await_view(dead);
+	ftp_repl.partner = -1;
+	for (int i = 0; i < 2; i++)
+		if (terminal_fd[i] >= 0) {
+			fflush(i == 0 ? stdout : stderr);
+			dup2(terminal_fd[i], i + 1);
+			close(terminal_fd[i]);
+			terminal_fd[i] = -1;
+		}
+	if (!ftp.cfg.log_file[0])
+		ft_log_set_fd(2);
+	ft_info("rank %d: primary (process %d) lost, replica (process %d) promoted, %.1f ms after "
+		"the loss was known here",
+		ftp_repl.plan.logical_of[ftp.rank], dead, ftp.rank,
+		(double)(ft_clock_now() - ftp.procs.procs[dead].learned_ns) / 1e6);
 }
 
 /* The tag of the MPI_Comm_create_group that makes a creation base. */
@@ -974,7 +1289,7 @@ static int settle_dead(const struct ftp_comm *e, const int32_t *alive, uint32_t 
 		int32_t w = e->core->members[q];
 		if (i < n && alive[i] == w)
 			i++;
-		else if (!ftp_repl_dropped(w))
+		else if (!ftp_repl_covered(w))
 			rc = FTP_ERR_PROC_FAILED;
 	}
 	return rc;
@@ -998,7 +1313,7 @@ int ftp_repl_creation(struct ftp_call *c)
 		rc = ftp_mpi.PMPI_Comm_size(base, &size);
 	if (rc == MPI_SUCCESS && (uint32_t)size != n) {
 		MPI_Comm smaller = MPI_COMM_NULL;
-		rc = ftp_create_group_of(base, alive, n, BASE_TAG, c->fn, &smaller);
+		rc = ftp_create_group_of(ftp_repl.stream, alive, n, BASE_TAG, c->fn, &smaller);
 		if (rc == MPI_SUCCESS) {
 			if (x->base != MPI_COMM_NULL)
 				ftp_mpi.PMPI_Comm_free(&x->base);
@@ -1014,6 +1329,15 @@ int ftp_repl_creation(struct ftp_call *c)
 	return rc;
 }
 
+int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *newcomm)
+{
+	split_key = key;
+	split_keyed = true;
+	int rc = ftp_post_create(c, ftp_mpi.PMPI_Comm_split(c->real, color, key, newcomm), newcomm);
+	split_keyed = false;
+	return rc;
+}
+
 FT_EXPORT int ftshim_rank_copies(int rank)
 {
 	uint32_t n = ftp_repl.r ? ftp_repl.plan.n : atomic_load(&ftp.nprocs);
@@ -1021,20 +1345,10 @@ FT_EXPORT int ftshim_rank_copies(int rank)
 	if (!ftp_active() || rank < 0 || (uint32_t)rank >= n)
 		return -1;
 	int copies = ft_proc_is_failed(&ftp.procs, (uint32_t)rank) ? 0 : FTSHIM_COPY_PRIMARY;
-	int32_t replica = ftp_repl.r ? ftp_repl.plan.replica_of[rank] : -1; /* -1 once dropped */
+	int32_t replica = ftp_repl.r && ftp_repl.copy_of ? ftp_repl.copy_of[rank] : -1;
 	if (replica >= 0 && !ft_proc_is_failed(&ftp.procs, (uint32_t)replica))
 		copies |= FTSHIM_COPY_REPLICA;
 	return copies;
-}
-
-void ftp_repl_await_drop(int32_t w)
-{
-	uint64_t polls = 0;
-
-	if (in_views || !is_replica_world(w))
-		return;
-	for (ftp_repl_views(); !ftp_repl_dropped(w); ftp_repl_views())
-		ftp_poll_pause(&polls);
 }
 
 void ftp_repl_finish(void)
@@ -1058,51 +1372,71 @@ void ftp_repl_finish(void)
 
 /* --- MPI_ANY_SOURCE receives of a replica: posted once the primary says ----- */
 
-/* A replica's nonblocking receive from MPI_ANY_SOURCE: the application
+/* A follower's nonblocking receive from MPI_ANY_SOURCE: the application
  * holds a generalized request; the receive itself starts when a
- * completion call hears which message its primary matched. */
+ * completion call hears which message its primary matched, or, once the
+ * follower carries on alone, from MPI_ANY_SOURCE as it is. */
 struct any_recv {
 	struct ftp_op op;
-	void *buf;
-	int count, tag;
-	MPI_Datatype type; /* a duplicate: the program may free its own */
-	bool ready;
+	struct peer_recv p; /* p.type is a duplicate: the program may free its own */
+	bool ready, posted;
 };
 
 static bool any_progress(struct ftp_op *op)
 {
-	return ((struct any_recv *)op)->ready;
+	struct any_recv *a = (struct any_recv *)op;
+
+	if (a->ready)
+		return true;
+	if (following())
+		return false;
+	if (!a->posted) {
+		a->posted = true;
+		recv_start(&a->p);
+	}
+	recv_poll(&a->p);
+	if (!a->p.done)
+		return false;
+	a->op.status = a->p.status;
+	a->op.has_status = true;
+	a->op.rc = a->p.rc;
+	a->ready = true;
+	return true;
 }
 
 static void any_destroy(struct ftp_op *op)
 {
 	struct any_recv *a = (struct any_recv *)op;
 
-	if (a->type != MPI_DATATYPE_NULL && ftp_active())
-		ftp_mpi.PMPI_Type_free(&a->type);
+	recv_unlink(&a->p);
+	if (a->p.req != MPI_REQUEST_NULL && ftp_active()) {
+		ftp_mpi.PMPI_Cancel(&a->p.req);
+		ftp_mpi.PMPI_Request_free(&a->p.req);
+	}
+	if (a->p.type != MPI_DATATYPE_NULL && ftp_active())
+		ftp_mpi.PMPI_Type_free(&a->p.type);
 	free(a);
 }
 
 /* Whether request is a receive from MPI_ANY_SOURCE on a replicated
- * communicator: a primary reports what it matched, a replica waits to be
- * told. *a: the replica's pending receive. */
+ * communicator: a primary reports what it matched, a follower waits to be
+ * told. *a: the follower's pending receive. */
 static bool is_any(MPI_Request request, struct any_recv **a)
 {
 	struct ftp_req r;
 
 	*a = NULL;
-	if (request == MPI_REQUEST_NULL || !ftp_req_find(request, &r))
+	if (request == MPI_REQUEST_NULL || !ftp_req_find(request, &r) || !r.op)
 		return false;
-	if (ftp_repl.copy == FTP_COPY_REPLICA) {
-		if (!r.op || r.op->progress != any_progress)
-			return false;
+	if (r.op->progress == any_progress) {
 		*a = (struct any_recv *)r.op;
-		return !(*a)->ready;
+		return !(*a)->ready && !(*a)->posted;
 	}
-	return !r.op && r.watch.kind == FTP_WATCH_ANY && r.watch.recv && ftp_repl_comm(r.comm);
+	return r.op->progress == recv_op_progress &&
+	       ((struct recv_op *)r.op)->p.source == MPI_ANY_SOURCE;
 }
 
-/* The replica: receive from the source the primary matched (as the
+/* The follower: receive from the source the primary matched (as the
  * program numbers it), now, and let the request complete with its
  * status. With the program's own tag: messages from one sender do not
  * overtake each other, so the first that matches is the primary's. */
@@ -1113,7 +1447,7 @@ static void any_resolve(struct any_recv *a, int source)
 	MPI_Status st;
 
 	ftp_call_on(&c, e, ftp_watch_on(e, FTP_WATCH_PEER, source, true));
-	int rc = recv_from(&c, a->buf, a->count, a->type, source, a->tag, &st);
+	int rc = recv_from(&c, a->p.buf, a->p.count, a->p.type, source, a->p.tag, &st);
 	a->op.status = st;
 	a->op.has_status = true;
 	a->op.rc = rc;
@@ -1124,10 +1458,10 @@ static void any_resolve(struct any_recv *a, int source)
 /* --- point to point ---------------------------------------------------------- */
 
 /* The real ranks a send to program rank dest goes to (V-B): a replica
- * sends to replicas only (to a single, MPI_PROC_NULL: its primary sends);
- * a primary to primaries and singles; a single to both copies, less a
- * replica that has the message already (after its dead replica sent it:
- * note_send). */
+ * sends to replicas, and to a rank whose replica carries it alone, only
+ * (to a single, MPI_PROC_NULL: its primary sends); a primary to primaries
+ * and singles; a single or a promoted replica to both copies, less one
+ * that has the message already (from this rank's dead copy: note_send). */
 struct targets {
 	int n;
 	int rank[2];
@@ -1143,23 +1477,28 @@ static struct targets dest_targets(const struct ftp_comm *e, int dest, struct se
 {
 	const struct ftp_repl_comm *x = e->repl;
 	struct targets t = {.n = 1, .rank = {ftp_rank_in(e, dest), MPI_PROC_NULL}};
-	bool skip = false;
+	bool skip[2] = {false, false};
 
 	if (dest < 0 || (uint32_t)dest >= x->size)
 		return t;
-	if (x->replica[dest] >= 0)
-		note_send(e, dest, a.tag, a.buf, a.count, a.type, &skip);
+	if (x->replica[dest] >= 0 || replica_class())
+		note_send(e, dest, a.tag, a.buf, a.count, a.type, skip);
 	switch (ftp_repl.copy) {
 	case FTP_COPY_REPLICA:
 		t.rank[0] = x->replica[dest] >= 0 ? x->replica[dest] : MPI_PROC_NULL;
 		break;
 	case FTP_COPY_PRIMARY:
-		t.rank[0] = x->primary[dest];
+		t.rank[0] = x->primary[dest] >= 0 ? x->primary[dest] : MPI_PROC_NULL;
 		break;
 	case FTP_COPY_SINGLE:
-		t.rank[0] = x->primary[dest];
-		if (x->replica[dest] >= 0 && !skip)
+	case FTP_COPY_PROMOTED:
+		t.n = 0;
+		if (x->primary[dest] >= 0 && !skip[FT_SLOT_PRIMARY])
+			t.rank[t.n++] = x->primary[dest];
+		if (x->replica[dest] >= 0 && !skip[FT_SLOT_REPLICA])
 			t.rank[t.n++] = x->replica[dest];
+		if (t.n == 0)
+			t.rank[t.n++] = MPI_PROC_NULL;
 		break;
 	}
 	return t;
@@ -1168,14 +1507,15 @@ static struct targets dest_targets(const struct ftp_comm *e, int dest, struct se
 typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
 /* Wait for a send to real rank `to` that c started into c->req. A send to
- * a replica that has died is dropped: its copies' logs and the view
- * change give the survivors what it would have passed on. */
+ * a copy that died while its other copy lives is dropped: the survivors'
+ * logs and the view change give the others what it would have passed
+ * on. */
 static int send_wait(struct ftp_call *c, int rc, int to)
 {
 	c->watch = (struct ftp_watch){.kind = FTP_WATCH_PEER, .rank = to};
 	rc = ftp_block(c, rc, MPI_STATUS_IGNORE);
-	return rc == FTP_ERR_PROC_FAILED && is_replica_world(world_at(c->comm, to)) ? MPI_SUCCESS
-										     : rc;
+	return rc == FTP_ERR_PROC_FAILED && ftp_repl_covered(world_at(c->comm, to)) ? MPI_SUCCESS
+										   : rc;
 }
 
 static int send_blocking(struct ftp_call *c, isend_fn start, const void *buf, int count,
@@ -1213,9 +1553,10 @@ int ftp_repl_MPI_Rsend(struct ftp_call *c, const void *buf, int count, MPI_Datat
 	return send_blocking(c, ftp_mpi.PMPI_Irsend, buf, count, datatype, dest, tag);
 }
 
-/* A nonblocking send to a replica, or a single's to both copies of a
- * replicated rank: one request for the program, done when the sends are
- * (a send to a replica that died is dropped, as in send_wait). */
+/* A nonblocking send to a copy that may die while its other copy lives,
+ * or a single's to both copies of a replicated rank: one request for the
+ * program, done when the sends are (a send to a copy that died is
+ * dropped, as in send_wait). */
 struct send_pair {
 	struct ftp_op op;
 	MPI_Request req[2];
@@ -1236,7 +1577,7 @@ static bool pair_progress(struct ftp_op *op)
 		    ft_proc_ever_failed(&ftp.procs, (uint32_t)p->peer[i])) {
 			ftp_mpi.PMPI_Cancel(&p->req[i]);
 			ftp_mpi.PMPI_Request_free(&p->req[i]);
-			if (!is_replica_world(p->peer[i]))
+			if (!ftp_repl_covered(p->peer[i]))
 				op->rc = FTP_ERR_PROC_FAILED;
 		}
 	}
@@ -1254,7 +1595,7 @@ static int isend_nonblocking(struct ftp_call *c, isend_fn start, const void *buf
 	struct targets t = dest_targets(c->comm, dest, (struct send_args){buf, count, tag, type});
 
 	c->watch = (struct ftp_watch){.kind = FTP_WATCH_PEER, .rank = t.rank[0]};
-	if (t.n == 1 && !is_replica_world(world_at(c->comm, t.rank[0])))
+	if (t.n == 1 && !has_copy(world_at(c->comm, t.rank[0])))
 		return ftp_post_ireq(c, start(buf, count, type, t.rank[0], tag, c->real, request),
 				     request, false);
 	struct send_pair *p = calloc(1, sizeof *p);
@@ -1291,29 +1632,42 @@ int ftp_repl_MPI_Issend(struct ftp_call *c, const void *buf, int count, MPI_Data
 	return isend_nonblocking(c, ftp_mpi.PMPI_Issend, buf, count, datatype, dest, tag, request);
 }
 
+/* Whether a receive from program rank source goes through struct
+ * peer_recv: a replica's from a named rank; a primary's or single's
+ * from a rank with two copies, or from MPI_ANY_SOURCE (its messages are
+ * counted). */
+static bool moved_recv(const struct ftp_comm *e, int source)
+{
+	if (source == MPI_ANY_SOURCE)
+		return !replica_class() || !following();
+	return source >= 0 && (replica_class() || paired_rank(e, source));
+}
+
 /* A receive (c's watch set), blocking. From MPI_ANY_SOURCE the primary
- * tells what it matched and the replica receives just that. */
+ * tells what it matched and the follower receives just that. */
 static int recv_blocking(struct ftp_call *c, void *buf, int count, MPI_Datatype type, int source,
 			 int tag, MPI_Status *status)
 {
 	MPI_Status mine;
-	bool any = source == MPI_ANY_SOURCE && ftp_repl_paired(), found = false;
+	bool any = source == MPI_ANY_SOURCE, found = false;
 	int rc;
 
 	if (status == MPI_STATUS_IGNORE)
 		status = &mine;
-	if (any && ftp_repl.copy == FTP_COPY_REPLICA) {
+	if (any && following()) {
 		rc = hear_match(&found, &source);
-		if (rc != MPI_SUCCESS || !found)
+		if (rc != STREAM_ENDED && (rc != MPI_SUCCESS || !found))
 			return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
 	}
-	if (ftp_repl.copy == FTP_COPY_REPLICA && source >= 0)
-		return recv_from(c, buf, count, type, source, tag, status);
-	rc = ftp_block(c,
-		       ftp_mpi.PMPI_Irecv(buf, count, type, ftp_rank_in(c->comm, source), tag,
-					  c->real, &c->req),
-		       status);
-	ftp_status_out(c->comm, status);
+	if (moved_recv(c->comm, source)) {
+		rc = recv_from(c, buf, count, type, source, tag, status);
+	} else {
+		rc = ftp_block(c,
+			       ftp_mpi.PMPI_Irecv(buf, count, type, ftp_rank_in(c->comm, source),
+						  tag, c->real, &c->req),
+			       status);
+		ftp_status_out(c->comm, status);
+	}
 	if (any && ftp_repl.copy == FTP_COPY_PRIMARY)
 		tell_match(rc, true, status);
 	return rc;
@@ -1328,43 +1682,40 @@ int ftp_repl_MPI_Recv(struct ftp_call *c, void *buf, int count, MPI_Datatype dat
 int ftp_repl_MPI_Irecv(struct ftp_call *c, void *buf, int count, MPI_Datatype datatype, int source,
 		       int tag, MPI_Request *request)
 {
-	if (ftp_repl.copy != FTP_COPY_REPLICA || source == MPI_PROC_NULL)
+	bool any = source == MPI_ANY_SOURCE && following();
+
+	if (!any && !moved_recv(c->comm, source))
 		return ftp_post_ireq(c,
 				     ftp_mpi.PMPI_Irecv(buf, count, datatype,
 							ftp_rank_in(c->comm, source), tag, c->real,
 							request),
 				     request, false);
-	if (source != MPI_ANY_SOURCE) {
-		struct recv_op *o = calloc(1, sizeof *o);
-		if (!o)
-			return ftp_post_plain(c, MPI_ERR_NO_MEM);
-		o->op.progress = recv_op_progress;
-		o->op.destroy = recv_op_destroy;
-		o->p = (struct peer_recv){.e = c->comm, .buf = buf, .count = count,
-					  .source = source, .tag = tag, .type = MPI_DATATYPE_NULL};
-		int rc = ftp_mpi.PMPI_Type_dup(datatype, &o->p.type);
-		if (rc != MPI_SUCCESS) {
-			free(o);
-			return ftp_post_plain(c, rc);
-		}
-		recv_start(&o->p);
-		return ftp_post_plain(c, ftp_op_start(c, &o->op, request));
-	}
-	struct any_recv *a = calloc(1, sizeof *a);
-	if (!a)
-		return ftp_post_plain(c, MPI_ERR_NO_MEM);
-	a->op.progress = any_progress;
-	a->op.destroy = any_destroy;
-	a->buf = buf;
-	a->count = count;
-	a->tag = tag;
-	a->type = MPI_DATATYPE_NULL;
-	int rc = ftp_mpi.PMPI_Type_dup(datatype, &a->type);
-	if (rc != MPI_SUCCESS) {
-		free(a);
+	struct peer_recv p = {.e = c->comm, .buf = buf, .count = count, .source = source,
+			      .tag = tag, .type = MPI_DATATYPE_NULL, .req = MPI_REQUEST_NULL};
+	int rc = ftp_mpi.PMPI_Type_dup(datatype, &p.type);
+	if (rc != MPI_SUCCESS)
 		return ftp_post_plain(c, rc);
+	if (any) {
+		struct any_recv *a = calloc(1, sizeof *a);
+		if (!a) {
+			ftp_mpi.PMPI_Type_free(&p.type);
+			return ftp_post_plain(c, MPI_ERR_NO_MEM);
+		}
+		a->op.progress = any_progress;
+		a->op.destroy = any_destroy;
+		a->p = p;
+		return ftp_post_plain(c, ftp_op_start(c, &a->op, request));
 	}
-	return ftp_post_plain(c, ftp_op_start(c, &a->op, request));
+	struct recv_op *o = calloc(1, sizeof *o);
+	if (!o) {
+		ftp_mpi.PMPI_Type_free(&p.type);
+		return ftp_post_plain(c, MPI_ERR_NO_MEM);
+	}
+	o->op.progress = recv_op_progress;
+	o->op.destroy = recv_op_destroy;
+	o->p = p;
+	recv_start(&o->p);
+	return ftp_post_plain(c, ftp_op_start(c, &o->op, request));
 }
 
 int ftp_repl_MPI_Sendrecv(struct ftp_call *c, const void *sendbuf, int sendcount,
@@ -1400,10 +1751,11 @@ int ftp_repl_MPI_Sendrecv(struct ftp_call *c, const void *sendbuf, int sendcount
 	return rc;
 }
 
-/* A probe of program rank source (not MPI_ANY_SOURCE) from a replica:
- * when the copy it probes dies, again on the copy that took over. The
- * status names source: a message the dead copy sent before it died may
- * be what the probe saw, after the view stopped mapping that copy. */
+/* A probe of program rank source (not MPI_ANY_SOURCE) served by a copy
+ * that may die while the other lives: when it does, again on the copy
+ * that took over. The status names source: a message the dead copy sent
+ * before it died may be what the probe saw, after the view stopped
+ * mapping that copy. */
 static int probe_copy(struct ftp_call *c, int source, int tag, MPI_Status *status)
 {
 	int rc;
@@ -1414,9 +1766,9 @@ static int probe_copy(struct ftp_call *c, int source, int tag, MPI_Status *statu
 		rc = ftp_probe_on(c, source, tag, status);
 		if (rc == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
 			status->MPI_SOURCE = source;
-		if (rc != FTP_ERR_PROC_FAILED || !is_replica_world(from))
+		if (rc != FTP_ERR_PROC_FAILED || !ftp_repl_covered(from))
 			return rc;
-		ftp_repl_await_drop(from);
+		await_view(from);
 	}
 }
 
@@ -1429,12 +1781,14 @@ int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_
 
 	if (status == MPI_STATUS_IGNORE)
 		status = &mine;
-	if (ftp_repl.copy == FTP_COPY_REPLICA) {
+	if (following()) {
 		rc = hear_match(&found, &source);
-		*flag = rc == MPI_SUCCESS && found;
-		if (*flag)
-			rc = probe_copy(c, source, tag, status);
-		return ftp_post_iprobe(c, rc);
+		if (rc != STREAM_ENDED) {
+			*flag = rc == MPI_SUCCESS && found;
+			if (*flag)
+				rc = probe_copy(c, source, tag, status);
+			return ftp_post_iprobe(c, rc);
+		}
 	}
 	rc = ftp_mpi.PMPI_Iprobe(ftp_rank_in(c->comm, source), tag, c->real, flag, status);
 	if (rc == MPI_SUCCESS && *flag)
@@ -1446,18 +1800,19 @@ int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_
 int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *status)
 {
 	MPI_Status mine;
-	bool any = source == MPI_ANY_SOURCE && ftp_repl_paired(), found = false;
+	bool any = source == MPI_ANY_SOURCE, found = false;
 	int rc;
 
 	if (status == MPI_STATUS_IGNORE)
 		status = &mine;
-	if (any && ftp_repl.copy == FTP_COPY_REPLICA) {
+	if (any && following()) {
 		rc = hear_match(&found, &source);
-		if (rc != MPI_SUCCESS || !found)
+		if (rc != STREAM_ENDED && (rc != MPI_SUCCESS || !found))
 			return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
 	}
-	rc = ftp_repl.copy == FTP_COPY_REPLICA && source >= 0 ? probe_copy(c, source, tag, status)
-							      : ftp_probe_on(c, source, tag, status);
+	rc = source >= 0 && (replica_class() || paired_rank(c->comm, source))
+		 ? probe_copy(c, source, tag, status)
+		 : ftp_probe_on(c, source, tag, status);
 	if (any && ftp_repl.copy == FTP_COPY_PRIMARY)
 		tell_match(rc, true, status);
 	return rc;
@@ -1535,12 +1890,12 @@ int ftp_repl_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 	/* Deterministic, unless a receive from MPI_ANY_SOURCE is among them. */
 	if (count <= 0 || !any_of(count, requests))
 		return wait_plain_n(count, requests, statuses);
-	if (ftp_repl.copy == FTP_COPY_REPLICA) {
+	if (following()) {
 		rc = hear_rec(&r, count);
 		if (rc == MPI_SUCCESS)
 			resolve_all(&r, count, requests);
 		rec_close(&r);
-		if (rc != MPI_SUCCESS)
+		if (rc != MPI_SUCCESS && rc != STREAM_ENDED)
 			return rc;
 		return wait_plain_n(count, requests, statuses);
 	}
@@ -1572,16 +1927,18 @@ int ftp_repl_testall(int count, MPI_Request requests[], int *flag, MPI_Status st
 	struct rec r;
 	int rc;
 
-	if (ftp_repl.copy == FTP_COPY_REPLICA) {
+	if (following()) {
 		rc = hear_rec(&r, count);
 		int told = rc == MPI_SUCCESS ? r.v[0] : rc, done = rc == MPI_SUCCESS && r.v[1];
 		if (done)
 			resolve_all(&r, count, requests);
 		rec_close(&r);
-		*flag = done;
-		if (!done)
-			return told;
-		return wait_plain_n(count, requests, statuses);
+		if (rc != STREAM_ENDED) {
+			*flag = done;
+			if (!done)
+				return told;
+			return wait_plain_n(count, requests, statuses);
+		}
 	}
 	st = statuses_for(statuses, count, stack, &heap);
 	if (!st || rec_open(&r, count) != MPI_SUCCESS) {
@@ -1607,19 +1964,21 @@ static int repl_any(int count, MPI_Request requests[], int *index, int *flag, MP
 	struct rec r;
 	int rc;
 
-	if (ftp_repl.copy == FTP_COPY_REPLICA) {
+	if (following()) {
 		rc = hear_rec(&r, 1);
 		int told = rc == MPI_SUCCESS ? r.v[0] : rc, done = rc == MPI_SUCCESS && r.v[1];
 		int i = done && r.n >= REC_HEAD + 3 ? r.v[REC_HEAD] : MPI_UNDEFINED;
 		if (done)
 			resolve_all(&r, count, requests);
 		rec_close(&r);
-		if (flag)
-			*flag = done;
-		*index = i;
-		if (!done || i == MPI_UNDEFINED || i < 0 || i >= count)
-			return told;
-		return ftp_wait_plain(&requests[i], status);
+		if (rc != STREAM_ENDED) {
+			if (flag)
+				*flag = done;
+			*index = i;
+			if (!done || i == MPI_UNDEFINED || i < 0 || i >= count)
+				return told;
+			return ftp_wait_plain(&requests[i], status);
+		}
 	}
 	if (status == MPI_STATUS_IGNORE)
 		status = &mine;
@@ -1653,8 +2012,11 @@ static int repl_some(bool test, int incount, MPI_Request requests[], int *outcou
 	struct rec r;
 	int rc;
 
-	if (ftp_repl.copy == FTP_COPY_REPLICA) {
-		rc = hear_rec(&r, incount);
+	bool heard = following();
+	rc = heard ? hear_rec(&r, incount) : STREAM_ENDED;
+	if (rc == STREAM_ENDED && heard)
+		rec_close(&r);
+	if (rc != STREAM_ENDED) {
 		int told = rc == MPI_SUCCESS ? r.v[0] : rc;
 		*outcount = rc == MPI_SUCCESS ? r.v[1] : 0;
 		if (rc == MPI_SUCCESS)
@@ -1703,252 +2065,830 @@ int ftp_repl_testsome(int incount, MPI_Request requests[], int *outcount, int in
 
 /* --- collectives ----------------------------------------------------------------- */
 
-/* Where a collective's result lands in this process: count of type at buf
- * (count 0: nothing; type of a v-collective: built here and freed). */
-struct coll_out {
-	void *buf;
-	int count;
-	MPI_Datatype type;
-	bool built;
+/* A collective call's arguments, as the program gave them. */
+struct coll_args {
+	enum ftp_fn fn;
+	const void *sbuf;
+	void *rbuf;
+	int scount, rcount, root;
+	const int *scounts, *sdispls, *rcounts, *rdispls;
+	MPI_Datatype stype, rtype; /* the one type of a reduction or Bcast: rtype */
+	MPI_Op op;
 };
 
-static const struct coll_out NO_OUT = {.buf = NULL, .count = 0, .type = MPI_DATATYPE_NULL};
+/* Where the MPI reads this process's input, and writes its output: count
+ * elements of type at buf (count 0: none). */
+struct coll_span {
+	const void *buf;
+	int64_t count;
+	MPI_Datatype type;
+};
 
-static struct coll_out out_of(void *buf, int count, MPI_Datatype type)
+/* A logged collective: its arguments with copies of the input and of the
+ * arrays, and its own types (the program may free its own). */
+struct coll_rec {
+	struct coll_rec *next;
+	uint64_t seq; /* its number among the team's collectives on the communicator */
+	struct coll_args a;
+	int *arrays;	  /* scounts, sdispls, rcounts, rdispls as present, size each */
+	unsigned char *in; /* the input region's bytes */
+	size_t in_bytes;
+	MPI_Aint in_lb;
+	bool in_rbuf; /* the input is in rbuf (MPI_IN_PLACE, Bcast's root) */
+	bool own_stype, own_rtype;
+};
+
+static int coll_size(const struct ftp_comm *e)
 {
-	return (struct coll_out){.buf = buf, .count = count, .type = type};
+	return (int)e->repl->size;
 }
 
-/* The blocks of recvcounts and displs (in units of type's extent) of a
- * v-collective's receive buffer, as one datatype. */
-static struct coll_out out_v(void *buf, const int counts[], const int displs[], MPI_Datatype type,
-			     int n)
+/* The logical rank of this process in e's communicator: a replica's is
+ * its primary's. */
+static int my_rank_in(const struct ftp_comm *e)
 {
-	struct coll_out o = {.buf = buf, .count = 1, .built = true};
+	int me = -1;
 
-	if (ftp_mpi.PMPI_Type_indexed(n, counts, displs, type, &o.type) != MPI_SUCCESS ||
-	    ftp_mpi.PMPI_Type_commit(&o.type) != MPI_SUCCESS)
-		o.count = -1;
-	return o;
+	ftp_mpi.PMPI_Comm_rank(e->real, &me);
+	ftp_rank_out(e, &me);
+	return me;
 }
 
-static int team_size(const struct ftp_call *c)
+/* The elements a v-collective's buffer spans. */
+static int64_t v_span(const int *counts, const int *displs, int n)
 {
-	return (int)c->comm->repl->size;
+	int64_t end = 0;
+
+	for (int i = 0; counts && displs && i < n; i++)
+		if (counts[i] > 0 && (int64_t)displs[i] + counts[i] > end)
+			end = (int64_t)displs[i] + counts[i];
+	return end;
 }
 
-/* The result o over the stream: sent by a primary, received by its
- * replica; o's datatype is freed if built. */
-static int stream_out(bool send, struct coll_out o)
+static int64_t sum_of(const int *counts, int n)
 {
-	int rc = o.count < 0 ? MPI_ERR_NO_MEM
-			     : stream_io(send, o.count ? o.buf : NULL, o.count,
-					 o.count ? o.type : MPI_BYTE, TAG_DATA, MPI_STATUS_IGNORE);
+	int64_t sum = 0;
 
-	if (o.built && o.count >= 0)
-		ftp_mpi.PMPI_Type_free(&o.type);
+	for (int i = 0; counts && i < n; i++)
+		sum += counts[i];
+	return sum;
+}
+
+/* The bytes count elements of type span from buf, from *lb on. */
+static size_t bytes_of(MPI_Datatype type, int64_t count, MPI_Aint *lb)
+{
+	MPI_Aint tlb = 0, text = 0, elb = 0, ext = 0;
+
+	*lb = 0;
+	if (count <= 0 || type == MPI_DATATYPE_NULL ||
+	    ftp_mpi.PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
+	    ftp_mpi.PMPI_Type_get_extent(type, &elb, &ext) != MPI_SUCCESS)
+		return 0;
+	*lb = tlb;
+	return (size_t)((count - 1) * ext + text);
+}
+
+/* What this process gives a collective (in) and where its result lands
+ * (out). */
+static void coll_spans(const struct ftp_comm *e, const struct coll_args *a, struct coll_span *in,
+		       struct coll_span *out)
+{
+	int n = coll_size(e), me = my_rank_in(e);
+	bool root = me == a->root, in_place = a->sbuf == MPI_IN_PLACE;
+	struct coll_span none = {.buf = NULL, .count = 0, .type = MPI_DATATYPE_NULL};
+
+	*in = *out = none;
+	switch (a->fn) {
+	case FTP_FN_MPI_Bcast:
+		*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		if (root)
+			*in = *out;
+		break;
+	case FTP_FN_MPI_Reduce:
+	case FTP_FN_MPI_Allreduce:
+	case FTP_FN_MPI_Scan:
+	case FTP_FN_MPI_Exscan:
+		*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		*in = (struct coll_span){in_place ? a->rbuf : a->sbuf, a->rcount, a->rtype};
+		break;
+	case FTP_FN_MPI_Reduce_scatter_block:
+		*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		*in = (struct coll_span){in_place ? a->rbuf : a->sbuf, (int64_t)a->rcount * n, a->rtype};
+		break;
+	case FTP_FN_MPI_Reduce_scatter:
+		*out = (struct coll_span){a->rbuf, a->rcounts[me], a->rtype};
+		*in = (struct coll_span){in_place ? a->rbuf : a->sbuf, sum_of(a->rcounts, n), a->rtype};
+		break;
+	case FTP_FN_MPI_Gather:
+	case FTP_FN_MPI_Allgather:
+		if (root || a->fn == FTP_FN_MPI_Allgather)
+			*out = (struct coll_span){a->rbuf, (int64_t)a->rcount * n, a->rtype};
+		*in = in_place ? *out : (struct coll_span){a->sbuf, a->scount, a->stype};
+		break;
+	case FTP_FN_MPI_Gatherv:
+	case FTP_FN_MPI_Allgatherv:
+		if (root || a->fn == FTP_FN_MPI_Allgatherv)
+			*out = (struct coll_span){a->rbuf, v_span(a->rcounts, a->rdispls, n), a->rtype};
+		*in = in_place ? *out : (struct coll_span){a->sbuf, a->scount, a->stype};
+		break;
+	case FTP_FN_MPI_Scatter:
+		if (a->rbuf != MPI_IN_PLACE)
+			*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		if (root)
+			*in = (struct coll_span){a->sbuf, (int64_t)a->scount * n, a->stype};
+		break;
+	case FTP_FN_MPI_Scatterv:
+		if (a->rbuf != MPI_IN_PLACE)
+			*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		if (root)
+			*in = (struct coll_span){a->sbuf, v_span(a->scounts, a->sdispls, n), a->stype};
+		break;
+	case FTP_FN_MPI_Alltoall:
+		*out = (struct coll_span){a->rbuf, (int64_t)a->rcount * n, a->rtype};
+		*in = in_place ? *out : (struct coll_span){a->sbuf, (int64_t)a->scount * n, a->stype};
+		break;
+	case FTP_FN_MPI_Alltoallv:
+		*out = (struct coll_span){a->rbuf, v_span(a->rcounts, a->rdispls, n), a->rtype};
+		*in = in_place ? *out
+			       : (struct coll_span){a->sbuf, v_span(a->scounts, a->sdispls, n), a->stype};
+		break;
+	default:
+		break;
+	}
+}
+
+/* Start a's collective on comm into *req (a's buffers). */
+static int coll_start(const struct coll_args *a, MPI_Comm comm, MPI_Request *req)
+{
+	switch (a->fn) {
+	case FTP_FN_MPI_Barrier:
+		return ftp_mpi.PMPI_Ibarrier(comm, req);
+	case FTP_FN_MPI_Bcast:
+		return ftp_mpi.PMPI_Ibcast(a->rbuf, a->rcount, a->rtype, a->root, comm, req);
+	case FTP_FN_MPI_Reduce:
+		return ftp_mpi.PMPI_Ireduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->root, comm,
+					    req);
+	case FTP_FN_MPI_Allreduce:
+		return ftp_mpi.PMPI_Iallreduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, comm, req);
+	case FTP_FN_MPI_Scan:
+		return ftp_mpi.PMPI_Iscan(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, comm, req);
+	case FTP_FN_MPI_Exscan:
+		return ftp_mpi.PMPI_Iexscan(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, comm, req);
+	case FTP_FN_MPI_Reduce_scatter_block:
+		return ftp_mpi.PMPI_Ireduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op,
+							  comm, req);
+	case FTP_FN_MPI_Reduce_scatter:
+		return ftp_mpi.PMPI_Ireduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rtype, a->op, comm,
+						    req);
+	case FTP_FN_MPI_Gather:
+		return ftp_mpi.PMPI_Igather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype,
+					    a->root, comm, req);
+	case FTP_FN_MPI_Gatherv:
+		return ftp_mpi.PMPI_Igatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts,
+					     a->rdispls, a->rtype, a->root, comm, req);
+	case FTP_FN_MPI_Scatter:
+		return ftp_mpi.PMPI_Iscatter(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype,
+					     a->root, comm, req);
+	case FTP_FN_MPI_Scatterv:
+		return ftp_mpi.PMPI_Iscatterv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf,
+					      a->rcount, a->rtype, a->root, comm, req);
+	case FTP_FN_MPI_Allgather:
+		return ftp_mpi.PMPI_Iallgather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
+					       a->rtype, comm, req);
+	case FTP_FN_MPI_Allgatherv:
+		return ftp_mpi.PMPI_Iallgatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts,
+						a->rdispls, a->rtype, comm, req);
+	case FTP_FN_MPI_Alltoall:
+		return ftp_mpi.PMPI_Ialltoall(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
+					      a->rtype, comm, req);
+	case FTP_FN_MPI_Alltoallv:
+		return ftp_mpi.PMPI_Ialltoallv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf,
+					       a->rcounts, a->rdispls, a->rtype, comm, req);
+	default:
+		return MPI_ERR_INTERN;
+	}
+}
+
+/* Every member's output depends on every member's input: once this
+ * process has completed one, every member has entered it, so none will
+ * need an older one run again. */
+static bool coll_syncs(enum ftp_fn fn)
+{
+	return fn == FTP_FN_MPI_Barrier || fn == FTP_FN_MPI_Allreduce ||
+	       fn == FTP_FN_MPI_Allgather || fn == FTP_FN_MPI_Allgatherv ||
+	       fn == FTP_FN_MPI_Alltoall || fn == FTP_FN_MPI_Alltoallv ||
+	       fn == FTP_FN_MPI_Reduce_scatter || fn == FTP_FN_MPI_Reduce_scatter_block;
+}
+
+static size_t coll_log_bytes;
+
+static void coll_rec_free(struct coll_rec *r)
+{
+	if (ftp_active()) {
+		if (r->own_stype)
+			ftp_mpi.PMPI_Type_free(&r->a.stype);
+		if (r->own_rtype)
+			ftp_mpi.PMPI_Type_free(&r->a.rtype);
+	}
+	coll_log_bytes -= r->in_bytes;
+	free(r->arrays);
+	free(r->in);
+	free(r);
+}
+
+/* Forget the logged collectives of x numbered below seq. */
+static void coll_log_trim(struct ftp_repl_comm *x, uint64_t seq)
+{
+	while (x->coll_log && x->coll_log->seq < seq) {
+		struct coll_rec *r = x->coll_log;
+		x->coll_log = r->next;
+		coll_rec_free(r);
+	}
+	if (!x->coll_log)
+		x->coll_log_tail = NULL;
+}
+
+/* A type of the program's that a log entry keeps: named ones as they are,
+ * others duplicated. */
+static bool keep_type(MPI_Datatype *t)
+{
+	int ni = 0, na = 0, nt = 0, combiner = MPI_COMBINER_NAMED;
+
+	if (*t == MPI_DATATYPE_NULL ||
+	    ftp_mpi.PMPI_Type_get_envelope(*t, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
+	    combiner == MPI_COMBINER_NAMED)
+		return false;
+	return ftp_mpi.PMPI_Type_dup(*t, t) == MPI_SUCCESS;
+}
+
+static int *copy_array(int **to, const int *from, int n)
+{
+	if (!from)
+		return NULL;
+	memcpy(*to, from, (size_t)n * sizeof **to);
+	int *at = *to;
+	*to += n;
+	return at;
+}
+
+/* Log collective seq of e, about to run with args a (NULL: out of
+ * memory; it cannot be run again). */
+static struct coll_rec *coll_log_add(struct ftp_comm *e, const struct coll_args *a, uint64_t seq)
+{
+	struct ftp_repl_comm *x = e->repl;
+	struct coll_rec *r = calloc(1, sizeof *r);
+	struct coll_span in, out;
+	int n = coll_size(e), me = my_rank_in(e);
+
+	if (!r)
+		return NULL;
+	r->seq = seq;
+	r->a = *a;
+	coll_spans(e, a, &in, &out);
+	r->in_rbuf = in.count > 0 && in.buf == a->rbuf;
+	r->in_bytes = bytes_of(in.type, in.count, &r->in_lb);
+	r->in = r->in_bytes ? malloc(r->in_bytes) : NULL;
+	/* Arrays significant here: a rooted v-collective's at its root only. */
+	bool rooted = a->fn == FTP_FN_MPI_Gatherv || a->fn == FTP_FN_MPI_Scatterv;
+	bool arrays_here = !rooted || me == a->root || a->fn == FTP_FN_MPI_Reduce_scatter;
+	int narrays = arrays_here ? !!a->scounts + !!a->sdispls + !!a->rcounts + !!a->rdispls : 0;
+	r->arrays = narrays ? malloc((size_t)narrays * n * sizeof *r->arrays) : NULL;
+	if ((r->in_bytes && !r->in) || (narrays && !r->arrays)) {
+		free(r->in);
+		free(r->arrays);
+		free(r);
+		return NULL;
+	}
+	if (r->in_bytes)
+		memcpy(r->in, (const char *)in.buf + r->in_lb, r->in_bytes);
+	int *at = r->arrays;
+	if (arrays_here) {
+		r->a.scounts = copy_array(&at, a->scounts, n);
+		r->a.sdispls = copy_array(&at, a->sdispls, n);
+		r->a.rcounts = copy_array(&at, a->rcounts, n);
+		r->a.rdispls = copy_array(&at, a->rdispls, n);
+	} else {
+		r->a.scounts = r->a.sdispls = r->a.rcounts = r->a.rdispls = NULL;
+	}
+	r->own_stype = keep_type(&r->a.stype);
+	r->own_rtype = keep_type(&r->a.rtype);
+	coll_log_bytes += r->in_bytes;
+	*(x->coll_log_tail ? &x->coll_log_tail->next : &x->coll_log) = r;
+	x->coll_log_tail = r;
+	return r;
+}
+
+/* A collective completed here (or its result was received). */
+static void coll_completed(struct ftp_repl_comm *x, const struct coll_rec *r, enum ftp_fn fn,
+			   uint64_t seq)
+{
+	x->coll_done = seq;
+	if (coll_syncs(fn))
+		coll_log_trim(x, seq);
+	else if (!r)
+		coll_log_trim(x, seq + 1); /* what was before it cannot be run again either */
+}
+
+/* The world ranks of e's team now, in program rank order (n of them). */
+static int32_t *team_members(const struct ftp_comm *e)
+{
+	const struct ftp_repl_comm *x = e->repl;
+	int32_t *w = malloc(((size_t)x->size + 1) * sizeof *w);
+
+	for (uint32_t k = 0; w && k < x->size; k++)
+		w[k] = world_at(e, lead_of(x, (int)k));
+	return w;
+}
+
+/* What waiting on the team gives when the team was rebuilt meanwhile:
+ * the call runs again on the new one. Never reaches the program. */
+#define TEAM_REBUILT (-0x7ea3)
+
+/* Wait for the collective c started on e's team (rc, c->req) while the
+ * team is the one of epoch. A member's death that a promotion covers
+ * rebuilds the team (ftp_repl_views): TEAM_REBUILT. Other failures are
+ * the call's, as for any collective. */
+static int team_wait(struct ftp_call *c, int rc, uint32_t epoch)
+{
+	struct ftp_repl_comm *x = c->comm->repl;
+	uint64_t seen = 0, polls = 0, events = ftp_events();
+	int flag = 0;
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	c->watch = (struct ftp_watch){.kind = FTP_WATCH_ALL};
+	for (;;) {
+		rc = ftp_mpi.PMPI_Test(&c->req, &flag, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+		int err = ftp_poll_step(c, false, &seen, &polls);
+		if (x->team_epoch != epoch) {
+			c->req = MPI_REQUEST_NULL; /* left to the MPI, as a failed collective is */
+			return TEAM_REBUILT;
+		}
+		if (err != MPI_SUCCESS) {
+			c->req = MPI_REQUEST_NULL;
+			return err;
+		}
+		if (ftp_events() != events && in_views) {
+			/* Inside a view change, no other applies: a member's
+			 * death ends this call, and the next view rebuilds. */
+			events = ftp_events();
+			int32_t *w = team_members(c->comm);
+			bool dead = false;
+			for (uint32_t k = 0; w && k < x->size && !dead; k++)
+				dead = ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]);
+			free(w);
+			if (dead) {
+				c->req = MPI_REQUEST_NULL;
+				return FTP_ERR_PROC_FAILED;
+			}
+		}
+	}
+}
+
+/* The result of a collective, out, over the stream: sent by a primary,
+ * received by its replica. */
+static int stream_out(bool send, const struct coll_span *out, int tag)
+{
+	int count = out->count > INT_MAX ? -1 : (int)out->count;
+
+	if (count < 0)
+		return MPI_ERR_COUNT;
+	return stream_io(send, count ? (void *)out->buf : NULL, count,
+			 count ? out->type : MPI_BYTE, tag, MPI_STATUS_IGNORE);
+}
+
+/* The result of a v-collective is a set of blocks of its buffer: sent as
+ * one indexed type over them. */
+static struct coll_span out_v(struct coll_span out, const int counts[], const int displs[], int n,
+			      MPI_Datatype *built)
+{
+	*built = MPI_DATATYPE_NULL;
+	if (out.count <= 0)
+		return out;
+	if (ftp_mpi.PMPI_Type_indexed(n, counts, displs, out.type, built) != MPI_SUCCESS ||
+	    ftp_mpi.PMPI_Type_commit(built) != MPI_SUCCESS)
+		return (struct coll_span){.buf = out.buf, .count = -1, .type = out.type};
+	return (struct coll_span){.buf = out.buf, .count = 1, .type = *built};
+}
+
+/* What a collective forwards: its output, less Exscan's at rank 0 (left
+ * undefined by the MPI), as one message. */
+static struct coll_span forwarded_span(const struct ftp_comm *e, const struct coll_args *a,
+				       MPI_Datatype *built)
+{
+	struct coll_span in, out;
+	int n = coll_size(e), me = my_rank_in(e);
+
+	*built = MPI_DATATYPE_NULL;
+	coll_spans(e, a, &in, &out);
+	if (a->fn == FTP_FN_MPI_Exscan && me == 0)
+		out.count = 0;
+	if (a->fn == FTP_FN_MPI_Gatherv && me == a->root)
+		return out_v(out, a->rcounts, a->rdispls, n, built);
+	if (a->fn == FTP_FN_MPI_Allgatherv)
+		return out_v(out, a->rcounts, a->rdispls, n, built);
+	if (a->fn == FTP_FN_MPI_Alltoallv)
+		return out_v(out, a->rcounts, a->rdispls, n, built);
+	return out;
+}
+
+/* A result the dead primary forwarded, as received (its bytes). */
+struct fwd {
+	struct fwd *next;
+	int len;
+	unsigned char data[];
+};
+
+static void fwd_drop(struct ftp_repl_comm *x)
+{
+	while (x->fwd_head) {
+		struct fwd *f = x->fwd_head;
+		x->fwd_head = f->next;
+		free(f);
+	}
+	x->fwd_tail = NULL;
+	x->fwd_count = 0;
+}
+
+/* The next forwarded result, into out. */
+static int fwd_take(struct ftp_repl_comm *x, const struct coll_span *out)
+{
+	struct fwd *f = x->fwd_head;
+	int pos = 0, rc = MPI_SUCCESS;
+
+	x->fwd_head = f->next;
+	if (!x->fwd_head)
+		x->fwd_tail = NULL;
+	x->fwd_count--;
+	if (out->count > 0)
+		rc = ftp_mpi.PMPI_Unpack(f->data, f->len, &pos, (void *)out->buf, (int)out->count,
+					 out->type, ftp_repl.stream);
+	free(f);
 	return rc;
 }
 
-/* A replica: the result its primary forwards. */
-static int forwarded(struct ftp_call *c, struct coll_out o)
+/* A promoted replica: receive every result its dead primary forwarded
+ * that it has not read (they are all here; a few passes of the MPI's
+ * progress find them), as bytes, to read in program order. */
+static void fwd_receive(int32_t dead)
 {
-	return ftp_post_coll(c, ftp_repl_paired() ? stream_out(false, o) : MPI_SUCCESS);
+	for (size_t i = 0; i < nrepl_comms; i++) {
+		struct ftp_repl_comm *x = repl_comms[i]->repl;
+		for (int pass = 0; pass < 4;) {
+			MPI_Status st;
+			int flag = 0, len = 0;
+			ftp_mpi.PMPI_Iprobe(dead, x->stream_tag, ftp_repl.stream, &flag, &st);
+			if (!flag) {
+				pass++;
+				continue;
+			}
+			ftp_mpi.PMPI_Get_count(&st, MPI_BYTE, &len);
+			struct fwd *f = malloc(sizeof *f + (size_t)(len > 0 ? len : 1));
+			if (!f) {
+				ft_error("out of memory receiving what a dead primary forwarded: the job ends");
+				ftp_mpi.PMPI_Abort(ftp.world, 1);
+			}
+			f->next = NULL;
+			f->len = len;
+			ftp_mpi.PMPI_Recv(f->data, len, MPI_BYTE, dead, x->stream_tag, ftp_repl.stream,
+					  MPI_STATUS_IGNORE);
+			*(x->fwd_tail ? &x->fwd_tail->next : &x->fwd_head) = f;
+			x->fwd_tail = f;
+			x->fwd_count++;
+		}
+	}
 }
 
-/* A primary or single has started the collective's twin on the team
- * (rc, c->req): wait, and a primary forwards the result. */
-static int forward(struct ftp_call *c, int rc, struct coll_out o)
+/* Run a collective on e's team (c->comm's): a follower takes what its
+ * primary forwards; a primary, single or promoted replica runs it on the
+ * team, again on the new team if the team is rebuilt meanwhile, and a
+ * primary forwards the result. Every copy logs its input first. Returns
+ * through the call's post. */
+static int coll_run(struct ftp_call *c, const struct coll_args *a)
 {
-	rc = ftp_block(c, rc, MPI_STATUS_IGNORE);
-	if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired()) {
-		int frc = stream_out(true, o);
-		if (frc == MPI_ERR_NO_MEM)
-			rc = frc;
-		else if (frc != MPI_SUCCESS)
+	struct ftp_comm *e = c->comm;
+	struct ftp_repl_comm *x = e->repl;
+	uint64_t seq = x->coll_done + 1;
+	struct coll_rec *r = coll_log_add(e, a, seq);
+	MPI_Datatype built = MPI_DATATYPE_NULL;
+	struct coll_span out = forwarded_span(e, a, &built);
+	int rc = STREAM_ENDED;
+
+	/* A promoted replica runs the collectives on the team from its
+	 * promotion on, forwarded or not (teams_rebuild counted so). */
+	if (following() && ftp_repl.copy == FTP_COPY_REPLICA) {
+		rc = stream_end(stream_out(false, &out, x->stream_tag), ftp_repl.partner);
+		/* Promoted while it waited: the rebuilt team counted this one
+		 * as not received, and runs it with this process. */
+		if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PROMOTED && seq > x->replay_lo)
+			rc = STREAM_ENDED;
+	} else if (x->fwd_head && seq <= x->replay_lo)
+		rc = fwd_take(x, &out);
+	else if (x->fwd_head)
+		fwd_drop(x);
+	while (rc == STREAM_ENDED || rc == TEAM_REBUILT) {
+		if (rc == TEAM_REBUILT && r && r->in_rbuf && r->in_bytes)
+			memcpy((char *)a->rbuf + r->in_lb, r->in, r->in_bytes);
+		uint32_t epoch = x->team_epoch;
+		c->real = x->team;
+		rc = x->team == MPI_COMM_NULL ? FTP_ERR_PROC_FAILED
+					      : team_wait(c, coll_start(a, x->team, &c->req), epoch);
+		if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() &&
+		    stream_out(true, &out, x->stream_tag) != MPI_SUCCESS)
 			drop_replica();
-	} else if (o.built && o.count >= 0) {
-		ftp_mpi.PMPI_Type_free(&o.type);
 	}
+	if (rc == MPI_SUCCESS)
+		coll_completed(x, r, a->fn, seq);
+	if (built != MPI_DATATYPE_NULL)
+		ftp_mpi.PMPI_Type_free(&built);
 	return ftp_post_coll(c, rc);
 }
 
-/* A collective on a replicated communicator, whose result lands in o: a
- * replica takes what its primary forwards; a primary or single runs
- * start, the nonblocking twin on c->real (made the team first) into
- * c->req, and a primary forwards the result. Returns through the post. */
-#define TEAM_THEN_FORWARD(c, o, start)                                                             \
-	(ftp_repl.copy == FTP_COPY_REPLICA                                                         \
-	     ? forwarded((c), (o))                                                                 \
-	     : ((c)->real = (c)->comm->repl->team, forward((c), (start), (o))))
+/* Run logged collective r again on e's team, with a copy of its input
+ * and its output thrown away, for members that had not completed it.
+ * MPI_SUCCESS, or the failure that ended it. */
+static int coll_replay(struct ftp_comm *e, const struct coll_rec *r)
+{
+	struct ftp_call c = FTP_CALL_INIT(r->a.fn);
+	struct coll_args a = r->a;
+	struct coll_span in, out;
+	MPI_Aint out_lb = 0;
+
+	ftp_call_on(&c, e, (struct ftp_watch){.kind = FTP_WATCH_ALL});
+	coll_spans(e, &r->a, &in, &out);
+	size_t out_bytes = bytes_of(out.type, out.count, &out_lb);
+	if (r->in_rbuf) {
+		out_lb = r->in_lb;
+		if (out_bytes < r->in_bytes)
+			out_bytes = r->in_bytes;
+	}
+	unsigned char *scratch = malloc(out_bytes + 1);
+	if (!scratch)
+		return MPI_ERR_NO_MEM;
+	if (r->in_rbuf)
+		memcpy(scratch, r->in, r->in_bytes);
+	if (a.rbuf != MPI_IN_PLACE)
+		a.rbuf = scratch - out_lb;
+	if (a.sbuf != MPI_IN_PLACE && !r->in_rbuf && r->in)
+		a.sbuf = r->in - r->in_lb;
+	c.real = e->repl->team;
+	int rc = team_wait(&c, coll_start(&a, c.real, &c.req), e->repl->team_epoch);
+	free(scratch);
+	return rc;
+}
+
+/* Team rebuilds: the tag of the MPI_Comm_create_group that makes one
+ * (a function of its members, so that processes that see different
+ * members never take part in one another's). */
+static int team_tag(const int32_t *w, uint32_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (uint32_t)w[i]) * 1099511628211ull;
+	return 0x1000 + (int)(h % 0x6000);
+}
+
+/* Make e's team again from the copies that stand for its program ranks
+ * now (collective over them), and learn how far the furthest of them
+ * got in e's collectives: *hi, and the least: *lo. */
+static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
+{
+	struct ftp_repl_comm *x = e->repl;
+	int32_t *w = team_members(e);
+	MPI_Comm team = MPI_COMM_NULL;
+	int rc = w ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+
+	for (uint32_t k = 0; rc == MPI_SUCCESS && k < x->size; k++)
+		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]))
+			rc = FTP_ERR_PROC_FAILED; /* a rank with no copy left */
+	/* From the stream, which nothing receives from with MPI_ANY_TAG: Open
+	 * MPI's MPI_Comm_create_group sends with its tag on the parent, and a
+	 * program's receive from MPI_ANY_SOURCE and MPI_ANY_TAG on e would
+	 * take those messages. */
+	if (rc == MPI_SUCCESS)
+		rc = ftp_create_group_of(ftp_repl.stream, w, x->size, team_tag(w, x->size),
+					 FTP_FN_MPI_Comm_create_group, &team);
+	free(w);
+	/* The old team is never freed: a collective abandoned on it may
+	 * still have receives posted, which would take the messages of a
+	 * communicator that reused its context. */
+	x->team = rc == MPI_SUCCESS ? team : MPI_COMM_NULL;
+	if (rc == MPI_SUCCESS)
+		ftp_mpi.PMPI_Comm_set_errhandler(team, MPI_ERRORS_RETURN);
+	x->team_epoch++;
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* A promoted replica has the results of fwd_count more. */
+	int64_t done = (int64_t)(x->coll_done + x->fwd_count);
+	int64_t mine[2] = {done, -done}, all[2] = {0, 0};
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Allreduce);
+	ftp_call_on(&c, e, (struct ftp_watch){.kind = FTP_WATCH_ALL});
+	rc = team_wait(&c,
+		       ftp_mpi.PMPI_Iallreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, team, &c.req),
+		       x->team_epoch);
+	*hi = (uint64_t)all[0];
+	*lo = (uint64_t)-all[1];
+	x->replay_lo = *lo;
+	ft_debug("replication: team of communicator %llx rebuilt (%d): collectives %llu done here, "
+		 "%llu to %llu by its members",
+		 (unsigned long long)e->core->id, rc, (unsigned long long)x->coll_done,
+		 (unsigned long long)*lo, (unsigned long long)*hi);
+	return rc;
+}
+
+/* The replicated communicators in the order of their ids, the same on
+ * every process that holds them. */
+static int by_id(const void *a, const void *b)
+{
+	uint64_t x = (*(struct ftp_comm *const *)a)->core->id, y = (*(struct ftp_comm *const *)b)->core->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* After a promotion, on a process of the teams: rebuild the team of
+ * every replicated communicator, then run again, with the members that
+ * had not, the collectives this process completed that some member had
+ * not (it waits here until they reach them). */
+static void teams_rebuild(void)
+{
+	size_t n = nrepl_comms;
+	struct ftp_comm **comms = malloc((n + 1) * sizeof *comms);
+	uint64_t *lo = malloc((n + 1) * sizeof *lo), *hi = malloc((n + 1) * sizeof *hi);
+	int *rc = malloc((n + 1) * sizeof *rc);
+
+	if (!comms || !lo || !hi || !rc) {
+		ft_error("out of memory rebuilding the teams after a promotion: the job ends");
+		ftp_mpi.PMPI_Abort(ftp.world, 1);
+	}
+	memcpy(comms, repl_comms, n * sizeof *comms);
+	qsort(comms, n, sizeof *comms, by_id);
+	for (size_t i = 0; i < n; i++)
+		rc[i] = team_rebuild(comms[i], &lo[i], &hi[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct ftp_repl_comm *x = comms[i]->repl;
+		for (uint64_t s = lo[i] + 1; rc[i] == MPI_SUCCESS && s <= hi[i] && s <= x->coll_done; s++) {
+			const struct coll_rec *r = x->coll_log;
+			while (r && r->seq != s)
+				r = r->next;
+			if (!r) {
+				ft_error("rank %d cannot run collective %llu on a communicator again for the "
+					 "ranks that lack it: it is no longer in its log; the job ends",
+					 ftp_repl.plan.logical_of[ftp.rank], (unsigned long long)s);
+				ftp_mpi.PMPI_Abort(ftp.world, 1);
+			}
+			ft_debug("replication: collective %llu run again for the ranks that lack it",
+				 (unsigned long long)s);
+			rc[i] = coll_replay(comms[i], r);
+		}
+	}
+	free(comms);
+	free(lo);
+	free(hi);
+	free(rc);
+}
 
 int ftp_repl_MPI_Barrier(struct ftp_call *c)
 {
-	return TEAM_THEN_FORWARD(c, NO_OUT, ftp_mpi.PMPI_Ibarrier(c->real, &c->req));
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Barrier, .stype = MPI_DATATYPE_NULL,
+					       .rtype = MPI_DATATYPE_NULL});
 }
 
 int ftp_repl_MPI_Bcast(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype, int root)
 {
-	return TEAM_THEN_FORWARD(
-	    c, out_of(buffer, count, datatype),
-	    ftp_mpi.PMPI_Ibcast(buffer, count, datatype, root, c->real, &c->req));
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Bcast, .rbuf = buffer,
+					       .rcount = count, .rtype = datatype, .root = root,
+					       .stype = MPI_DATATYPE_NULL});
 }
 
-/* The logical rank of this process in c's communicator: a replica's is
- * its primary's. */
-static int my_rank(const struct ftp_call *c)
+/* A reduction's arguments. */
+static int reduction(struct ftp_call *c, enum ftp_fn fn, const void *sendbuf, void *recvbuf,
+		     int count, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, int root)
 {
-	int me = -1;
-
-	ftp_mpi.PMPI_Comm_rank(c->comm->real, &me);
-	ftp_rank_out(c->comm, &me);
-	return me;
+	return coll_run(c, &(struct coll_args){.fn = fn, .sbuf = sendbuf, .rbuf = recvbuf,
+					       .rcount = count, .rcounts = recvcounts,
+					       .rtype = datatype, .stype = MPI_DATATYPE_NULL,
+					       .op = op, .root = root});
 }
 
 int ftp_repl_MPI_Reduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
 			MPI_Datatype datatype, MPI_Op op, int root)
 {
-	struct coll_out o = my_rank(c) == root ? out_of(recvbuf, count, datatype) : NO_OUT;
-
-	return TEAM_THEN_FORWARD(
-	    c, o,
-	    ftp_mpi.PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, c->real, &c->req));
+	return reduction(c, FTP_FN_MPI_Reduce, sendbuf, recvbuf, count, NULL, datatype, op, root);
 }
 
 int ftp_repl_MPI_Allreduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
 			   MPI_Datatype datatype, MPI_Op op)
 {
-	return TEAM_THEN_FORWARD(
-	    c, out_of(recvbuf, count, datatype),
-	    ftp_mpi.PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, c->real, &c->req));
+	return reduction(c, FTP_FN_MPI_Allreduce, sendbuf, recvbuf, count, NULL, datatype, op, -1);
 }
 
 int ftp_repl_MPI_Scan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
 		      MPI_Datatype datatype, MPI_Op op)
 {
-	return TEAM_THEN_FORWARD(
-	    c, out_of(recvbuf, count, datatype),
-	    ftp_mpi.PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, c->real, &c->req));
+	return reduction(c, FTP_FN_MPI_Scan, sendbuf, recvbuf, count, NULL, datatype, op, -1);
 }
 
 int ftp_repl_MPI_Exscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
 			MPI_Datatype datatype, MPI_Op op)
 {
-	/* Rank 0's receive buffer is undefined after it: nothing to forward. */
-	struct coll_out o = my_rank(c) == 0 ? NO_OUT : out_of(recvbuf, count, datatype);
-
-	return TEAM_THEN_FORWARD(
-	    c, o, ftp_mpi.PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, c->real, &c->req));
+	return reduction(c, FTP_FN_MPI_Exscan, sendbuf, recvbuf, count, NULL, datatype, op, -1);
 }
 
 int ftp_repl_MPI_Reduce_scatter_block(struct ftp_call *c, const void *sendbuf, void *recvbuf,
 				      int recvcount, MPI_Datatype datatype, MPI_Op op)
 {
-	return TEAM_THEN_FORWARD(c, out_of(recvbuf, recvcount, datatype),
-				 ftp_mpi.PMPI_Ireduce_scatter_block(
-				     sendbuf, recvbuf, recvcount, datatype, op, c->real, &c->req));
+	return reduction(c, FTP_FN_MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, NULL,
+			 datatype, op, -1);
 }
 
 int ftp_repl_MPI_Reduce_scatter(struct ftp_call *c, const void *sendbuf, void *recvbuf,
 				const int recvcounts[], MPI_Datatype datatype, MPI_Op op)
 {
-	struct coll_out o = out_of(recvbuf, recvcounts[my_rank(c)], datatype);
-
-	return TEAM_THEN_FORWARD(c, o,
-				 ftp_mpi.PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts,
-							      datatype, op, c->real, &c->req));
+	return reduction(c, FTP_FN_MPI_Reduce_scatter, sendbuf, recvbuf, 0, recvcounts, datatype,
+			 op, -1);
 }
 
 int ftp_repl_MPI_Gather(struct ftp_call *c, const void *sendbuf, int sendcount,
 			MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
 			int root)
 {
-	struct coll_out o =
-	    my_rank(c) == root ? out_of(recvbuf, recvcount * team_size(c), recvtype) : NO_OUT;
-
-	return TEAM_THEN_FORWARD(c, o,
-				 ftp_mpi.PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf,
-						      recvcount, recvtype, root, c->real, &c->req));
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Gather, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcount = recvcount,
+					       .rtype = recvtype, .root = root});
 }
 
 int ftp_repl_MPI_Gatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
 			 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 			 const int displs[], MPI_Datatype recvtype, int root)
 {
-	struct coll_out o = my_rank(c) == root
-				? out_v(recvbuf, recvcounts, displs, recvtype, team_size(c))
-				: NO_OUT;
-
-	return TEAM_THEN_FORWARD(c, o,
-				 ftp_mpi.PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf,
-						       recvcounts, displs, recvtype, root, c->real,
-						       &c->req));
-}
-
-/* The root's own block stays in sendbuf when it receives in place. */
-static struct coll_out scattered(void *recvbuf, int recvcount, MPI_Datatype recvtype)
-{
-	return recvbuf == MPI_IN_PLACE ? NO_OUT : out_of(recvbuf, recvcount, recvtype);
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Gatherv, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcounts = recvcounts,
+					       .rdispls = displs, .rtype = recvtype, .root = root});
 }
 
 int ftp_repl_MPI_Scatter(struct ftp_call *c, const void *sendbuf, int sendcount,
 			 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
 			 int root)
 {
-	return TEAM_THEN_FORWARD(c, scattered(recvbuf, recvcount, recvtype),
-				 ftp_mpi.PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf,
-						       recvcount, recvtype, root, c->real,
-						       &c->req));
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Scatter, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcount = recvcount,
+					       .rtype = recvtype, .root = root});
 }
 
 int ftp_repl_MPI_Scatterv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
 			  const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
 			  MPI_Datatype recvtype, int root)
 {
-	return TEAM_THEN_FORWARD(c, scattered(recvbuf, recvcount, recvtype),
-				 ftp_mpi.PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype,
-							recvbuf, recvcount, recvtype, root, c->real,
-							&c->req));
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Scatterv, .sbuf = sendbuf,
+					       .scounts = sendcounts, .sdispls = displs,
+					       .stype = sendtype, .rbuf = recvbuf,
+					       .rcount = recvcount, .rtype = recvtype,
+					       .root = root});
 }
 
 int ftp_repl_MPI_Allgather(struct ftp_call *c, const void *sendbuf, int sendcount,
 			   MPI_Datatype sendtype, void *recvbuf, int recvcount,
 			   MPI_Datatype recvtype)
 {
-	return TEAM_THEN_FORWARD(c, out_of(recvbuf, recvcount * team_size(c), recvtype),
-				 ftp_mpi.PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf,
-							 recvcount, recvtype, c->real, &c->req));
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Allgather, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcount = recvcount,
+					       .rtype = recvtype, .root = -1});
 }
 
 int ftp_repl_MPI_Allgatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
 			    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 			    const int displs[], MPI_Datatype recvtype)
 {
-	struct coll_out o = out_v(recvbuf, recvcounts, displs, recvtype, team_size(c));
-
-	return TEAM_THEN_FORWARD(c, o,
-				 ftp_mpi.PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf,
-							  recvcounts, displs, recvtype, c->real,
-							  &c->req));
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Allgatherv, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcounts = recvcounts,
+					       .rdispls = displs, .rtype = recvtype, .root = -1});
 }
 
 int ftp_repl_MPI_Alltoall(struct ftp_call *c, const void *sendbuf, int sendcount,
 			  MPI_Datatype sendtype, void *recvbuf, int recvcount,
 			  MPI_Datatype recvtype)
 {
-	return TEAM_THEN_FORWARD(c, out_of(recvbuf, recvcount * team_size(c), recvtype),
-				 ftp_mpi.PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf,
-							recvcount, recvtype, c->real, &c->req));
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Alltoall, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcount = recvcount,
+					       .rtype = recvtype, .root = -1});
 }
 
 int ftp_repl_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
 			   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
 			   const int recvcounts[], const int rdispls[], MPI_Datatype recvtype)
 {
-	struct coll_out o = out_v(recvbuf, recvcounts, rdispls, recvtype, team_size(c));
-
-	return TEAM_THEN_FORWARD(c, o,
-				 ftp_mpi.PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype,
-							 recvbuf, recvcounts, rdispls, recvtype,
-							 c->real, &c->req));
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Alltoallv, .sbuf = sendbuf,
+					       .scounts = sendcounts, .sdispls = sdispls,
+					       .stype = sendtype, .rbuf = recvbuf,
+					       .rcounts = recvcounts, .rdispls = rdispls,
+					       .rtype = recvtype, .root = -1});
 }

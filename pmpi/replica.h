@@ -44,12 +44,21 @@ enum ftp_copy {
 	FTP_COPY_SINGLE = 0, /* the only copy of its logical rank */
 	FTP_COPY_PRIMARY,    /* the copy the others talk to; tells its replica */
 	FTP_COPY_REPLICA,    /* follows its primary */
+	/* A replica whose primary died: it carries its logical rank alone.
+	 * It still receives as a replica does (from replicas, and from
+	 * singles), sends as a single does (to both copies), runs the
+	 * collectives in the team, and follows what its primary told it
+	 * before it died until the stream runs dry (then partner is -1). */
+	FTP_COPY_PROMOTED,
 };
 
 struct ftp_replication {
 	uint32_t r;	    /* replicas in the job; 0: replication is off */
 	enum ftp_copy copy; /* this process */
 	int partner;	    /* world rank of this process's other copy, or -1 */
+	/* [n + r]: the other copy of each process as planned, or -1; never
+	 * changes (ftp_repl_covered). */
+	int32_t *copy_of;
 	/* replica_of[l] becomes -1 when l's replica is dropped (it died). */
 	struct ft_replica_plan plan;
 	MPI_Comm stream; /* private duplicate of MPI_COMM_WORLD */
@@ -70,9 +79,26 @@ struct ftp_repl_comm {
 	 * agreed dead; MPI_COMM_NULL while that is the real one. */
 	MPI_Comm base;
 	uint32_t size; /* program ranks */
-	int32_t
-	    *primary; /* [size]: rank in the entry's real communicator of the primary or single */
+	/* [size]: rank in the entry's real communicator of the primary or
+	 * single, or -1 once the primary died and its replica carries on. */
+	int32_t *primary;
 	int32_t *replica; /* [size]: rank there of the replica, or -1 */
+	/* Collectives on the team: how many this process has completed (a
+	 * follower: received), and the inputs of the latest ones, for a team
+	 * rebuilt after a promotion to run again with those that had not
+	 * completed them (pmpi/replica.c, "collectives"). */
+	uint64_t coll_done;
+	struct coll_rec *coll_log, *coll_log_tail;
+	uint32_t team_epoch; /* changes when the team is rebuilt */
+	/* The tag of this communicator's forwarded results on the stream
+	 * (the same on both copies: communicators are made in program order). */
+	int stream_tag;
+	/* A promoted replica: the results its dead primary forwarded that it
+	 * has not read yet, received at its promotion, and the collectives
+	 * up to replay_lo, which it takes from them (after it, it runs them
+	 * with the team, which had some member lacking them). */
+	struct fwd *fwd_head, *fwd_tail;
+	uint64_t fwd_count, replay_lo;
 };
 
 /* This process has a copy to tell or to follow. */
@@ -81,18 +107,24 @@ static inline bool ftp_repl_paired(void)
 	return ftp_repl.partner >= 0;
 }
 
+/* World rank w's logical rank has another copy that lives: w's death is
+ * not the program's failure (the other carries on, pmpi/replica.c). */
+bool ftp_repl_covered(int32_t w);
+
+/* The rank in MPI_COMM_WORLD the program knows job rank w by: its
+ * logical rank under replication, else w. */
+static inline int32_t ftp_repl_program_rank(int32_t w)
+{
+	return ftp_repl.r != 0 && w >= 0 && (uint32_t)w < ftp_repl.plan.n + ftp_repl.plan.r
+		   ? ftp_repl.plan.logical_of[w]
+		   : w;
+}
+
 /* World rank w is a replica dropped from the view. */
 static inline bool ftp_repl_dropped(int32_t w)
 {
 	return ftp_repl.dropped && w >= 0 && (uint32_t)w < ftp_repl.plan.n + ftp_repl.plan.r &&
 	       ftp_repl.dropped[w];
-}
-
-/* World rank w is a replica: its death is never the program's failure
- * (its primary's is), whether or not the view has dropped it yet. */
-static inline bool ftp_repl_is_replica(int32_t w)
-{
-	return ftp_repl.r != 0 && w >= 0 && ft_replica_plan_is_replica(&ftp_repl.plan, w);
 }
 
 /* e is replicated (every wrapper with a communicator asks, on its
@@ -125,9 +157,10 @@ int ftp_repl_start(void);
 void ftp_repl_views(void);
 void ftp_repl_finish(void);
 
-/* A communicator e was just made from the replicated parent (collective
- * over e's members): give it its map and team (pmpi/comms.c). */
-void ftp_repl_derive(struct ftp_comm *e);
+/* A communicator e was just made from the replicated parent (NULL for
+ * MPI_COMM_WORLD; collective over e's members): give it its map and team
+ * (pmpi/comms.c). */
+void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent);
 /* Free what ftp_repl_derive gave e (with the entry). */
 void ftp_repl_release(struct ftp_comm *e);
 
@@ -138,6 +171,10 @@ void ftp_repl_release(struct ftp_comm *e);
  * by the blocking call (c->direct), under the hang watch. A dead copy
  * that was not a dropped replica is the call's MPIX_ERR_PROC_FAILED. */
 int ftp_repl_creation(struct ftp_call *c);
+/* MPI_Comm_split on a replicated communicator: as on any, once
+ * ftp_repl_creation has run; the key orders the program ranks of a new
+ * communicator where a replica stands alone for its rank. */
+int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *newcomm);
 
 /* A call the wrapper has no replicated form of, on a replicated
  * communicator: one line, then the communicator's error handler with
