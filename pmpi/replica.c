@@ -32,9 +32,10 @@ struct ftp_replication ftp_repl = {.partner = -1, .stream = MPI_COMM_NULL};
 static struct ft_replica_spec spec;
 
 /* Tags on the stream: records, the counts a copy gives the survivor of
- * a logical rank that lost a copy, and from TAG_DATA on, the forwarded
+ * a logical rank that lost a copy, the agreement on a rebuilt team
+ * (team_agree), and from TAG_DATA on, the forwarded
  * results of each communicator (struct ftp_repl_comm.stream_tag). */
-enum { TAG_DECIDE = 1, TAG_COUNTS = 3, TAG_DATA = 16, TAG_DATA_SLOTS = 32000 };
+enum { TAG_DECIDE = 1, TAG_COUNTS = 3, TAG_TEAM = 4, TAG_DATA = 16, TAG_DATA_SLOTS = 32000 };
 
 /* The next communicator's slot among the data tags. */
 static uint32_t next_data_slot;
@@ -152,6 +153,7 @@ bool ftp_repl_covered(int32_t w)
 
 static int prog_rank_of(const struct ftp_comm *e, int32_t l);
 static int my_rank_in(const struct ftp_comm *e);
+static uint64_t team_hash(const int32_t *w, uint32_t n);
 
 /* The key of the MPI_Comm_split under way on a replicated communicator
  * (ftp_repl_MPI_Comm_split), for ftp_repl_derive. */
@@ -228,12 +230,17 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 	}
 	bool replica = ftp_repl.copy == FTP_COPY_REPLICA, rclass = replica_class();
 	int me = 0;
+	/* The team's members first (world ranks, for its hash), then the map. */
 	for (uint32_t l = 0; ok && l < x->size; l++) {
-		real_of[l] = (rclass && x->replica[l] >= 0) || x->primary[l] < 0 ? x->replica[l]
-										 : x->primary[l];
-		if (world_at(e, lead_of(x, (int)l)) == ftp.rank)
+		real_of[l] = world_at(e, lead_of(x, (int)l));
+		if (real_of[l] == ftp.rank)
 			me = (int)l;
 	}
+	if (ok)
+		x->team_hash = team_hash(real_of, x->size);
+	for (uint32_t l = 0; ok && l < x->size; l++)
+		real_of[l] = (rclass && x->replica[l] >= 0) || x->primary[l] < 0 ? x->replica[l]
+										 : x->primary[l];
 	int rc = MPI_SUCCESS;
 	/* Every member splits, whatever went wrong here, or the others hang;
 	 * the key puts the team in program rank order. */
@@ -442,7 +449,8 @@ static void tell(const int *rec, int n)
 
 static void await_view(int32_t w);
 static void carry_on(void);
-static void teams_rebuild(void);
+static bool records_left(int32_t from);
+static bool teams_rebuild(void);
 static bool has_copy(int32_t w);
 
 /* What a follower's read of the stream gives once its primary is dead
@@ -472,6 +480,9 @@ static int hear(int *rec, int max, int *n)
 
 	if (rc == MPI_SUCCESS)
 		ftp_mpi.PMPI_Get_count(&st, MPI_INT, n);
+	/* The last thing a dead primary told: carry on from here. */
+	if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PROMOTED && !records_left(from))
+		carry_on();
 	if (rc == MPI_SUCCESS && *n < REC_HEAD) {
 		ft_error("replica: a record of %d ints from the primary; expected at least %d", *n,
 			 REC_HEAD);
@@ -1133,6 +1144,10 @@ static void discard_from(int32_t dead)
 	}
 }
 
+/* A promotion was applied here: the teams are to be rebuilt once every
+ * death known is (ftp_repl_views). */
+static bool rebuild_pending;
+
 /* Whether the dead primary `from` told this process something it has
  * not read yet (a few passes of the MPI's progress: it is all here). */
 static bool records_left(int32_t from)
@@ -1182,10 +1197,7 @@ static void promote(int32_t dead)
 				serve_one((int32_t)w, FT_SLOT_PRIMARY);
 		ft_send_log_fini(&send_log);
 	}
-	if (ftp_repl.copy != FTP_COPY_REPLICA)
-		teams_rebuild();
-	if (ftp.rank == rw && !records_left(dead))
-		carry_on();
+	rebuild_pending = true;
 }
 
 /* Failures of ftp.procs.order[0 .. views_applied) are applied. */
@@ -1207,18 +1219,27 @@ void ftp_repl_views(void)
 	if (views_applied >= n)
 		return;
 	in_views = true;
-	while (views_applied < (n = ft_proc_nfailed(&ftp.procs))) {
-		int32_t dead = (int32_t)ftp.procs.order[views_applied++];
-		int32_t l = dead >= 0 ? ftp_repl.plan.logical_of[dead] : -1;
-		if (l < 0)
-			continue;
-		int32_t rw = ftp_repl.plan.replica_of[l];
-		if (is_replica_world(dead) && !ftp_repl.dropped[dead] && rw == dead)
-			drop_copy(dead);
-		else if (!is_replica_world(dead) && rw >= 0 &&
-			 !ft_proc_is_failed(&ftp.procs, (uint32_t)rw))
-			promote(dead);
+	for (;;) {
+		while (views_applied < (n = ft_proc_nfailed(&ftp.procs))) {
+			int32_t dead = (int32_t)ftp.procs.order[views_applied++];
+			int32_t l = dead >= 0 ? ftp_repl.plan.logical_of[dead] : -1;
+			if (l < 0)
+				continue;
+			int32_t rw = ftp_repl.plan.replica_of[l];
+			if (is_replica_world(dead) && !ftp_repl.dropped[dead] && rw == dead)
+				drop_copy(dead);
+			else if (!is_replica_world(dead) && rw >= 0 &&
+				 !ft_proc_is_failed(&ftp.procs, (uint32_t)rw))
+				promote(dead);
+		}
+		/* Rebuilt once every death known here is applied; a member that
+		 * dies meanwhile is applied, and the teams rebuilt again. */
+		if (!rebuild_pending || ftp_repl.copy == FTP_COPY_REPLICA || teams_rebuild())
+			break;
 	}
+	rebuild_pending = false;
+	if (ftp_repl.copy == FTP_COPY_PROMOTED && following() && !records_left(ftp_repl.partner))
+		carry_on();
 	in_views = false;
 	/* Answers cached under the old value counted the dropped copies. */
 	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
@@ -2642,13 +2663,73 @@ static int coll_replay(struct ftp_comm *e, const struct coll_rec *r)
 /* Team rebuilds: the tag of the MPI_Comm_create_group that makes one
  * (a function of its members, so that processes that see different
  * members never take part in one another's). */
-static int team_tag(const int32_t *w, uint32_t n)
+static uint64_t team_hash(const int32_t *w, uint32_t n)
 {
 	uint64_t h = 1469598103934665603ull;
 
 	for (uint32_t i = 0; i < n; i++)
 		h = (h ^ (uint32_t)w[i]) * 1099511628211ull;
-	return 0x1000 + (int)(h % 0x6000);
+	return h;
+}
+
+static int team_tag(const int32_t *w, uint32_t n)
+{
+	return 0x1000 + (int)(team_hash(w, n) % 0x6000);
+}
+
+/* What team_rebuild gives when a member of the team to be is found dead
+ * meanwhile: apply the view again, and rebuild then. */
+#define TEAM_VIEW_CHANGED (-0x7ea4)
+/* ... and when the team is the one it has, or will run no collective
+ * again (a member is in MPI_Finalize). */
+#define TEAM_UNCHANGED (-0x7ea5)
+
+/* The members of a team to be (w[0..n), this process among them, of
+ * communicator comm) agree that it is the team before the MPI makes it:
+ * each tells every other the team's hash and hears the same from each,
+ * on the stream (messages of an older view are passed over: from one
+ * sender they arrive in order). A process that has not learned a death
+ * yet would name a dead member, whose MPI_Comm_create_group would never
+ * return: it waits here until it learns it (TEAM_VIEW_CHANGED). */
+static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
+{
+	uint64_t mine[2] = {comm, team_hash(w, n)};
+	MPI_Request *sent = malloc(((size_t)n + 1) * sizeof *sent);
+	int rc = sent ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+
+	for (uint32_t k = 0; rc == MPI_SUCCESS && k < n; k++) {
+		sent[k] = MPI_REQUEST_NULL;
+		if (w[k] != ftp.rank)
+			ftp_mpi.PMPI_Isend(mine, 2, MPI_UINT64_T, w[k], TAG_TEAM, ftp_repl.stream,
+					   &sent[k]);
+	}
+	for (uint32_t k = 0; rc == MPI_SUCCESS && k < n; k++) {
+		uint64_t got[2] = {0, 0}, polls = 0;
+		while (rc == MPI_SUCCESS && w[k] != ftp.rank && (got[0] != mine[0] || got[1] != mine[1])) {
+			MPI_Request r = MPI_REQUEST_NULL;
+			int flag = 0;
+			ftp_mpi.PMPI_Irecv(got, 2, MPI_UINT64_T, w[k], TAG_TEAM, ftp_repl.stream, &r);
+			while (rc == MPI_SUCCESS && !flag) {
+				ftp_mpi.PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+				for (uint32_t j = 0; !flag && j < n; j++)
+					if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w[j]))
+						rc = TEAM_VIEW_CHANGED;
+					else if (ftp_departed((uint32_t)w[j]))
+						rc = TEAM_UNCHANGED; /* in MPI_Finalize: no collective is left */
+				if (!flag)
+					ftp_poll_pause(&polls);
+			}
+			if (!flag) {
+				ftp_mpi.PMPI_Cancel(&r);
+				ftp_mpi.PMPI_Request_free(&r);
+			}
+		}
+	}
+	for (uint32_t k = 0; sent && k < n; k++)
+		if (sent[k] != MPI_REQUEST_NULL)
+			ftp_mpi.PMPI_Request_free(&sent[k]); /* delivered, or its peer is dead */
+	free(sent);
+	return rc;
 }
 
 /* Make e's team again from the copies that stand for its program ranks
@@ -2663,7 +2744,20 @@ static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
 
 	for (uint32_t k = 0; rc == MPI_SUCCESS && k < x->size; k++)
 		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]))
-			rc = FTP_ERR_PROC_FAILED; /* a rank with no copy left */
+			rc = ftp_repl_covered(w[k]) ? TEAM_VIEW_CHANGED
+						    : FTP_ERR_PROC_FAILED; /* a rank with no copy left */
+	if (rc == MPI_SUCCESS && team_hash(w, x->size) == x->team_hash) {
+		free(w);
+		return TEAM_UNCHANGED;
+	}
+	if (rc == MPI_SUCCESS)
+		rc = team_agree(e->core->id, w, x->size);
+	if (rc == TEAM_VIEW_CHANGED || rc == TEAM_UNCHANGED) {
+		free(w);
+		return rc;
+	}
+	if (rc == MPI_SUCCESS)
+		x->team_hash = team_hash(w, x->size);
 	/* From the stream, which nothing receives from with MPI_ANY_TAG: Open
 	 * MPI's MPI_Comm_create_group sends with its tag on the parent, and a
 	 * program's receive from MPI_ANY_SOURCE and MPI_ANY_TAG on e would
@@ -2712,7 +2806,7 @@ static int by_id(const void *a, const void *b)
  * every replicated communicator, then run again, with the members that
  * had not, the collectives this process completed that some member had
  * not (it waits here until they reach them). */
-static void teams_rebuild(void)
+static bool teams_rebuild(void)
 {
 	size_t n = nrepl_comms;
 	struct ftp_comm **comms = malloc((n + 1) * sizeof *comms);
@@ -2725,9 +2819,12 @@ static void teams_rebuild(void)
 	}
 	memcpy(comms, repl_comms, n * sizeof *comms);
 	qsort(comms, n, sizeof *comms, by_id);
-	for (size_t i = 0; i < n; i++)
+	bool changed = false;
+	for (size_t i = 0; i < n && !changed; i++) {
 		rc[i] = team_rebuild(comms[i], &lo[i], &hi[i]);
-	for (size_t i = 0; i < n; i++) {
+		changed = rc[i] == TEAM_VIEW_CHANGED;
+	}
+	for (size_t i = 0; i < n && !changed; i++) {
 		struct ftp_repl_comm *x = comms[i]->repl;
 		for (uint64_t s = lo[i] + 1; rc[i] == MPI_SUCCESS && s <= hi[i] && s <= x->coll_done; s++) {
 			const struct coll_rec *r = x->coll_log;
@@ -2748,6 +2845,7 @@ static void teams_rebuild(void)
 	free(lo);
 	free(hi);
 	free(rc);
+	return !changed;
 }
 
 int ftp_repl_MPI_Barrier(struct ftp_call *c)

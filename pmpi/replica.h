@@ -90,6 +90,7 @@ struct ftp_repl_comm {
 	uint64_t coll_done;
 	struct coll_rec *coll_log, *coll_log_tail;
 	uint32_t team_epoch; /* changes when the team is rebuilt */
+	uint64_t team_hash;  /* of the team's members (world ranks, in order) */
 	/* The tag of this communicator's forwarded results on the stream
 	 * (the same on both copies: communicators are made in program order). */
 	int stream_tag;

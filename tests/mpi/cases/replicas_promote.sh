@@ -1,0 +1,109 @@
+# Transparent partial replication survives the death of primaries: an
+# unmodified program (tests/mpi/progs/replicas.c) run on N + R processes
+# under FTSHIM_REPLICAS loses the primaries of replicated ranks (one,
+# several at once, one after another; at a fixed call, in a collective,
+# in MPI_Finalize, or at a random time), and prints exactly what it
+# prints on N processes with no replica and no failure (wherever that
+# does not depend on timing): their replicas carry on, and no error
+# reaches the program. Losing both copies of a rank is the program's
+# failure, with the ULFM error, as without replicas.
+prog=$(build replicas)
+run="$MPITEST_WORKDIR/run"
+ROUNDS=8
+PACE=0
+
+# reference_lines WORKLOAD NP: the lines of a run of NP ranks without
+# replicas or failures, sorted (under ftshim: oversubscribed MPICH ranks
+# spin without it).
+reference_lines() {
+	run_job shim "$2" "FTSHIM_RUNDIR=$run" -- "$prog" "$1" "$ROUNDS"
+	expect_rc 0
+	sort "$OUT" >"$MPITEST_WORKDIR/ref-$1-$2-$ROUNDS"
+}
+
+# primary_dies WORKLOAD NP REPLICAS VICTIMS AT [TIMING]: run on NP
+# processes with FTSHIM_REPLICAS=REPLICAS and kill the primaries of the
+# program's ranks VICTIMS (comma-separated) at AT (FTSHIM_INJECT's at=,
+# which may go on with more clauses). The answer must be the reference
+# run's, and each victim that died must be carried on by its replica,
+# which says so.
+primary_dies() {
+	local what=$1 np=$2 replicas=$3 victims=$4 at=$5 timing=${6:-'^$'}
+	rm -rf "$run"
+	run_job shim "$np" "FTSHIM_RUNDIR=$run" "FTSHIM_REPLICAS=$replicas" \
+		"FTSHIM_INJECT=rank=$victims copy=primary at=$at" -- "$prog" "$what" "$ROUNDS" "$PACE"
+	local n
+	n=$(sed -n 's/.* info: replication: \([0-9]*\) logical ranks, .*/\1/p' "$ERR")
+	[ -n "$n" ] || { tail -n 20 "$ERR" >&2; fail "$what: no replication line"; }
+	[ -f "$MPITEST_WORKDIR/ref-$what-$n-$ROUNDS" ] || {
+		local out=$OUT err=$ERR rc=$RC
+		reference_lines "$what" "$n"
+		OUT=$out ERR=$err RC=$rc
+	}
+	local killed=0 v p
+	for v in ${victims//,/ }; do
+		grep -q "ftshim\[$v\] .* info: injecting SIGKILL now" "$ERR" || continue
+		killed=$((killed + 1))
+		p=$(sed -n "s/^\([0-9]*\) .* replica-of=$v\$/\1/p" "$run"/*/ranks | head -n 1)
+		[ -n "$p" ] || fail "$what: the run directory names no replica of rank $v"
+		grep -qE "ftshim\[$p\] .* info: rank $v: primary \(process $v\) lost, replica \(process $p\) promoted, [0-9.]+ ms" "$ERR" ||
+			{ tail -n 30 "$ERR" >&2; fail "$what: rank $v's replica (process $p) did not say it carries on"; }
+	done
+	[ "$killed" -gt 0 ] || { tail -n 30 "$ERR" >&2; fail "$what: $at killed no primary (the job is too short?)"; }
+	expect_killed_rc
+	sort "$OUT" | grep -Ev "$timing" >got.txt || true
+	grep -Ev "$timing" "$MPITEST_WORKDIR/ref-$what-$n-$ROUNDS" >want.txt || true
+	diff -u want.txt got.txt >&2 || { tail -n 30 "$ERR" >&2; fail "$what, primaries $victims killed at $at: not the answer of $n ranks without replicas or failures"; }
+	expect_err_no_match 'ftshim\[[0-9]+\] \+[0-9.]+ (error|warn): '
+	expect_err_no_match 'MPI_ERR|PROC_FAILED'
+	note "$what, FTSHIM_REPLICAS=$replicas on $np, the primary of rank(s) $victims killed at $at: $killed died, same answer"
+}
+
+# At fixed points: in the halo exchange, in each kind of collective (the
+# team is rebuilt; a member that completed one the others lack runs it
+# again), in the manager/worker traffic (the manager's own decisions on
+# MPI_ANY_SOURCE), and in MPI_Finalize.
+primary_dies stencil 6 2 1 call:MPI_Waitall:300
+primary_dies colls 6 2 0 call:MPI_Allgather:30
+primary_dies colls 6 2 1 call:MPI_Bcast:50
+primary_dies colls 6 2 1 call:MPI_Alltoallv:20
+primary_dies mw 6 2 0 call:MPI_Recv:30 '^mw rank [1-9]|polls'
+primary_dies mw 6 2 1 call:MPI_Send:40 '^mw rank [1-9]|polls'
+# In MPI_Finalize: the primary has finished and waits there for its
+# replica, which lags (paused); it dies there, and the replica carries on.
+primary_dies mw 6 2 0 "time:750ms; rank=0 copy=replica at=call:MPI_Recv:20 how=pause:700ms" '^mw rank [1-9]|polls'
+# Several at once, and one while another's replica is taking over; the
+# colls workload then splits and duplicates MPI_COMM_WORLD, made with a
+# replica standing alone for its rank.
+primary_dies stencil 6 2 0,1 call:MPI_Sendrecv:50
+primary_dies colls 8 100% 0,1,2 call:MPI_Allreduce:40
+primary_dies colls 6 2 0 "call:MPI_Bcast:30; rank=1 copy=primary at=call:MPI_Alltoall:60"
+# A primary, then a replica whose partner was promoted: that rank's
+# replica carries on alone; the other's primary does.
+primary_dies stencil 6 2 0 "call:MPI_Sendrecv:30; rank=1 copy=replica at=call:MPI_Sendrecv:90"
+# At random times, in jobs paced to last a few seconds.
+seed=${REPLICAS_PROMOTE_SEED:-$RANDOM}
+note "random kill times drawn with seed $seed (REPLICAS_PROMOTE_SEED=$seed replays them)"
+RANDOM=$seed
+random_ms() {
+	echo "time:$((600 + RANDOM % 800))ms"
+}
+ROUNDS=50
+PACE=200
+primary_dies stencil 6 2 1 "$(random_ms)"
+PACE=1000
+primary_dies mw 6 2 0 "$(random_ms)" '^mw rank [1-9]|polls'
+PACE=1500
+primary_dies colls 6 2 1 "$(random_ms)"
+
+# Both copies of a rank: the program's failure, as without replicas
+# (the error handler is fatal: the job ends with the ULFM error, naming
+# the program's rank).
+ROUNDS=8 PACE=0
+rm -rf "$run"
+run_job shim 6 "FTSHIM_RUNDIR=$run" "FTSHIM_REPLICAS=2" \
+	"FTSHIM_INJECT=rank=1 copy=both at=call:MPI_Waitall:300" -- "$prog" stencil "$ROUNDS"
+expect_err_match 'MPI_ERR_PROC_FAILED: a process involved in the operation has failed; (its peer, rank 1, failed|failed rank: 1)'
+expect_err_no_match 'rank [45], failed|failed ranks?: [0-9 ]*[45]'
+
+expect_no_leftovers replicas
