@@ -449,6 +449,7 @@ static void tell(const int *rec, int n)
 
 static void await_view(int32_t w);
 static void carry_on(void);
+static void discard_one(const struct ftp_comm *e, const MPI_Status *st);
 static bool records_left(int32_t from);
 static bool teams_rebuild(void);
 static bool has_copy(int32_t w);
@@ -685,6 +686,17 @@ static void recv_start(struct peer_recv *p)
 	recv_post(p);
 }
 
+/* A message from MPI_ANY_SOURCE that came from a dead primary after it
+ * was dropped from the view (discard_from saw the others): its replica
+ * sends it again, so this one is passed over. */
+static bool from_dropped(const struct ftp_comm *e, const MPI_Status *st)
+{
+	int r = st->MPI_SOURCE;
+
+	ftp_rank_out(e, &r);
+	return r < 0 && st->MPI_SOURCE >= 0;
+}
+
 static void recv_poll(struct peer_recv *p)
 {
 	MPI_Status st;
@@ -693,6 +705,10 @@ static void recv_poll(struct peer_recv *p)
 	if (p->done || p->req == MPI_REQUEST_NULL)
 		return;
 	int rc = ftp_mpi.PMPI_Test(&p->req, &flag, &st);
+	if (rc == MPI_SUCCESS && flag && p->source == MPI_ANY_SOURCE && from_dropped(p->e, &st)) {
+		recv_post(p);
+		return;
+	}
 	if (rc != MPI_SUCCESS || flag)
 		recv_finish(p, rc, &st);
 }
@@ -907,7 +923,10 @@ static uint64_t *hear_counts(int32_t w, size_t *n)
 	int flag = 0, count = 0;
 
 	*n = 0;
-	/* Probe first: the size is the sender's. */
+	/* Probe first: the size is the sender's. A process that is alive
+	 * and on its way tells within moments; one never heard from leaves
+	 * this one unable to carry the rank on without a duplicate. */
+	uint64_t start = ft_clock_now(), patience = 10 * FT_NSEC_PER_SEC + 4 * ftp.cfg.hb_timeout;
 	for (;;) {
 		if (ftp_mpi.PMPI_Iprobe(w, TAG_COUNTS, ftp_repl.stream, &flag, &st) != MPI_SUCCESS)
 			return NULL;
@@ -915,6 +934,13 @@ static uint64_t *hear_counts(int32_t w, size_t *n)
 			break;
 		if (ft_proc_is_failed(&ftp.procs, (uint32_t)w) || ftp_departed((uint32_t)w))
 			return NULL;
+		if (ft_clock_now() - start > patience) {
+			ft_error("rank %d's copy (process %d) heard nothing from process %d about the "
+				 "messages it received from rank %d in %.0f s: the job ends",
+				 ftp_repl.plan.logical_of[ftp.rank], ftp.rank, w,
+				 ftp_repl.plan.logical_of[ftp.rank], (double)patience / 1e9);
+			ftp_mpi.PMPI_Abort(ftp.world, 1);
+		}
 		ftp_poll_pause(&polls);
 	}
 	ftp_mpi.PMPI_Get_count(&st, MPI_UINT64_T, &count);
@@ -1115,6 +1141,22 @@ static void drop_copy(int32_t dead)
 	}
 }
 
+/* Receive and drop the message a probe of e found (status st). */
+static void discard_one(const struct ftp_comm *e, const MPI_Status *st)
+{
+	int bytes = 0;
+
+	ftp_mpi.PMPI_Get_count(st, MPI_BYTE, &bytes);
+	void *junk = malloc((size_t)(bytes > 0 ? bytes : 1));
+	if (junk)
+		ftp_mpi.PMPI_Recv(junk, bytes, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, e->real,
+				  MPI_STATUS_IGNORE);
+	free(junk);
+	ft_debug("a message of tag %d from the dead copy at rank %d of communicator %llx, which "
+		 "its replica sends again: dropped",
+		 st->MPI_TAG, st->MPI_SOURCE, (unsigned long long)e->core->id);
+}
+
 /* Messages the dead primary `dead` sent that no receive here matched:
  * never to be matched now (its replica gives them again), so that no
  * later receive from MPI_ANY_SOURCE takes one. */
@@ -1126,20 +1168,17 @@ static void discard_from(int32_t dead)
 		for (uint32_t j = 0; j < e->core->local_size; j++)
 			if (e->core->members[j] == dead)
 				q = (int)j;
-		for (int flag = 1; q >= 0 && flag;) {
+		/* A few passes of the MPI's progress: what it sent is here. */
+		for (int empty = 0; q >= 0 && empty < 4;) {
 			MPI_Status st;
-			int bytes = 0;
-			flag = 0;
-			if (ftp_mpi.PMPI_Iprobe(q, MPI_ANY_TAG, e->real, &flag, &st) != MPI_SUCCESS || !flag)
+			int flag = 0;
+			if (ftp_mpi.PMPI_Iprobe(q, MPI_ANY_TAG, e->real, &flag, &st) != MPI_SUCCESS)
 				break;
-			ftp_mpi.PMPI_Get_count(&st, MPI_BYTE, &bytes);
-			void *junk = malloc((size_t)(bytes > 0 ? bytes : 1));
-			if (!junk)
-				break;
-			ftp_mpi.PMPI_Recv(junk, bytes, MPI_BYTE, q, st.MPI_TAG, e->real, MPI_STATUS_IGNORE);
-			free(junk);
-			ft_debug("a message of tag %d from the dead primary of rank %d, unmatched: dropped",
-				 st.MPI_TAG, dead);
+			if (!flag) {
+				empty++;
+				continue;
+			}
+			discard_one(e, &st);
 		}
 	}
 }
@@ -1168,6 +1207,8 @@ static void promote(int32_t dead)
 {
 	int32_t l = dead, rw = ftp_repl.plan.replica_of[l];
 	bool receiver = !replica_class(); /* received from the dead primary */
+
+	ft_debug("replication: rank %d's primary died; process %d carries it on", l, rw);
 
 	if (receiver) {
 		settle_recvs_from(dead);
@@ -1811,7 +1852,13 @@ int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_
 			return ftp_post_iprobe(c, rc);
 		}
 	}
-	rc = ftp_mpi.PMPI_Iprobe(ftp_rank_in(c->comm, source), tag, c->real, flag, status);
+	for (;;) {
+		rc = ftp_mpi.PMPI_Iprobe(ftp_rank_in(c->comm, source), tag, c->real, flag, status);
+		if (rc != MPI_SUCCESS || !*flag || source != MPI_ANY_SOURCE ||
+		    !from_dropped(c->comm, status))
+			break;
+		discard_one(c->comm, status);
+	}
 	if (rc == MPI_SUCCESS && *flag)
 		ftp_status_out(c->comm, status);
 	tell_match(rc, rc == MPI_SUCCESS && *flag, status);
@@ -2394,6 +2441,15 @@ static struct coll_rec *coll_log_add(struct ftp_comm *e, const struct coll_args 
 	r->own_stype = keep_type(&r->a.stype);
 	r->own_rtype = keep_type(&r->a.rtype);
 	coll_log_bytes += r->in_bytes;
+	/* Within FTSHIM_REPLICA_LOG_MIB, the oldest of this communicator go
+	 * first (running one again then ends the job, saying so). */
+	while (x->coll_log && coll_log_bytes > ((size_t)ftp.cfg.replica_log_mib << 20)) {
+		struct coll_rec *old = x->coll_log;
+		x->coll_log = old->next;
+		coll_rec_free(old);
+	}
+	if (!x->coll_log)
+		x->coll_log_tail = NULL;
 	*(x->coll_log_tail ? &x->coll_log_tail->next : &x->coll_log) = r;
 	x->coll_log_tail = r;
 	return r;
@@ -2684,11 +2740,43 @@ static int team_tag(const int32_t *w, uint32_t n)
  * again (a member is in MPI_Finalize). */
 #define TEAM_UNCHANGED (-0x7ea5)
 
+/* The latest team agreement message heard from each process for each
+ * communicator (team_agree): one may come before this process needs it
+ * (its sender learned a death first). Application thread. */
+struct team_hello {
+	int32_t from;
+	uint64_t comm, hash;
+	struct team_hello *next;
+};
+static struct team_hello *hellos;
+
+static struct team_hello *hello_of(int32_t from, uint64_t comm)
+{
+	for (struct team_hello *h = hellos; h; h = h->next)
+		if (h->from == from && h->comm == comm)
+			return h;
+	return NULL;
+}
+
+static void hello_heard(int32_t from, const uint64_t v[2])
+{
+	struct team_hello *h = hello_of(from, v[0]);
+
+	if (!h && (h = calloc(1, sizeof *h)) != NULL) {
+		h->from = from;
+		h->comm = v[0];
+		h->next = hellos;
+		hellos = h;
+	}
+	if (h)
+		h->hash = v[1];
+}
+
 /* The members of a team to be (w[0..n), this process among them, of
  * communicator comm) agree that it is the team before the MPI makes it:
  * each tells every other the team's hash and hears the same from each,
- * on the stream (messages of an older view are passed over: from one
- * sender they arrive in order). A process that has not learned a death
+ * on the stream (the latest heard from each counts: from one sender they
+ * arrive in order, and views only grow). A process that has not learned a death
  * yet would name a dead member, whose MPI_Comm_create_group would never
  * return: it waits here until it learns it (TEAM_VIEW_CHANGED). */
 static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
@@ -2697,6 +2785,8 @@ static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
 	MPI_Request *sent = malloc(((size_t)n + 1) * sizeof *sent);
 	int rc = sent ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 
+	ft_debug("replication: team agreement on communicator %llx, hash %016llx, %u members",
+		 (unsigned long long)comm, (unsigned long long)mine[1], n);
 	for (uint32_t k = 0; rc == MPI_SUCCESS && k < n; k++) {
 		sent[k] = MPI_REQUEST_NULL;
 		if (w[k] != ftp.rank)
@@ -2704,10 +2794,14 @@ static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
 					   &sent[k]);
 	}
 	for (uint32_t k = 0; rc == MPI_SUCCESS && k < n; k++) {
-		uint64_t got[2] = {0, 0}, polls = 0;
-		while (rc == MPI_SUCCESS && w[k] != ftp.rank && (got[0] != mine[0] || got[1] != mine[1])) {
+		uint64_t polls = 0;
+		const struct team_hello *h;
+		while (rc == MPI_SUCCESS && w[k] != ftp.rank &&
+		       (!(h = hello_of(w[k], comm)) || h->hash != mine[1])) {
+			uint64_t got[2] = {0, 0};
 			MPI_Request r = MPI_REQUEST_NULL;
-			int flag = 0;
+			MPI_Status st;
+			int flag = 0, cancelled = 0;
 			ftp_mpi.PMPI_Irecv(got, 2, MPI_UINT64_T, w[k], TAG_TEAM, ftp_repl.stream, &r);
 			while (rc == MPI_SUCCESS && !flag) {
 				ftp_mpi.PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
@@ -2721,8 +2815,12 @@ static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
 			}
 			if (!flag) {
 				ftp_mpi.PMPI_Cancel(&r);
-				ftp_mpi.PMPI_Request_free(&r);
+				ftp_mpi.PMPI_Wait(&r, &st);
+				ftp_mpi.PMPI_Test_cancelled(&st, &cancelled);
+				flag = !cancelled;
 			}
+			if (flag)
+				hello_heard(w[k], got);
 		}
 	}
 	for (uint32_t k = 0; sent && k < n; k++)
@@ -2832,8 +2930,10 @@ static bool teams_rebuild(void)
 				r = r->next;
 			if (!r) {
 				ft_error("rank %d cannot run collective %llu on a communicator again for the "
-					 "ranks that lack it: it is no longer in its log; the job ends",
-					 ftp_repl.plan.logical_of[ftp.rank], (unsigned long long)s);
+					 "ranks that lack it: it is no longer in its log "
+					 "(FTSHIM_REPLICA_LOG_MIB=%llu); the job ends",
+					 ftp_repl.plan.logical_of[ftp.rank], (unsigned long long)s,
+					 (unsigned long long)ftp.cfg.replica_log_mib);
 				ftp_mpi.PMPI_Abort(ftp.world, 1);
 			}
 			ft_debug("replication: collective %llu run again for the ranks that lack it",

@@ -66,12 +66,13 @@
 	X(REPLICAS, replicas, STRING, "", 0, 0, NULL, \
 	  "Run some logical ranks twice, as a primary and a replica (transparent partial " \
 	  "replication): a count (4) or a percentage of the logical ranks (50%); the job is " \
-	  "launched with N + R processes and the program sees N, and the death of a replica goes " \
-	  "unnoticed. Unset or 0: no replicas") \
+	  "launched with N + R processes and the program sees N, and the death of either copy of a " \
+	  "rank goes unnoticed. Unset or 0: no replicas") \
 	X(REPLICA_LOG_MIB, replica_log_mib, UINT, "256", 1, 1048576, NULL, \
-	  "Under FTSHIM_REPLICAS, the MiB of its latest sends each primary keeps, to hand to the " \
-	  "other copies what a dead replica would have sent them; a death that needs an older one " \
-	  "ends the job, saying so") \
+	  "Under FTSHIM_REPLICAS, the MiB of its latest sends each copy keeps, to hand the others " \
+	  "what its dead copy would have sent them, and again of the inputs of its latest " \
+	  "collectives, to run one again for a rebuilt team; a death that needs an older one ends " \
+	  "the job, saying so") \
 	X(RUNDIR, rundir, STRING, "", 0, 0, NULL, \
 	  "Where each job records its ranks (host, pid) and the injections made, for " \
 	  "ftshim-inject and the reports; unset: $XDG_RUNTIME_DIR/ftshim, else /tmp/ftshim-UID")

@@ -92,7 +92,7 @@ ROUNDS=50
 PACE=200
 primary_dies stencil 6 2 1 "$(random_ms)"
 PACE=1000
-primary_dies mw 6 2 0 "$(random_ms)" '^mw rank [1-9]|polls'
+primary_dies mw 6 2 1 "$(random_ms)" '^mw rank [1-9]|polls'
 PACE=1500
 primary_dies colls 6 2 1 "$(random_ms)"
 
