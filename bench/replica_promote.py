@@ -30,23 +30,11 @@ import subprocess
 import sys
 import tempfile
 
+from replica_p2p import launch  # the launch line, under timeout -k
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACE = {"stencil": "200", "mw": "1000", "colls": "1500"}
 ROUNDS = "50"
-
-
-def launcher(flavour, np, env):
-    if flavour == "mpich":
-        cmd = ["mpiexec.hydra", "-disable-auto-cleanup", "-n", str(np)]
-        for k, v in env.items():
-            cmd += ["-genv", k, v]
-    else:
-        cmd = ["mpirun.openmpi", "--oversubscribe", "--enable-recovery", "-n", str(np)]
-        if os.geteuid() == 0:
-            cmd.append("--allow-run-as-root")
-        for k, v in env.items():
-            cmd += ["-x", "%s=%s" % (k, v)]
-    return cmd
 
 
 def run(flavour, what, inject, rundir):
@@ -60,8 +48,8 @@ def run(flavour, what, inject, rundir):
            "FTSHIM_RUNDIR": os.path.join(rundir, "run"), "FTSHIM_REPLICAS": "2"}
     if inject:
         env["FTSHIM_INJECT"] = inject
-    cmd = ["timeout", "-k", "5", "120"] + launcher(flavour, 6, env) + [prog, what, ROUNDS, PACE[what]]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(launch(flavour, 6, env, [prog, what, ROUNDS, PACE[what]]),
+                       capture_output=True, text=True)
     keep = re.compile(r"^mw rank [1-9]|polls")
     lines = sorted(l for l in p.stdout.splitlines() if not keep.search(l))
     return lines, p.stderr

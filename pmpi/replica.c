@@ -1108,6 +1108,31 @@ static void repost_recvs_from(int32_t dead)
 			recv_post(p);
 }
 
+/* Copy `dead` leaves every replicated communicator's view: its slot
+ * empties, and where this process addressed it, the program rank now
+ * addresses the other copy. */
+static void view_forget(int32_t dead)
+{
+	for (size_t i = 0; i < nrepl_comms; i++) {
+		struct ftp_comm *e = repl_comms[i];
+		struct ftp_repl_comm *x = e->repl;
+		for (uint32_t k = 0; k < x->size; k++) {
+			int32_t *slot = x->primary[k] >= 0 && world_at(e, x->primary[k]) == dead
+					    ? &x->primary[k]
+				      : x->replica[k] >= 0 && world_at(e, x->replica[k]) == dead
+					    ? &x->replica[k]
+					    : NULL;
+			if (!slot)
+				continue;
+			int32_t q = *slot;
+			*slot = -1;
+			int other = lead_of(x, (int)k);
+			if (e->map->real_of[k] == q && other >= 0)
+				ft_rank_map_retarget(e->map, (int32_t)k, other);
+		}
+	}
+}
+
 /* Replica `dead` (of logical rank l) died: nobody addresses it any more.
  * A replica settles its receives from it and tells l's primary what it
  * has; the primary goes on alone and serves those counts. */
@@ -1119,16 +1144,7 @@ static void drop_copy(int32_t dead)
 		settle_recvs_from(dead);
 	ftp_repl.dropped[dead] = 1;
 	ftp_repl.plan.replica_of[l] = -1;
-	for (size_t i = 0; i < nrepl_comms; i++) {
-		struct ftp_comm *e = repl_comms[i];
-		struct ftp_repl_comm *x = e->repl;
-		for (uint32_t k = 0; k < x->size; k++)
-			if (x->replica[k] >= 0 && world_at(e, x->replica[k]) == dead) {
-				x->replica[k] = -1;
-				if (replica_class())
-					ft_rank_map_retarget(e->map, (int32_t)k, x->primary[k]);
-			}
-	}
+	view_forget(dead);
 	if (replica_class()) {
 		tell_counts(l, l);
 		repost_recvs_from(dead);
@@ -1217,16 +1233,7 @@ static void promote(int32_t dead)
 			recv_poll(p);
 	}
 	ftp_repl.plan.replica_of[l] = -1;
-	for (size_t i = 0; i < nrepl_comms; i++) {
-		struct ftp_comm *e = repl_comms[i];
-		struct ftp_repl_comm *x = e->repl;
-		for (uint32_t k = 0; k < x->size; k++)
-			if (x->primary[k] >= 0 && world_at(e, x->primary[k]) == dead) {
-				x->primary[k] = -1;
-				if (receiver && x->replica[k] >= 0)
-					ft_rank_map_retarget(e->map, (int32_t)k, x->replica[k]);
-			}
-	}
+	view_forget(dead);
 	if (receiver) {
 		tell_counts(l, rw);
 		repost_recvs_from(dead);

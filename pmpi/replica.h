@@ -121,13 +121,6 @@ static inline int32_t ftp_repl_program_rank(int32_t w)
 		   : w;
 }
 
-/* World rank w is a replica dropped from the view. */
-static inline bool ftp_repl_dropped(int32_t w)
-{
-	return ftp_repl.dropped && w >= 0 && (uint32_t)w < ftp_repl.plan.n + ftp_repl.plan.r &&
-	       ftp_repl.dropped[w];
-}
-
 /* e is replicated (every wrapper with a communicator asks, on its
  * general path: a test of a field of the entry it has just found). */
 static inline bool ftp_repl_comm(const struct ftp_comm *e)
