@@ -198,8 +198,8 @@ static void log_plan(void)
 		char list[256] = "", how[64];
 		size_t used = 0;
 		uint32_t n = c->spawned ? ftp.procs.size : (uint32_t)ftp.world_size;
-		uint32_t nv = ft_inject_victims(c, ft_inject_pool(c, n, copies), host_ids, victims,
-						ftp.procs.size);
+		uint32_t nv = ft_inject_victims(c, ft_inject_pool(c, n, copies), host_ids, copies,
+						victims, ftp.procs.size);
 		bool later = false;
 		for (uint32_t k = 0; k < nv && used + 40 < sizeof list; k++) {
 			uint32_t v = victims[k];

@@ -471,6 +471,10 @@ int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, ui
 		if (copies && c->ranks_kind == FT_RANKS_HOST && c->host_of >= copies->n)
 			return fail(&p, "host:%u is not one of the program's ranks: with FTSHIM_REPLICAS "
 				    "it sees 0 to %u", c->host_of, copies->n - 1);
+		if (copies && c->ranks_kind == FT_RANKS_HOST && c->copy == FT_COPY_REPLICA &&
+		    copies->replica_of[c->host_of] < 0)
+			return fail(&p, "host:%u copy=replica: rank %u has no replica (FTSHIM_REPLICAS)",
+				    c->host_of, c->host_of);
 		if (copies && c->ranks_kind == FT_RANKS_RANDOM && c->count > pool)
 			return fail(&p, "random:%u: the program has only %u ranks (FTSHIM_REPLICAS)",
 				    c->count, pool);
@@ -503,7 +507,8 @@ static double uniform(uint64_t *state)
 }
 
 uint32_t ft_inject_victims(const struct ft_inject_clause *c, uint32_t nprocs,
-			   const uint64_t *host_ids, uint32_t *out, uint32_t max)
+			   const uint64_t *host_ids, const struct ft_inject_copies *copies, uint32_t *out,
+			   uint32_t max)
 {
 	uint32_t n = 0;
 
@@ -513,13 +518,23 @@ uint32_t ft_inject_victims(const struct ft_inject_clause *c, uint32_t nprocs,
 			if (c->ranks[k] < nprocs)
 				out[n++] = c->ranks[k];
 		return n;
-	case FT_RANKS_HOST:
+	case FT_RANKS_HOST: {
 		if (c->host_of >= nprocs)
 			return 0;
+		/* The hosts of the copies of rank host_of that copy= names. */
+		int64_t primary = c->host_of, replica = -1;
+		if (copies && c->host_of < copies->n) {
+			if (c->copy != FT_COPY_PRIMARY)
+				replica = copies->replica_of[c->host_of];
+			if (c->copy == FT_COPY_REPLICA)
+				primary = -1;
+		}
 		for (uint32_t r = 0; r < nprocs && n < max; r++)
-			if (host_ids[r] == host_ids[c->host_of])
+			if ((primary >= 0 && host_ids[r] == host_ids[primary]) ||
+			    (replica >= 0 && (uint32_t)replica < nprocs && host_ids[r] == host_ids[replica]))
 				out[n++] = r;
 		return n;
+	}
 	case FT_RANKS_RANDOM: {
 		/* A partial Fisher-Yates shuffle over a sparse map of swaps, so
 		 * that choosing k of a million ranks costs O(k). */
@@ -588,8 +603,8 @@ uint32_t ft_inject_plan(const struct ft_inject_spec *spec, uint32_t nprocs, uint
 		return 0;
 	for (uint32_t i = 0; i < spec->n && nout < max; i++) {
 		const struct ft_inject_clause *c = &spec->clauses[i];
-		uint32_t nv = ft_inject_victims(c, ft_inject_pool(c, nprocs, copies), host_ids, victims,
-						nprocs);
+		uint32_t nv = ft_inject_victims(c, ft_inject_pool(c, nprocs, copies), host_ids, copies,
+						victims, nprocs);
 		uint64_t state = ft_mix64(c->seed ^ UINT64_C(0x74696d6573)); /* "times" */
 		uint64_t t = 0;
 		for (uint32_t k = 0; k < nv; k++) {

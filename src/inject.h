@@ -103,9 +103,12 @@ int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, ui
 
 /* The victims of clause c in a job of nprocs ranks (host_ids: one per
  * rank, equal for ranks on one host), in the order they die: writes up to
- * max ranks to out, returns how many. The same on every rank. */
+ * max ranks to out, returns how many. The same on every rank. In a
+ * replicated job (copies), host:N takes the hosts of the copies of rank N
+ * that copy= names. */
 uint32_t ft_inject_victims(const struct ft_inject_clause *c, uint32_t nprocs,
-			   const uint64_t *host_ids, uint32_t *out, uint32_t max);
+			   const uint64_t *host_ids, const struct ft_inject_copies *copies, uint32_t *out,
+			   uint32_t max);
 
 /* Whether job rank self dies as victim v of clause c (ft_inject_victims
  * over the program's ranks in a replicated job: then the copies c names). */

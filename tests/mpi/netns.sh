@@ -318,15 +318,16 @@ start_multihost_job() {
 	start_launch "NETNS_MAP='$NETNS_MAP'"
 }
 
-# wait_job_or_ranks PROG SECONDS: until the background job ends, or its
-# output says ALL CHECKS PASSED and no process runs PROG any more (the
-# ranks' argv[0]; the launcher's own command line does not start with
-# it). Returns 1 after SECONDS.
+# wait_job_or_ranks PROG SECONDS [DONE]: until the background job ends,
+# or its output matches DONE (an extended regex; ALL CHECKS PASSED if not
+# given) and no process runs PROG any more (the ranks' argv[0]; the
+# launcher's own command line does not start with it). Returns 1 after
+# SECONDS.
 wait_job_or_ranks() {
-	local i
+	local i done=${3:-ALL CHECKS PASSED}
 	for i in $(seq 1 $(($2 * 10))); do
 		kill -0 "$JOB_PID" 2>/dev/null || return 0
-		if grep -q 'ALL CHECKS PASSED' "$OUT" && ! pgrep -f "^$1( |\$)" >/dev/null; then
+		if grep -qE "$done" "$OUT" && ! pgrep -f "^$1( |\$)" >/dev/null; then
 			return 0
 		fi
 		sleep 0.1
@@ -342,8 +343,10 @@ wait_job_or_ranks() {
 # reports its ranks terminated under --enable-recovery (their states stay
 # ABORTED BY SIGNAL and TERMINATED WITHOUT SYNC; see
 # orte/mca/errmgr/default_orted). So mpirun is then ended with SIGTERM,
-# which takes its daemons down with it; Hydra must end by itself.
+# which takes its daemons down with it (MULTIHOST_TERMINATED=yes then: its
+# status says nothing of the job); Hydra must end by itself.
 end_multihost_job() {
+	MULTIHOST_TERMINATED=no
 	for _ in $(seq 1 30); do
 		kill -0 "$JOB_PID" 2>/dev/null || break
 		sleep 0.1
@@ -352,6 +355,7 @@ end_multihost_job() {
 		[ "$MPITEST_FLAVOUR" = openmpi ] || { tail -n 20 "$ERR" >&2; fail "$1: $MPITEST_MPIEXEC did not exit 3 s after its ranks"; }
 		note "$1: every rank ended, but $MPITEST_MPIEXEC did not (Open MPI 4.1, remote ranks ended abnormally): ended with SIGTERM"
 		kill -TERM "$JOB_PID"
+		MULTIHOST_TERMINATED=yes
 	fi
 	wait_job
 }

@@ -338,17 +338,17 @@ START_TEST(test_victims_list_and_host)
 
 	c.ranks = list;
 	c.nranks = 4;
-	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 8, NULL, out, 16)), "7 1 4 5");
-	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 6, NULL, out, 16)), "1 4 5"); /* 7 */
-	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 8, NULL, out, 2)), "7 1");	   /* max */
+	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 8, NULL, NULL, out, 16)), "7 1 4 5");
+	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 6, NULL, NULL, out, 16)), "1 4 5"); /* 7 */
+	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 8, NULL, NULL, out, 2)), "7 1");	   /* max */
 	c = one("rank=host:2 at=time:1s");
-	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 6, hosts, out, 16)), "0 2 5");
+	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 6, hosts, NULL, out, 16)), "0 2 5");
 	c.host_of = 4;
-	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 6, hosts, out, 16)), "1 4");
+	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 6, hosts, NULL, out, 16)), "1 4");
 	c.host_of = 3;
-	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 6, hosts, out, 16)), "3");
+	ck_assert_str_eq(list_str(out, ft_inject_victims(&c, 6, hosts, NULL, out, 16)), "3");
 	c.host_of = 6;
-	ck_assert_uint_eq(ft_inject_victims(&c, 6, hosts, out, 16), 0);
+	ck_assert_uint_eq(ft_inject_victims(&c, 6, hosts, NULL, out, 16), 0);
 }
 END_TEST
 
@@ -363,8 +363,8 @@ START_TEST(test_victims_random)
 		uint32_t np = sizes[i][0], k = c.count = sizes[i][1];
 		for (c.seed = 1; c.seed <= 30; c.seed++) {
 			bool seen[1000] = { false };
-			ck_assert_uint_eq(ft_inject_victims(&c, np, NULL, a, np), k);
-			ck_assert_uint_eq(ft_inject_victims(&c, np, NULL, b, np), k);
+			ck_assert_uint_eq(ft_inject_victims(&c, np, NULL, NULL, a, np), k);
+			ck_assert_uint_eq(ft_inject_victims(&c, np, NULL, NULL, b, np), k);
 			ck_assert_mem_eq(a, b, k * sizeof a[0]); /* the same seed, the same ranks */
 			for (uint32_t j = 0; j < k; j++) {
 				ck_assert_msg(a[j] < np && !seen[a[j]], "%u of %u", a[j], np);
@@ -374,15 +374,15 @@ START_TEST(test_victims_random)
 	}
 	c.count = 3; /* another seed, other ranks */
 	c.seed = 1;
-	ft_inject_victims(&c, 100, NULL, a, 100);
+	ft_inject_victims(&c, 100, NULL, NULL, a, 100);
 	c.seed = 2;
-	ft_inject_victims(&c, 100, NULL, b, 100);
+	ft_inject_victims(&c, 100, NULL, NULL, b, 100);
 	ck_assert_int_ne(memcmp(a, b, 3 * sizeof a[0]), 0);
 	c.count = 10; /* more than the job has: all of it */
-	ck_assert_uint_eq(ft_inject_victims(&c, 4, NULL, a, 100), 4);
+	ck_assert_uint_eq(ft_inject_victims(&c, 4, NULL, NULL, a, 100), 4);
 	/* random:1 of 4 over 4000 seeds: each rank about 1000 times (sd 27). */
 	for (c.count = 1, c.seed = 1; c.seed <= 4000; c.seed++) {
-		ck_assert_uint_eq(ft_inject_victims(&c, 4, NULL, a, 1), 1);
+		ck_assert_uint_eq(ft_inject_victims(&c, 4, NULL, NULL, a, 1), 1);
 		hits[a[0]]++;
 	}
 	for (int r = 0; r < 4; r++)
@@ -424,7 +424,7 @@ START_TEST(test_plan_picked_or_not)
 	ck_assert_str_eq(plan_str(&spec, 5, 4, (const uint64_t[]){ 1, 2, 1, 2, 3 }, 8), "");
 	ft_inject_free(&spec);
 	parse_ok("rank=random:2 at=time:1s seed=9", &spec);
-	ck_assert_uint_eq(ft_inject_victims(&spec.clauses[0], 8, NULL, v, 8), 2);
+	ck_assert_uint_eq(ft_inject_victims(&spec.clauses[0], 8, NULL, NULL, v, 8), 2);
 	for (uint32_t r = 0; r < 8; r++)
 		ck_assert_str_eq(plan_str(&spec, 8, r, NULL, 8),
 				 r == v[0] || r == v[1] ? "0:t@1000" : "");
@@ -440,25 +440,26 @@ START_TEST(test_plan_copies)
 	static const struct ft_inject_copies copies = { .n = 4, .replica_of = replica_of };
 	static const uint64_t hosts[] = { 1, 1, 2, 2, 1, 2 };
 	struct ft_inject_spec spec;
-	struct ft_inject_action act[4];
+	struct ft_inject_action act[8];
 	char err[512];
 	/* Which of the 6 processes die, as a string of 0/1. */
 	char got[7];
 
 	parse_ok("rank=0 at=time:1s; rank=2 at=time:2s copy=replica; rank=0,1 at=time:3s copy=both;"
-		 " rank=host:3 at=time:4s",
+		 " rank=host:3 at=time:4s; rank=host:0 at=time:5s copy=replica; rank=host:0 at=time:6s copy=both",
 		 &spec);
 	ck_assert_int_eq(ft_inject_check_ranks(&spec, 6, 0, &copies, err, sizeof err), 0);
 	for (uint32_t ci = 0; ci < spec.n; ci++) {
 		for (uint32_t p = 0; p < 6; p++) {
-			uint32_t n = ft_inject_plan(&spec, 6, p, hosts, &copies, act, 4);
+			uint32_t n = ft_inject_plan(&spec, 6, p, hosts, &copies, act, 8);
 			got[p] = '0';
 			for (uint32_t k = 0; k < n; k++)
 				if (act[k].clause == &spec.clauses[ci])
 					got[p] = '1';
 		}
 		got[6] = '\0';
-		static const char *const want[] = { "100000", "000010", "110001", "001101" };
+		/* host: takes the hosts of the copies copy= names. */
+		static const char *const want[] = { "100000", "000010", "110001", "001101", "001101", "111111" };
 		ck_assert_msg(strcmp(got, want[ci]) == 0, "clause %u: %s, want %s", ci + 1, got, want[ci]);
 	}
 	ft_inject_free(&spec);
@@ -472,6 +473,8 @@ START_TEST(test_plan_copies)
 		{ "rank=1 at=time:1s copy=replica", &copies, "rank 1 has no replica", NULL },
 		{ "rank=random:5 at=time:1s", &copies, "random:5", "only 4 ranks" },
 		{ "rank=host:5 at=time:1s", &copies, "host:5 is not one of the program's ranks", NULL },
+		{ "rank=host:1 at=time:1s copy=replica", &copies, "host:1 copy=replica: rank 1 has no replica",
+		  NULL },
 		{ "rank=1 at=time:1s copy=both", NULL, "copy=both: this job runs no replicas", NULL },
 		{ "rank=spawned:0 at=time:1s copy=primary", &copies, "copy= does not apply", NULL },
 	};
@@ -496,7 +499,7 @@ static uint32_t victim_times(const char *text, uint32_t nprocs, uint64_t *t, uin
 	struct ft_inject_action act;
 
 	parse_ok(text, &spec);
-	uint32_t nv = ft_inject_victims(&spec.clauses[0], nprocs, NULL, v, nprocs);
+	uint32_t nv = ft_inject_victims(&spec.clauses[0], nprocs, NULL, NULL, v, nprocs);
 	for (uint32_t k = 0; k < nv; k++) {
 		ck_assert_uint_eq(ft_inject_plan(&spec, nprocs, v[k], NULL, NULL, &act, 1), 1);
 		ck_assert_int_eq(act.when, FT_AT_TIME);
