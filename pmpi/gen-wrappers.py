@@ -70,7 +70,8 @@ ROLE_TYPES = {
 # the row's @replicas= token: hand the call to its replicated form
 # ftp_repl_NAME (own), or make it as on any other (same: the seam's
 # translations suffice). A communicating row with neither is refused
-# there; local calls and MPI_Comm_free need no token.
+# there; local calls and MPI_Comm_free need no token (a local call whose
+# answer the MPI's real communicator cannot give says own).
 REPLICAS = {"own", "same"}
 REPLICAS_DEFAULT_SAME = {"local", "free"}
 # Ranks going in: translated to the MPI's before the call.
@@ -324,12 +325,14 @@ def translate_out(fn):
 def replicated(fn, comms):
     """Lines that hand a call on a replicated communicator to its
     replicated form, or refuse it there (pmpi/replica.h)."""
-    if fn.cls not in WITH_COMM or fn.cls in REPLICAS_DEFAULT_SAME or fn.replicas == "same":
+    if fn.cls not in WITH_COMM or fn.replicas == "same":
         return []
     if fn.replicas == "own":
         args = [n for i, n in enumerate(fn.names()) if i != comms[0]]
         return ["\tif (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))",
                 "\t\treturn ftp_repl_%s(%s);" % (fn.name, ", ".join(["&c"] + args))]
+    if fn.cls in REPLICAS_DEFAULT_SAME:
+        return []
     return ["\tif (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))",
             "\t\trc = ftp_repl_refuse(&c);"]
 

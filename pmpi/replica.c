@@ -104,6 +104,7 @@ void ftp_repl_release(struct ftp_comm *e)
 		ftp_mpi.PMPI_Comm_free(&x->base);
 	free(x->primary);
 	free(x->replica);
+	free(x->cart);
 	free(x);
 	e->repl = NULL;
 }
@@ -156,9 +157,32 @@ static int my_rank_in(const struct ftp_comm *e);
 static uint64_t team_hash(const int32_t *w, uint32_t n);
 
 /* The key of the MPI_Comm_split under way on a replicated communicator
- * (ftp_repl_MPI_Comm_split), for ftp_repl_derive. */
+ * (ftp_repl_MPI_Comm_split), for ftp_repl_derive; and the topology the
+ * communicator it makes takes (MPI_Cart_create, MPI_Cart_sub), which
+ * ftp_repl_derive takes over. */
 static int split_key;
 static bool split_keyed;
+static struct ftp_repl_cart *split_cart;
+
+/* A Cartesian topology: dims then periods, ndims each. */
+struct ftp_repl_cart {
+	int ndims;
+	int v[];
+};
+
+static struct ftp_repl_cart *cart_new(int ndims, const int *dims, const int *periods)
+{
+	struct ftp_repl_cart *t = malloc(sizeof *t + 2 * (size_t)ndims * sizeof t->v[0]);
+
+	if (!t)
+		return NULL;
+	t->ndims = ndims;
+	for (int i = 0; i < ndims; i++) {
+		t->v[i] = dims[i];
+		t->v[ndims + i] = periods[i] != 0;
+	}
+	return t;
+}
 
 /* The replication of e, whose members (e->core, in e->real's rank order)
  * are world ranks: primaries and singles give the program ranks in their
@@ -263,6 +287,15 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 		ftp_mpi.PMPI_Comm_set_errhandler(x->team, MPI_ERRORS_RETURN);
 	if (ok && rc == MPI_SUCCESS && ft_rank_map_init(map, real_of, x->size, nreal) == 0) {
 		x->stream_tag = TAG_DATA + (int)(next_data_slot++ % TAG_DATA_SLOTS);
+		/* A split takes the topology it was made for; a dup keeps its
+		 * parent's. */
+		const struct ftp_repl_cart *pc = parent && parent->repl ? parent->repl->cart : NULL;
+		if (split_cart) {
+			x->cart = split_cart;
+			split_cart = NULL;
+		} else if (!split_keyed && pc) {
+			x->cart = cart_new(pc->ndims, pc->v, pc->v + pc->ndims);
+		}
 		repl_comms[nrepl_comms++] = e;
 		e->repl = x;
 		ftp_comm_give_map(e, map);
@@ -1398,13 +1431,217 @@ int ftp_repl_creation(struct ftp_call *c)
 	return rc;
 }
 
-int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *newcomm)
+/* MPI_Comm_split of c's program ranks, the new communicator with
+ * topology cart (NULL: none; taken over either way). */
+static int split_as(struct ftp_call *c, int color, int key, struct ftp_repl_cart *cart,
+		    MPI_Comm *newcomm)
 {
 	split_key = key;
 	split_keyed = true;
+	split_cart = cart;
 	int rc = ftp_post_create(c, ftp_mpi.PMPI_Comm_split(c->real, color, key, newcomm), newcomm);
 	split_keyed = false;
+	free(split_cart); /* not taken: this process is not in a new communicator */
+	split_cart = NULL;
 	return rc;
+}
+
+int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *newcomm)
+{
+	return split_as(c, color, key, NULL, newcomm);
+}
+
+/* --- Cartesian topologies (replica.h) ----------------------------------------- */
+
+/* An error the MPI would have raised for the program's arguments. */
+static int comm_error(struct ftp_call *c, int code)
+{
+	ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, code);
+	return ftp_post_plain(c, code);
+}
+
+/* The same, in a creation (ftp_repl_creation began the hang watch). */
+static int creation_error(struct ftp_call *c, int code)
+{
+	ftp_hang_watch_end();
+	return comm_error(c, code);
+}
+
+/* The number of processes the topology spans (row-major: the last
+ * dimension varies fastest). */
+static int64_t cart_size(const struct ftp_repl_cart *t)
+{
+	int64_t n = 1;
+
+	for (int i = 0; i < t->ndims; i++)
+		n *= t->v[i];
+	return n;
+}
+
+static void cart_coords_of(const struct ftp_repl_cart *t, int rank, int maxdims, int coords[])
+{
+	for (int i = t->ndims - 1; i >= 0; i--) {
+		if (i < maxdims)
+			coords[i] = rank % t->v[i];
+		rank /= t->v[i];
+	}
+}
+
+/* The rank at coords, periodic dimensions wrapped; -1 if a coordinate is
+ * out of range in a dimension that is not periodic. */
+static int cart_rank_at(const struct ftp_repl_cart *t, const int coords[])
+{
+	int rank = 0;
+
+	for (int i = 0; i < t->ndims; i++) {
+		int d = t->v[i], k = coords[i];
+		if (t->v[t->ndims + i])
+			k = ((k % d) + d) % d;
+		else if (k < 0 || k >= d)
+			return -1;
+		rank = rank * d + k;
+	}
+	return rank;
+}
+
+int ftp_repl_MPI_Cart_create(struct ftp_call *c, int ndims, const int dims[], const int periods[],
+			     int reorder, MPI_Comm *comm_cart)
+{
+	(void)reorder;
+	int64_t n = 1;
+
+	if (ndims < 0 || (ndims > 0 && (!dims || !periods)))
+		return creation_error(c, MPI_ERR_DIMS);
+	for (int i = 0; i < ndims; i++) {
+		if (dims[i] <= 0)
+			return creation_error(c, MPI_ERR_DIMS);
+		n *= dims[i];
+		if (n > c->comm->repl->size)
+			return creation_error(c, MPI_ERR_DIMS);
+	}
+	int me = my_rank_in(c->comm);
+	struct ftp_repl_cart *t = me < n ? cart_new(ndims, dims, periods) : NULL;
+	if (me < n && !t)
+		return creation_error(c, MPI_ERR_NO_MEM);
+	return split_as(c, me < n ? 0 : MPI_UNDEFINED, me, t, comm_cart);
+}
+
+int ftp_repl_MPI_Cart_sub(struct ftp_call *c, const int remain_dims[], MPI_Comm *newcomm)
+{
+	const struct ftp_repl_cart *t = c->comm->repl->cart;
+
+	if (!t)
+		return creation_error(c, MPI_ERR_TOPOLOGY);
+	int nd = t->ndims, kept = 0, coords[nd + 1], dims[nd + 1], periods[nd + 1];
+	int color = 0, key = 0;
+	cart_coords_of(t, my_rank_in(c->comm), nd, coords);
+	for (int i = 0; i < nd; i++) {
+		if (remain_dims[i]) {
+			key = key * t->v[i] + coords[i];
+			dims[kept] = t->v[i];
+			periods[kept++] = t->v[nd + i];
+		} else {
+			color = color * t->v[i] + coords[i];
+		}
+	}
+	struct ftp_repl_cart *sub = cart_new(kept, dims, periods);
+	if (!sub)
+		return creation_error(c, MPI_ERR_NO_MEM);
+	return split_as(c, color, key, sub, newcomm);
+}
+
+int ftp_repl_MPI_Cart_get(struct ftp_call *c, int maxdims, int dims[], int periods[], int coords[])
+{
+	const struct ftp_repl_cart *t = c->comm->repl->cart;
+
+	if (!t)
+		return comm_error(c, MPI_ERR_TOPOLOGY);
+	for (int i = 0; i < t->ndims && i < maxdims; i++) {
+		dims[i] = t->v[i];
+		periods[i] = t->v[t->ndims + i];
+	}
+	cart_coords_of(t, my_rank_in(c->comm), maxdims, coords);
+	return ftp_post_plain(c, MPI_SUCCESS);
+}
+
+int ftp_repl_MPI_Cart_rank(struct ftp_call *c, const int coords[], int *rank)
+{
+	const struct ftp_repl_cart *t = c->comm->repl->cart;
+
+	if (!t)
+		return comm_error(c, MPI_ERR_TOPOLOGY);
+	int r = cart_rank_at(t, coords);
+	if (r < 0)
+		return comm_error(c, MPI_ERR_ARG);
+	*rank = r;
+	return ftp_post_plain(c, MPI_SUCCESS);
+}
+
+int ftp_repl_MPI_Cart_coords(struct ftp_call *c, int rank, int maxdims, int coords[])
+{
+	const struct ftp_repl_cart *t = c->comm->repl->cart;
+
+	if (!t)
+		return comm_error(c, MPI_ERR_TOPOLOGY);
+	if (rank < 0 || rank >= cart_size(t))
+		return comm_error(c, MPI_ERR_RANK);
+	cart_coords_of(t, rank, maxdims, coords);
+	return ftp_post_plain(c, MPI_SUCCESS);
+}
+
+int ftp_repl_MPI_Cart_shift(struct ftp_call *c, int direction, int disp, int *rank_source,
+			    int *rank_dest)
+{
+	const struct ftp_repl_cart *t = c->comm->repl->cart;
+
+	if (!t)
+		return comm_error(c, MPI_ERR_TOPOLOGY);
+	if (direction < 0 || direction >= t->ndims)
+		return comm_error(c, MPI_ERR_ARG);
+	int coords[t->ndims + 1];
+	cart_coords_of(t, my_rank_in(c->comm), t->ndims, coords);
+	int here = coords[direction], r;
+	coords[direction] = here - disp;
+	r = cart_rank_at(t, coords);
+	*rank_source = r < 0 ? MPI_PROC_NULL : r;
+	coords[direction] = here + disp;
+	r = cart_rank_at(t, coords);
+	*rank_dest = r < 0 ? MPI_PROC_NULL : r;
+	return ftp_post_plain(c, MPI_SUCCESS);
+}
+
+int ftp_repl_MPI_Cart_map(struct ftp_call *c, int ndims, const int dims[], const int periods[],
+			  int *newrank)
+{
+	(void)periods;
+	int64_t n = 1;
+
+	for (int i = 0; i < ndims; i++) {
+		if (dims[i] <= 0)
+			return comm_error(c, MPI_ERR_DIMS);
+		n *= dims[i];
+	}
+	if (ndims < 0 || n > c->comm->repl->size)
+		return comm_error(c, MPI_ERR_DIMS);
+	int me = my_rank_in(c->comm);
+	*newrank = me < n ? me : MPI_UNDEFINED;
+	return ftp_post_plain(c, MPI_SUCCESS);
+}
+
+int ftp_repl_MPI_Cartdim_get(struct ftp_call *c, int *ndims)
+{
+	const struct ftp_repl_cart *t = c->comm->repl->cart;
+
+	if (!t)
+		return comm_error(c, MPI_ERR_TOPOLOGY);
+	*ndims = t->ndims;
+	return ftp_post_plain(c, MPI_SUCCESS);
+}
+
+int ftp_repl_MPI_Topo_test(struct ftp_call *c, int *status)
+{
+	*status = c->comm->repl->cart ? MPI_CART : MPI_UNDEFINED;
+	return ftp_post_plain(c, MPI_SUCCESS);
 }
 
 FT_EXPORT int ftshim_rank_copies(int rank)

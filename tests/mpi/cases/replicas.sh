@@ -63,6 +63,8 @@ replicated mw 6 50% '^mw rank [1-9]|polls'
 replicated mw 7 3 '^mw rank [1-9]|polls'
 replicated colls 6 2
 replicated colls 5 50%
+replicated cart 8 100%
+replicated cart 5 2
 
 # A launch size that does not fit: one line, every rank stops, nothing runs.
 run_job shim 5 "FTSHIM_REPLICAS=3" -- "$prog" stencil

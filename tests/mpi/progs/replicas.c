@@ -16,6 +16,9 @@
  *   colls    every blocking collective the replicated communicators
  *            support, with rotating roots, on MPI_COMM_WORLD, a split
  *            and a duplicate
+ *   cart     a Cartesian communicator (MPI_Dims_create, MPI_Cart_create,
+ *            every query, MPI_Cart_sub, a duplicate, one made for fewer
+ *            ranks than there are) and a halo exchange over it
  *   refused  a call replication does not support (MPI_Win_create)
  *
  * An optional second argument repeats the work that many times (default
@@ -23,6 +26,7 @@
  * round of collectives) sleep that many microseconds, so that a failure
  * injected at a random time falls inside the work. */
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +307,94 @@ static void colls(void)
 	       (unsigned long long)h);
 }
 
+static void cart(void)
+{
+	int dims[2] = {0, 0}, periods[2] = {1, 0}, coords[2], d[2], p[2], c[2];
+	int kind, nd, r, lo, hi, lo2, hi2, mapped;
+	uint64_t h = FNV;
+	MPI_Comm grid, row, dup, line;
+
+	MPI_Dims_create(size, 2, dims);
+	MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &grid);
+	MPI_Topo_test(grid, &kind);
+	MPI_Cartdim_get(grid, &nd);
+	MPI_Cart_get(grid, 2, d, p, coords);
+	MPI_Cart_rank(grid, coords, &r);
+	HASH(h, kind);
+	HASH(h, nd);
+	HASH(h, d);
+	HASH(h, p);
+	HASH(h, r);
+	for (int q = 0; q < size; q++) {
+		MPI_Cart_coords(grid, q, 2, c);
+		HASH(h, c);
+	}
+	/* Out of range on the periodic dimension: wrapped. */
+	c[0] = coords[0] + dims[0];
+	c[1] = coords[1];
+	MPI_Cart_rank(grid, c, &r);
+	HASH(h, r);
+	MPI_Cart_shift(grid, 0, 1, &lo, &hi);
+	MPI_Cart_shift(grid, 1, 1, &lo2, &hi2);
+	HASH(h, lo);
+	HASH(h, hi);
+	HASH(h, lo2);
+	HASH(h, hi2);
+	/* A halo exchange along both dimensions. */
+	double mine = rank + 1, got = 0, sum = 0;
+	for (int step = 0; step < 20 * rounds; step++) {
+		MPI_Sendrecv(&mine, 1, MPI_DOUBLE, hi, 1, &got, 1, MPI_DOUBLE, lo, 1, grid,
+			     MPI_STATUS_IGNORE);
+		mine = 0.5 * (mine + got);
+		got = 0;
+		MPI_Sendrecv(&mine, 1, MPI_DOUBLE, hi2, 2, &got, 1, MPI_DOUBLE, lo2, 2, grid,
+			     MPI_STATUS_IGNORE);
+		mine += 0.25 * got;
+		pace();
+	}
+	MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, grid);
+	/* A row of the grid: the second dimension kept. */
+	int keep[2] = {0, 1}, rr, rs;
+	MPI_Cart_sub(grid, keep, &row);
+	MPI_Comm_rank(row, &rr);
+	MPI_Comm_size(row, &rs);
+	MPI_Cart_get(row, 1, d, p, c);
+	double rsum = 0;
+	MPI_Allreduce(&mine, &rsum, 1, MPI_DOUBLE, MPI_SUM, row);
+	HASH(h, rr);
+	HASH(h, rs);
+	HASH(h, d[0]);
+	HASH(h, c[0]);
+	HASH(h, rsum);
+	/* A duplicate keeps the topology. */
+	MPI_Comm_dup(grid, &dup);
+	MPI_Topo_test(dup, &kind);
+	MPI_Cart_shift(dup, 0, -1, &lo, &hi);
+	HASH(h, kind);
+	HASH(h, lo);
+	HASH(h, hi);
+	/* A line of fewer ranks than the world: the last one is left out. */
+	int n1 = size > 1 ? size - 1 : 1, per1 = 0;
+	MPI_Cart_map(MPI_COMM_WORLD, 1, &n1, &per1, &mapped);
+	MPI_Cart_create(MPI_COMM_WORLD, 1, &n1, &per1, 0, &line);
+	bool in_line = line != MPI_COMM_NULL;
+	if (in_line) {
+		/* (Outside the line MPI_Cart_map gives MPI_UNDEFINED, but Open
+		 * MPI 4.1's gives a rank.) */
+		HASH(h, mapped);
+		MPI_Cart_shift(line, 0, 1, &lo, &hi);
+		HASH(h, lo);
+		HASH(h, hi);
+		MPI_Comm_free(&line);
+	}
+	MPI_Comm_free(&dup);
+	MPI_Comm_free(&row);
+	MPI_Comm_free(&grid);
+	printf("cart rank %d: grid %dx%d at (%d,%d), in line %s, sum %.17g, hash %016llx\n", rank,
+	       dims[0], dims[1], coords[0], coords[1], in_line ? "yes" : "no", sum,
+	       (unsigned long long)h);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "stencil";
@@ -323,6 +415,8 @@ int main(int argc, char **argv)
 			worker();
 	} else if (strcmp(what, "colls") == 0) {
 		colls();
+	} else if (strcmp(what, "cart") == 0) {
+		cart();
 	} else if (strcmp(what, "refused") == 0) {
 		MPI_Win win;
 		int mem = 0;
@@ -330,7 +424,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
