@@ -255,8 +255,8 @@ static void comm_release(struct ftp_comm *e)
 {
 	ftp_revoke_on_release(e->core);
 	ft_comm_registry_remove(&ftp.comms, e->core);
+	comm_release_map(e); /* reads the core's id */
 	ft_comm_free(e->core);
-	comm_release_map(e);
 	free(e);
 }
 
