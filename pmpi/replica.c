@@ -24,6 +24,7 @@
 #include "ftshim.h"
 #include "pmpi/replica.h"
 #include "pmpi/requests.h"
+#include "src/events.h"
 #include "src/log.h"
 #include "src/repl_log.h"
 
@@ -1187,6 +1188,8 @@ static void drop_copy(int32_t dead)
 		serve_counts(dead);
 		ft_info("the replica of rank %d (process %d) is gone: rank %d goes on alone", l, dead,
 			l);
+		ft_events_add(ftp_wall_now(), "replica_lost", ",\"program_rank\":%d,\"replica\":%d", l,
+			      dead);
 	}
 }
 
@@ -1360,10 +1363,13 @@ static void carry_on(void)
 		}
 	if (!ftp.cfg.log_file[0])
 		ft_log_set_fd(2);
+	int l = ftp_repl.plan.logical_of[ftp.rank];
+	double after_ms = (double)(ft_clock_now() - ftp.procs.procs[dead].learned_ns) / 1e6;
 	ft_info("rank %d: primary (process %d) lost, replica (process %d) promoted, %.1f ms after "
 		"the loss was known here",
-		ftp_repl.plan.logical_of[ftp.rank], dead, ftp.rank,
-		(double)(ft_clock_now() - ftp.procs.procs[dead].learned_ns) / 1e6);
+		l, dead, ftp.rank, after_ms);
+	ft_events_add(ftp_wall_now(), "promotion",
+		      ",\"program_rank\":%d,\"primary\":%d,\"after_ms\":%.3f", l, dead, after_ms);
 }
 
 /* The tag of the MPI_Comm_create_group that makes a creation base. */

@@ -190,6 +190,13 @@ void ftp_rundir_report(void)
 		ranks[r].detector = p->detector >= 0 ? (uint32_t)p->detector : 0;
 		ranks[r].failed_unix_ns = ftp_failed_at(r);
 		ranks[r].learned_unix_ns = p->learned_ns + (uint64_t)ftp.wall_offset_ns;
+		if (ftp_repl.r && r < ftp_repl.plan.n + ftp_repl.r) {
+			int32_t other = ftp_repl.copy_of[r];
+			ranks[r].replica = r >= ftp_repl.plan.n;
+			ranks[r].replica_of = (uint32_t)ftp_repl.plan.logical_of[r];
+			ranks[r].copy_lived = other >= 0 && !ft_proc_is_failed(&ftp.procs, (uint32_t)other);
+			ranks[r].copy = other >= 0 ? (uint32_t)other : 0;
+		}
 	}
 	char program[PATH_MAX] = "";
 	ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);

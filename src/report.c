@@ -304,19 +304,32 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 		const char *how = f->injected >= 0 && f->inj_how[0] ? f->inj_how
 				  : f->died >= 0 && f->death_how[0] ? f->death_how
 				  : k->detection;
-		char e_how[64], e_host[160], e_det[64];
+		char e_how[64], e_host[160], e_det[64], copies[64] = "", name[64], carried[64] = "";
+		if (k->replica)
+			snprintf(copies, sizeof copies, ", \"replica_of\": %u", k->replica_of);
+		if (k->copy_lived)
+			snprintf(copies + strlen(copies), sizeof copies - strlen(copies),
+				 ", \"carried_on_by\": %u", k->copy);
 		buf_printf(&failures,
 			   "%s    {\"rank\": %u, \"host\": \"%s\", \"how\": \"%s\", \"failed_s\": %.6f, "
 			   "\"detection\": \"%s\", \"detected_by\": %u, \"detected_s\": %.6f, \"all_knew_s\": %.6f, "
-			   "\"injected\": %s}",
+			   "\"injected\": %s%s}",
 			   nfailed ? ",\n" : "", r, ft_json_escape(k->host ? k->host : "?", e_host, sizeof e_host),
 			   ft_json_escape(how, e_how, sizeof e_how), failed_s,
 			   ft_json_escape(k->detection, e_det, sizeof e_det), k->detector,
-			   f->detected >= 0 ? f->detected : learned_s, all_knew, f->injected >= 0 ? "true" : "false");
+			   f->detected >= 0 ? f->detected : learned_s, all_knew, f->injected >= 0 ? "true" : "false",
+			   copies);
 		char d[32];
 		ft_format_duration(all_knew > failed_s ? all_knew - failed_s : 0.0, d, sizeof d);
+		if (k->replica)
+			snprintf(name, sizeof name, "rank %u's replica (process %u)", k->replica_of, r);
+		else
+			snprintf(name, sizeof name, "rank %u", r);
+		if (k->copy_lived && !k->replica)
+			snprintf(carried, sizeof carried, " (replica process %u promoted)", k->copy);
 		if (nfailed < 8) {
-			buf_printf(&listed, "%srank %u %s at %.2f s", nfailed ? ", " : "", r, how, failed_s);
+			buf_printf(&listed, "%s%s %s at %.2f s%s", nfailed ? ", " : "", name, how, failed_s,
+				   carried);
 			buf_printf(&delays, "%s%s", nfailed ? " / " : "", d);
 		} else if (nfailed == 8) {
 			buf_printf(&listed, ", ...");

@@ -7,6 +7,11 @@
  *
  *   ftshim: 2 failures (rank 3 SIGKILL at 1.20 s, rank 9 heartbeat timeout at 4.51 s); detected in 2 ms / 310 ms; 14 of 16 ranks finished
  *
+ * Under FTSHIM_REPLICAS a replica is named by its rank ("rank 1's
+ * replica (process 5) SIGKILL at 0.71 s") and a primary's failure says
+ * when its replica carried on ("rank 1 SIGKILL at 0.71 s (replica
+ * process 5 promoted)").
+ *
  * A rank's failure time and how are its injection's when one is recorded,
  * else its supervisor's record of its death by signal (file "deaths",
  * Hydra only), else its detector's estimate (a crash: when it was seen; a heartbeat timeout:
@@ -29,6 +34,12 @@ struct ft_report_rank {
 	uint32_t detector;          /* failed: the rank that saw it */
 	uint64_t failed_unix_ns;    /* failed: the detector's estimate, 0 if unknown */
 	uint64_t learned_unix_ns;   /* failed: when the reporting rank learned it */
+	/* Under FTSHIM_REPLICAS: a replica, and the program rank it copies;
+	 * whether its rank's other copy (job rank copy) outlived it. */
+	bool replica;
+	uint32_t replica_of;
+	bool copy_lived;
+	uint32_t copy;
 };
 
 struct ft_report_input {

@@ -168,6 +168,38 @@ py "$tmp/inspect.py" "$tmp/full/report.svg" >"$tmp/have"
 	fail "full report: marks by kind: $(field kinds "$tmp/have")"
 grep -qF 'MPI_Recv returned MPI_ERR_PROC_FAILED' "$tmp/full/report.svg" || fail "full report: the error's tooltip"
 echo "ok: full report: 4 lanes, 1 cross, 13 marks with a title, every kind"
+! grep -qF 'replica promoted' "$tmp/full/report.svg" || fail "full report: the legend has replication's marks"
+
+# --- a replicated job (FTSHIM_REPLICAS): a promotion and a replica lost ----
+mkdir "$tmp/repl"
+cat >"$tmp/repl/report.json" <<'EOF'
+{
+  "ftshim_report": 1, "job": "b1b2c3d4e5f6", "program": "/bin/app", "ranks": 6, "reported_by": 1,
+  "hosts": ["vm", "vm", "vm", "vm", "vm", "vm"], "start_unix": 1795312345.0, "end_s": 2.0,
+  "failed": [0, 5], "finished": [1, 2, 3, 4], "missing_ranks": [],
+  "failures": [
+    {"rank": 0, "host": "vm", "how": "SIGKILL", "failed_s": 0.34, "detection": "crash", "detected_by": 1,
+     "detected_s": 0.346, "all_knew_s": 0.347, "injected": true, "carried_on_by": 4},
+    {"rank": 5, "host": "vm", "how": "SIGKILL", "failed_s": 0.35, "detection": "crash", "detected_by": 3,
+     "detected_s": 0.3499, "all_knew_s": 0.35, "injected": true, "replica_of": 1, "carried_on_by": 1}
+  ],
+  "events": [
+    {"t": 0.348, "rank": 4, "kind": "promotion", "program_rank": 0, "primary": 0, "after_ms": 1.351},
+    {"t": 0.3505, "rank": 1, "kind": "replica_lost", "program_rank": 1, "replica": 5}
+  ]
+}
+EOF
+expect_ok "replicated report" "$tmp/repl/report.json"
+py "$tmp/inspect.py" "$tmp/repl/report.svg" >"$tmp/have"
+[ "$(field kinds "$tmp/have")" = "promotion:1,replica_lost:1" ] ||
+	fail "replicated report: marks by kind: $(field kinds "$tmp/have")"
+grep -qF 'rank 4: replica promoted to carry rank 0 on, its primary (rank 0) lost, at 0.348000 s, 1.35 ms after the loss was known here' \
+	"$tmp/repl/report.svg" || fail "replicated report: the promotion's tooltip"
+grep -qF 'rank 1: the replica of rank 1 (rank 5) is gone, rank 1 goes on alone' "$tmp/repl/report.svg" ||
+	fail "replicated report: the lost replica's tooltip"
+grep -qF '>replica promoted<' "$tmp/repl/report.svg" && grep -qF '>a replica lost<' "$tmp/repl/report.svg" ||
+	fail "replicated report: the legend lacks replication's marks"
+echo "ok: replicated report: a promotion and a lost replica, in the legend"
 
 # -o, --width, --title.
 expect_ok "-o --width --title" "$tmp/full/report.json" -o "$tmp/full/wide.svg" --width 2000 --title 'a <title> & more'

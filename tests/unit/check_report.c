@@ -230,6 +230,33 @@ START_TEST(test_report_not_injected)
 }
 END_TEST
 
+/* Replicated (FTSHIM_REPLICAS), as the report sees it: rank 2's primary
+ * failed and its replica, job rank 3, carried on; job rank 1, rank 0's
+ * replica, failed too, and rank 0 went on alone. */
+START_TEST(test_report_replicas)
+{
+	char summary[512];
+
+	make_jobdir();
+	struct ft_report_input in = input();
+	ranks[1] = (struct ft_report_rank){ .host = "a", .failed = true, .detection = "crash", .detector = 0,
+					    .failed_unix_ns = ORIGIN + 2 * SEC,
+					    .learned_unix_ns = ORIGIN + 2 * SEC + SEC / 100, .replica = true,
+					    .replica_of = 0, .copy_lived = true, .copy = 0 };
+	ranks[2].copy_lived = true;
+	ranks[2].copy = 3;
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	ck_assert_str_eq(summary, "ftshim: 2 failures (rank 0's replica (process 1) crash at 2.00 s, rank 2 crash "
+				  "at 1.00 s (replica process 3 promoted)); detected in 10.0 ms / 13 ms; 2 of 4 ranks finished");
+	char *r = read_text("report.json");
+	ck_assert_ptr_nonnull(strstr(r, "\"injected\": false, \"replica_of\": 0, \"carried_on_by\": 0}"));
+	ck_assert_ptr_nonnull(strstr(r, "{\"rank\": 2, \"host\": \"a\", \"how\": \"crash\", \"failed_s\": 1.002000, "));
+	ck_assert_ptr_nonnull(strstr(r, "\"injected\": false, \"carried_on_by\": 3}"));
+	free(r);
+	remove_jobdir();
+}
+END_TEST
+
 START_TEST(test_report_death_recorded)
 {
 	char summary[512], line[256];
@@ -341,6 +368,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_report_one_failure);
 	tcase_add_test(tc, test_report_not_injected);
 	tcase_add_test(tc, test_report_death_recorded);
+	tcase_add_test(tc, test_report_replicas);
 	tcase_add_test(tc, test_report_no_failure);
 	tcase_add_test(tc, test_report_readmitted);
 	tcase_add_test(tc, test_report_many_events);

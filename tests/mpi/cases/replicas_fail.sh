@@ -52,6 +52,8 @@ replica_dies() {
 			killed=$((killed + 1))
 			grep -qE "info: the replica of rank $v \(process $p\) is gone: rank $v goes on alone" "$ERR" ||
 				{ tail -n 30 "$ERR" >&2; fail "$what: rank $v did not say that its replica (process $p) is gone"; }
+			grep -qE "^ftshim: .*rank $v's replica \(process $p\) [^ ]+ at [0-9.]+ s" "$ERR" ||
+				fail "$what: the summary line does not name rank $v's replica (process $p)"
 		fi
 	done
 	[ "$killed" -gt 0 ] || { tail -n 30 "$ERR" >&2; fail "$what: $at killed no replica (the job is too short?)"; }

@@ -48,6 +48,11 @@ primary_dies() {
 		[ -n "$p" ] || fail "$what: the run directory names no replica of rank $v"
 		grep -qE "ftshim\[$p\] .* info: rank $v: primary \(process $v\) lost, replica \(process $p\) promoted, [0-9.]+ ms" "$ERR" ||
 			{ tail -n 30 "$ERR" >&2; fail "$what: rank $v's replica (process $p) did not say it carries on"; }
+		# The job report and its summary say so too.
+		grep -qE "\"rank\":$p,\"kind\":\"promotion\",\"program_rank\":$v,\"primary\":$v," "$run"/*/report.json ||
+			fail "$what: the job report has no promotion event for rank $v"
+		grep -qE "^ftshim: .*rank $v SIGKILL at [0-9.]+ s \(replica process $p promoted\)" "$ERR" ||
+			fail "$what: the summary line does not say that rank $v's replica was promoted"
 	done
 	[ "$killed" -gt 0 ] || { tail -n 30 "$ERR" >&2; fail "$what: $at killed no primary (the job is too short?)"; }
 	expect_killed_rc
