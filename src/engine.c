@@ -106,6 +106,8 @@ struct ft_engine {
 	_Atomic int abort_status; /* from the application thread: -1, or the status
 				     to flood (ft_engine_abort) */
 	_Atomic bool abort_sent;  /* set by the detector thread once it is out */
+	_Atomic bool stopped;     /* set by the detector thread as it ends (release);
+				     ft_engine_finish waits for it (acquire) */
 	bool aborting;            /* detector thread: the abort is queued, not yet out */
 	int exit_status;          /* -1, or ft_engine_exit_soon's (detector thread) */
 	/* Frames other threads ask it to send (ft_engine_post): appended by
@@ -845,6 +847,7 @@ static void *engine_main(void *arg)
 		if (!c->connecting && c->out_len)
 			conn_flush(e, c);
 	log_summary(e, started);
+	atomic_store_explicit(&e->stopped, true, memory_order_release);
 	return NULL;
 }
 
@@ -963,10 +966,16 @@ static void wake(struct ft_engine *e, enum request req)
 	(void)w;
 }
 
-int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns)
+int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns, void (*wait_step)(void *), void *arg)
 {
+	struct timespec pause = { 0, 1000000 };
+
 	e->leave_by = ft_clock_now() + timeout_ns;
 	wake(e, REQ_DEPART);
+	while (wait_step && !atomic_load_explicit(&e->stopped, memory_order_acquire)) {
+		wait_step(arg);
+		nanosleep(&pause, NULL);
+	}
 	pthread_join(e->thread, NULL);
 	int rc = e->timed_out ? -ETIMEDOUT : 0;
 	engine_free(e);

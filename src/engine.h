@@ -63,9 +63,10 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 
 /* Leave: tell everyone this process departs, keep detecting (and
  * answering) until every other rank has departed or failed, or until
- * timeout_ns passes, then stop the thread and free everything. Returns 0,
- * or -ETIMEDOUT if it gave up waiting. */
-int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns);
+ * timeout_ns passes, then stop the thread and free everything. While it
+ * waits, the calling thread runs wait_step(arg) every millisecond or so
+ * (NULL: it just waits). Returns 0, or -ETIMEDOUT if it gave up waiting. */
+int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns, void (*wait_step)(void *), void *arg);
 
 /* Send m to rank to, from any thread: the detector thread sends it soon
  * after. To this rank itself, an APP is handed to hooks.app and a NOTICE's
