@@ -58,9 +58,22 @@ static struct ft_send_log send_log;
 
 /* --- setting up --------------------------------------------------------- */
 
+/* UCX_TLS was set here (ftp_repl_parse), for rank 0 to say so. */
+static bool ucx_mm_off;
+
 int ftp_repl_parse(char *err, size_t errlen)
 {
-	return ft_replica_spec_parse(ftp.cfg.replicas, &spec, err, errlen);
+	int rc = ft_replica_spec_parse(ftp.cfg.replicas, &spec, err, errlen);
+
+	/* UCX's shared-memory transports (posix, sysv: "mm") give each
+	 * process one receive queue that every sender on the host writes
+	 * into, in order: a sender killed between taking a slot and filling
+	 * it stops the receiver's shared-memory traffic for good, so a copy
+	 * could never carry its rank on. Off unless the user chose UCX's
+	 * transports (MPICH's ch4:ucx; Open MPI's ob1 never reads it). */
+	if (rc == 0 && ftp.cfg.replicas[0] && !getenv("UCX_TLS"))
+		ucx_mm_off = setenv("UCX_TLS", "^mm", 0) == 0;
+	return rc;
 }
 
 /* A host id per world rank: the index of the first rank on its host. */
@@ -418,8 +431,9 @@ int ftp_repl_start(void)
 		if (ftp_rundir_path("", dir, sizeof dir) != 0)
 			snprintf(dir, sizeof dir, "(none)/");
 		ft_info("replication: %u logical ranks, %u of them with a replica; replicas write "
-			"their output to %sreplica-RANK.out and .err",
-			n, r, dir);
+			"their output to %sreplica-RANK.out and .err%s",
+			n, r, dir,
+			ucx_mm_off ? "; UCX's shared-memory queues are off (UCX_TLS=^mm)" : "");
 	}
 	return 0;
 }
@@ -943,8 +957,10 @@ static void tell_counts(int32_t l, int32_t to)
 		ft_debug("rank %d's messages of tag %d on communicator %llx: %llu matched here", l,
 			 (int)(uint32_t)m.v[i + 1], (unsigned long long)m.v[i],
 			 (unsigned long long)m.v[i + 2]);
-	stream_with(to, true, m.v ? (void *)m.v : (void *)&m.n, (int)m.n, MPI_UINT64_T, TAG_COUNTS,
-		    MPI_STATUS_IGNORE);
+	int rc = stream_with(to, true, m.v ? (void *)m.v : (void *)&m.n, (int)m.n, MPI_UINT64_T,
+			     TAG_COUNTS, MPI_STATUS_IGNORE);
+	ft_debug("replication: told process %d what rank %d's messages matched here (%zu tags): %s",
+		 to, l, m.n / 3, rc == MPI_SUCCESS ? "sent" : "not sent");
 	free(m.v);
 }
 
@@ -985,6 +1001,8 @@ static uint64_t *hear_counts(int32_t w, size_t *n)
 		return NULL;
 	}
 	*n = (size_t)count / 3;
+	ft_debug("replication: process %d matched rank %d's messages of %zu tags", w,
+		 ftp_repl.plan.logical_of[ftp.rank], *n);
 	return v;
 }
 
@@ -1352,6 +1370,8 @@ static void carry_on(void)
 {
 	int32_t dead = ftp_repl.partner;
 
+	if (dead < 0)
+		return; /* carried on already */
 	await_view(dead);
 	ftp_repl.partner = -1;
 	for (int i = 0; i < 2; i++)
