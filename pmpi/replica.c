@@ -58,22 +58,9 @@ static struct ft_send_log send_log;
 
 /* --- setting up --------------------------------------------------------- */
 
-/* UCX_TLS was set here (ftp_repl_parse), for rank 0 to say so. */
-static bool ucx_mm_off;
-
 int ftp_repl_parse(char *err, size_t errlen)
 {
-	int rc = ft_replica_spec_parse(ftp.cfg.replicas, &spec, err, errlen);
-
-	/* UCX's shared-memory transports (posix, sysv: "mm") give each
-	 * process one receive queue that every sender on the host writes
-	 * into, in order: a sender killed between taking a slot and filling
-	 * it stops the receiver's shared-memory traffic for good, so a copy
-	 * could never carry its rank on. Off unless the user chose UCX's
-	 * transports (MPICH's ch4:ucx; Open MPI's ob1 never reads it). */
-	if (rc == 0 && ftp.cfg.replicas[0] && !getenv("UCX_TLS"))
-		ucx_mm_off = setenv("UCX_TLS", "^mm", 0) == 0;
-	return rc;
+	return ft_replica_spec_parse(ftp.cfg.replicas, &spec, err, errlen);
 }
 
 /* A host id per world rank: the index of the first rank on its host. */
@@ -431,9 +418,8 @@ int ftp_repl_start(void)
 		if (ftp_rundir_path("", dir, sizeof dir) != 0)
 			snprintf(dir, sizeof dir, "(none)/");
 		ft_info("replication: %u logical ranks, %u of them with a replica; replicas write "
-			"their output to %sreplica-RANK.out and .err%s",
-			n, r, dir,
-			ucx_mm_off ? "; UCX's shared-memory queues are off (UCX_TLS=^mm)" : "");
+			"their output to %sreplica-RANK.out and .err",
+			n, r, dir);
 	}
 	return 0;
 }
@@ -2134,6 +2120,31 @@ int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_
 	tell_match(rc, rc == MPI_SUCCESS && *flag, status);
 	return ftp_post_iprobe(c, rc);
 }
+
+/* MPI_Wtime: a replica gets its primary's time, as a program may decide
+ * by it (NetPIPE's repetition counts, a loop that runs for a second);
+ * everyone else reads its own clock, as does a replica once it carries
+ * its rank on. The time travels as its 64 bits in two ints. */
+FT_EXPORT double MPI_Wtime(void)
+{
+	if (__builtin_expect(!ftp_repl.r || !ftp_repl_paired() || !ftp_active(), 1))
+		return ftp_mpi.PMPI_Wtime();
+	int v[REC_HEAD + 2] = {MPI_SUCCESS, 0};
+	double t;
+	if (following()) {
+		int n = 0;
+		if (hear(v, REC_HEAD + 2, &n) == MPI_SUCCESS && n == REC_HEAD + 2) {
+			memcpy(&t, &v[REC_HEAD], sizeof t);
+			return t;
+		}
+		return ftp_mpi.PMPI_Wtime();
+	}
+	t = ftp_mpi.PMPI_Wtime();
+	memcpy(&v[REC_HEAD], &t, sizeof t);
+	tell(v, REC_HEAD + 2);
+	return t;
+}
+FTP_ALSO_PMPI(MPI_Wtime);
 
 int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *status)
 {

@@ -19,6 +19,9 @@
  *   cart     a Cartesian communicator (MPI_Dims_create, MPI_Cart_create,
  *            every query, MPI_Cart_sub, a duplicate, one made for fewer
  *            ranks than there are) and a halo exchange over it
+ *   timed    each rank works until MPI_Wtime says 50 ms have passed and
+ *            counts its steps (timing: equal only between the copies of
+ *            a rank, which must agree on the time)
  *   refused  a call replication does not support (MPI_Win_create)
  *
  * An optional second argument repeats the work that many times (default
@@ -395,6 +398,21 @@ static void cart(void)
 	       (unsigned long long)h);
 }
 
+static void timed(void)
+{
+	double t0 = MPI_Wtime();
+	long steps = 0, all = 0;
+	volatile double x = 1;
+
+	while (MPI_Wtime() - t0 < 0.05) {
+		for (int i = 0; i < 1000; i++)
+			x = x * 1.0000001 + 1e-9;
+		steps++;
+	}
+	MPI_Allreduce(&steps, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+	printf("timed rank %d: %ld steps of %ld\n", rank, steps, all);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "stencil";
@@ -417,6 +435,8 @@ int main(int argc, char **argv)
 		colls();
 	} else if (strcmp(what, "cart") == 0) {
 		cart();
+	} else if (strcmp(what, "timed") == 0) {
+		timed();
 	} else if (strcmp(what, "refused") == 0) {
 		MPI_Win win;
 		int mem = 0;
@@ -424,7 +444,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|timed|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
