@@ -1463,6 +1463,61 @@ int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *ne
 	return split_as(c, color, key, NULL, newcomm);
 }
 
+/* The lowest program rank of e whose leading copy (primary, single, or
+ * replica carrying on) is in kind, a communicator of some of e's real
+ * processes; MPI_UNDEFINED if none. */
+static int lowest_lead_in(const struct ftp_comm *e, MPI_Comm kind)
+{
+	const struct ftp_repl_comm *x = e->repl;
+	MPI_Group in = MPI_GROUP_NULL, real = MPI_GROUP_NULL;
+	int n = 0, color = MPI_UNDEFINED;
+
+	ftp_mpi.PMPI_Comm_group(kind, &in);
+	ftp_mpi.PMPI_Comm_group(e->real, &real);
+	ftp_mpi.PMPI_Group_size(in, &n);
+	int *idx = malloc(((size_t)n + 1) * sizeof *idx), *q = malloc(((size_t)n + 1) * sizeof *q);
+	for (int i = 0; idx && i < n; i++)
+		idx[i] = i;
+	if (idx && q && ftp_mpi.PMPI_Group_translate_ranks(in, n, idx, real, q) == MPI_SUCCESS)
+		for (int i = 0; i < n; i++)
+			for (uint32_t k = 0; k < x->size && (color == MPI_UNDEFINED || (int)k < color); k++)
+				if (q[i] != MPI_UNDEFINED && lead_of(x, (int)k) == q[i])
+					color = (int)k;
+	free(idx);
+	free(q);
+	ftp_mpi.PMPI_Group_free(&in);
+	ftp_mpi.PMPI_Group_free(&real);
+	return color;
+}
+
+/* MPI_Comm_split_type on a replicated communicator: what the MPI groups
+ * depends on where each copy runs (a replica is on another host than its
+ * primary), so the leading copies decide. Every live copy takes part in
+ * the MPI's split; each leading copy's group is named by its lowest
+ * program rank, which a primary tells its replica; then the program's
+ * ranks are split by those names. */
+int ftp_repl_MPI_Comm_split_type(struct ftp_call *c, int split_type, int key, MPI_Info info,
+				 MPI_Comm *newcomm)
+{
+	MPI_Comm kind = MPI_COMM_NULL;
+	int color = MPI_UNDEFINED;
+	int rc = ftp_mpi.PMPI_Comm_split_type(c->real, split_type, key, info, &kind);
+
+	if (rc == MPI_SUCCESS && kind != MPI_COMM_NULL) {
+		color = lowest_lead_in(c->comm, kind);
+		ftp_mpi.PMPI_Comm_free(&kind);
+	}
+	int v[REC_HEAD + 1] = {rc, 0, color}, n = 0;
+	if (following()) {
+		if (hear(v, REC_HEAD + 1, &n) == MPI_SUCCESS && n == REC_HEAD + 1)
+			color = v[REC_HEAD];
+	} else {
+		tell(v, REC_HEAD + 1);
+	}
+	/* Every member splits, whatever went wrong here, or the others hang. */
+	return split_as(c, color, key, NULL, newcomm);
+}
+
 /* --- Cartesian topologies (replica.h) ----------------------------------------- */
 
 /* An error the MPI would have raised for the program's arguments. */

@@ -172,6 +172,11 @@ int ftp_repl_creation(struct ftp_call *c);
  * ftp_repl_creation has run; the key orders the program ranks of a new
  * communicator where a replica stands alone for its rank. */
 int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *newcomm);
+/* MPI_Comm_split_type on a replicated communicator: grouped as the
+ * leading copies (primaries, singles) are by the MPI, a replica taking
+ * its primary's group. */
+int ftp_repl_MPI_Comm_split_type(struct ftp_call *c, int split_type, int key, MPI_Info info,
+				 MPI_Comm *newcomm);
 
 /* Cartesian topologies on a replicated communicator. The real
  * communicator holds every copy, so it cannot carry the program's

@@ -68,6 +68,7 @@ replicated cart 5 2
 # MPI_Wtime agrees between the copies of a rank: the step counts (which
 # depend on timing) are compared between copies only.
 replicated timed 6 2 '^timed'
+replicated node 6 2
 
 # A launch size that does not fit: one line, every rank stops, nothing runs.
 run_job shim 5 "FTSHIM_REPLICAS=3" -- "$prog" stencil

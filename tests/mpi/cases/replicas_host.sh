@@ -5,7 +5,8 @@
 # than its primary, and the answer is that of 4 ranks alone; (b) a whole
 # host holding primaries is lost: their replicas on another host carry
 # on and the program notices nothing; (c) the host holding the replicas
-# is lost: their ranks go on alone. Skipped (exit 77) where namespaces
+# is lost: their ranks go on alone; (d) MPI_Comm_split_type groups the
+# program's ranks by their primaries' hosts, replicas included. Skipped (exit 77) where namespaces
 # cannot be made.
 . "$MPITEST_SRCDIR/netns.sh"
 hosts=3 per=2
@@ -96,6 +97,25 @@ for pr in $replicas; do
 	expect_err_match "info: the replica of rank $l \(process $p\) is gone: rank $l goes on alone"
 done
 note "c: $replica_host (the replicas) lost: ranks $primaries went on alone; same answer"
+
+# (d) MPI_COMM_TYPE_SHARED: ranks 0 and 1 share h1, 2 and 3 h2; the
+# replicas (on h3) are grouped as their primaries.
+rm -rf "$run"
+start_multihost_job shim $per "FTSHIM_RUNDIR=$run" FTSHIM_REPLICAS=2 -- "$prog" node
+wait_job_or_ranks "$prog" 30 "^node rank 3:" || { tail -n 20 "$ERR" >&2; fail "d: the job did not end in 30 s"; }
+end_multihost_job d
+for r in 0 1 2 3; do
+	low=$((r / 2 * 2))
+	grep -qx "node rank $r: rank $((r % 2)) of 2 on a node from rank $low, sum $((2 * low + 1))" "$OUT" ||
+		{ cat "$OUT" >&2; fail "d: rank $r's node is not the one its primary's host makes"; }
+done
+for f in "$run"/*/replica-*.out; do
+	r=${f##*/replica-}
+	r=${r%.out}
+	grep "^node rank $r: " "$OUT" | diff - "$f" >&2 || fail "d: the replica of rank $r (on $replica_host) has another node than its primary"
+done
+expect_err_no_match 'ftshim\[[0-9]+\] \+[0-9.]+ (error|warn): '
+note "d: MPI_COMM_TYPE_SHARED gives nodes {0,1} and {2,3}, on the replicas (on $replica_host) too"
 
 netns_expect_no_processes
 expect_no_leftovers replicas

@@ -19,6 +19,8 @@
  *   cart     a Cartesian communicator (MPI_Dims_create, MPI_Cart_create,
  *            every query, MPI_Cart_sub, a duplicate, one made for fewer
  *            ranks than there are) and a halo exchange over it
+ *   node     MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): each rank's node
+ *            (its size, its lowest rank, a sum over it)
  *   timed    each rank works until MPI_Wtime says 50 ms have passed and
  *            counts its steps (timing: equal only between the copies of
  *            a rank, which must agree on the time)
@@ -398,6 +400,20 @@ static void cart(void)
 	       (unsigned long long)h);
 }
 
+static void node(void)
+{
+	MPI_Comm here;
+	int nr, ns, lowest, sum;
+
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &here);
+	MPI_Comm_rank(here, &nr);
+	MPI_Comm_size(here, &ns);
+	MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, here);
+	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, here);
+	MPI_Comm_free(&here);
+	printf("node rank %d: rank %d of %d on a node from rank %d, sum %d\n", rank, nr, ns, lowest, sum);
+}
+
 static void timed(void)
 {
 	double t0 = MPI_Wtime();
@@ -437,6 +453,8 @@ int main(int argc, char **argv)
 		cart();
 	} else if (strcmp(what, "timed") == 0) {
 		timed();
+	} else if (strcmp(what, "node") == 0) {
+		node();
 	} else if (strcmp(what, "refused") == 0) {
 		MPI_Win win;
 		int mem = 0;
@@ -444,7 +462,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|timed|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|node|timed|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
