@@ -15,14 +15,29 @@ LAMMPS disagree.
     way (32,000 atoms) for --steps steps: wall time, LAMMPS's own loop
     time, and the last thermo line, which must be the same in every run
 
+With --replicas 50%,100% (transparent replication, FTSHIM_REPLICAS;
+issue 16), each program also runs under the shim with each degree on
+N + R processes (N = 2, so R = 1 and 2), interleaved with the plain
+program on N processes, on N + R processes (LAMMPS only: NetPIPE runs on
+2 processes and no more), and under the shim without replicas. This
+2-core machine oversubscribes from 3 processes on, so the plain N + R
+column says how much of the cost is the oversubscription. A replicated
+LAMMPS run must end on the plain run's thermo line. NetPIPE runs
+replicated at 100% only: it sets its repetition counts from
+gettimeofday, which the copies do not agree on, so below 100% the
+replica of rank 0 repeats a different number of times than its primary
+while rank 1, a single, serves only the primary's (at 100% each copy
+pairs with the other rank's copy of the same kind).
+
 Installs the three packages if they are missing (apt-get, with sudo when
 not root).
 
 Usage: bench/thirdparty.py [--flavours mpich,openmpi] [--reps 5] [--steps 500]
-                           [--only netpipe,lammps]
+                           [--only netpipe,lammps] [--replicas 50%,100%]
 """
 
 import argparse
+import math
 import os
 import re
 import shutil
@@ -51,20 +66,31 @@ def ensure_packages():
                           stdout=subprocess.DEVNULL)
 
 
-def launch(flavour, nprocs, shim):
-    """The recommended launch line (README), with or without the shim."""
+def launch(flavour, nprocs, shim, replicas=None):
+    """The recommended launch line (README), with or without the shim, and
+    with FTSHIM_REPLICAS=replicas (the run directory in the temporary
+    work directory)."""
     lib = os.path.join(TOP, "build", flavour, ".libs", "libftshim.so")
+    env = {"LD_PRELOAD": lib} if shim else {}
+    if replicas:
+        env["FTSHIM_REPLICAS"] = replicas
+        env["FTSHIM_RUNDIR"] = "ftshim-run"
     if flavour == "mpich":
         cmd = ["mpiexec.hydra", "-disable-auto-cleanup", "-n", str(nprocs)]
-        if shim:
-            cmd += ["-genv", "LD_PRELOAD", lib]
+        for k, v in env.items():
+            cmd += ["-genv", k, v]
     else:
         cmd = ["mpirun.openmpi", "--oversubscribe", "--enable-recovery", "-n", str(nprocs)]
         if os.getuid() == 0:
             cmd.append("--allow-run-as-root")
-        if shim:
-            cmd += ["-x", "LD_PRELOAD=" + lib]
+        for k, v in env.items():
+            cmd += ["-x", "%s=%s" % (k, v)]
     return cmd
+
+
+def replicas_of(degree, n):
+    """R for FTSHIM_REPLICAS=degree over n program ranks."""
+    return math.ceil(n * float(degree[:-1]) / 100) if degree.endswith("%") else int(degree)
 
 
 def run(cmd, cwd, timeout=600):
@@ -73,13 +99,14 @@ def run(cmd, cwd, timeout=600):
     return time.monotonic() - t0, p
 
 
-def netpipe_once(flavour, shim, work):
+def netpipe_once(flavour, shim, work, replicas=None):
     out = os.path.join(work, "np.out")
     if os.path.exists(out):
         os.unlink(out)
+    nprocs = 2 + (replicas_of(replicas, 2) if replicas else 0)
     # -p 0: powers of two and their midpoints only (no +-3 B perturbations)
-    wall, p = run(launch(flavour, 2, shim) + [NETPIPE[flavour], "-l", "1", "-u", str(1 << 20), "-p", "0",
-                                              "-o", out], work)
+    wall, p = run(launch(flavour, nprocs, shim, replicas) +
+                  [NETPIPE[flavour], "-l", "1", "-u", str(1 << 20), "-p", "0", "-o", out], work)
     if p.returncode != 0 or not os.path.exists(out):
         sys.exit("NetPIPE failed (%s, shim %s): %s" % (flavour, shim, (p.stderr or p.stdout)[-500:]))
     rows = {}
@@ -92,13 +119,13 @@ def netpipe_once(flavour, shim, work):
     return {"latency 8 B (us)": lat, "bandwidth 1 MiB (Mbps)": bw, "sweep wall (s)": wall}
 
 
-def lammps_once(shim, work, steps):
+def lammps_once(shim, work, steps, nprocs=2, replicas=None):
     src = open(MELT).read()
     src = re.sub(r"region\s+box\s+block\s+0 10 0 10 0 10", "region box block 0 20 0 20 0 20", src)
     src = re.sub(r"^run\s+\d+", "run %d" % steps, src, flags=re.M)
     with open(os.path.join(work, "in.melt"), "w") as f:
         f.write(src)
-    wall, p = run(launch("openmpi", 2, shim) + ["lmp", "-in", "in.melt", "-log", "none"], work)
+    wall, p = run(launch("openmpi", nprocs, shim, replicas) + ["lmp", "-in", "in.melt", "-log", "none"], work)
     if p.returncode != 0:
         sys.exit("LAMMPS failed (shim %s): %s" % (shim, (p.stderr or p.stdout)[-500:]))
     loop = re.search(r"^Loop time of ([0-9.eE+-]+) on", p.stdout, re.M)
@@ -118,12 +145,65 @@ def table_row(flavour, name, plain, shim, higher):
                                                "  (higher is better)" if higher else ""))
 
 
+def replicated(only, flavours, reps, steps, degrees, work):
+    """The --replicas table: each program's figures per way of running it,
+    medians, and in brackets their ratio to the plain program on N."""
+    finals = set()
+
+    def netpipe(flavour, shim, degree, n):
+        # NetPIPE runs on 2 processes only (no plain N+R), and replicated
+        # at 100% only (see above).
+        if (n > 2 and not degree) or (degree and replicas_of(degree, 2) < 2):
+            return None
+        return netpipe_once(flavour, shim, work, degree)
+
+    def lammps(flavour, shim, degree, n):
+        res, final = lammps_once(shim, work, steps, n, degree)
+        if n == 2 or degree:  # the runs of 2 program ranks
+            finals.add(" ".join(final) if final else "(none)")
+        return res
+
+    programs = [(f, "NetPIPE", netpipe) for f in flavours if "netpipe" in only]
+    if "lammps" in only:
+        programs.append(("openmpi", "LAMMPS melt", lammps))
+    print()
+    print("Transparent replication (FTSHIM_REPLICAS), N = 2; medians of %d interleaved runs "
+          "(ratio to plain N)" % reps)
+    print("%-8s %-7s %-30s %14s %18s %18s %18s" % ("mpi", "degree", "measure", "plain N",
+                                                   "plain N+R", "shim N", "shim N+R replicated"))
+    for degree in degrees:
+        r = replicas_of(degree, 2)
+        ways = (("plain N", False, None, 2), ("plain N+R", False, None, 2 + r),
+                ("shim N", True, None, 2), ("shim N+R", True, degree, 2 + r))
+        for flavour, name, once in programs:
+            res = {w[0]: [] for w in ways}
+            for _ in range(reps):
+                for way, shim, rep, n in ways:
+                    res[way].append(once(flavour, shim, rep, n))
+            for key in res["plain N"][0]:
+                cells, base = [], None
+                for way, _, _, _ in ways:
+                    vals = [x[key] for x in res[way] if x and x.get(key) is not None]
+                    med = statistics.median(vals) if vals else None
+                    base = med if way == "plain N" else base
+                    cells.append("n/a" if med is None else "%.4g (%.2f)" % (med, med / base) if base
+                                 else "%.4g" % med)
+                print("%-8s %-7s %-30s %14s %18s %18s %18s" % ((flavour, degree, "%s %s" % (name, key))
+                                                               + tuple(cells)), flush=True)
+    if finals:
+        print("LAMMPS on 2 program ranks, plain and replicated: %s" % (
+            "every run ended on the same thermo line: %s" % finals.pop() if len(finals) == 1
+            else "RUNS DISAGREE; last thermo lines: %s" % " | ".join(sorted(finals))))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flavours", default="mpich,openmpi")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--only", default="netpipe,lammps")
+    ap.add_argument("--replicas", default="",
+                    help="also run replicated with these FTSHIM_REPLICAS degrees (50%%,100%%)")
     a = ap.parse_args()
     only = set(a.only.split(","))
     bad = only - {"netpipe", "lammps"}
@@ -161,6 +241,8 @@ def main():
             print("LAMMPS: every run ended on the same thermo line: %s" % finals.pop())
         else:
             print("LAMMPS: RUNS DISAGREE; last thermo lines: %s" % " | ".join(sorted(finals)))
+    if a.replicas:
+        replicated(only, a.flavours.split(","), a.reps, a.steps, a.replicas.split(","), work)
     shutil.rmtree(work, ignore_errors=True)
 
 
