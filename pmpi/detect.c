@@ -341,14 +341,14 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
  * A peer may still wait for a message of this one that the MPI delivers
  * only as the sender progresses (UCX, and any transport whose queue was
  * full), and MPI_Finalize, which would flush it, is skipped after a
- * failure. A probe of MPI_COMM_SELF progresses the whole library and
- * can meet no failure. */
+ * failure. A probe progresses the whole library; *arg is a communicator
+ * on which it can meet no failure: MPI_COMM_SELF, or without the world
+ * model (sessions) ftshim's world, which returns its errors. */
 static void progress_step(void *arg)
 {
 	int flag = 0;
 
-	(void)arg;
-	ftp_mpi.PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+	ftp_mpi.PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, *(MPI_Comm *)arg, &flag, MPI_STATUS_IGNORE);
 }
 
 void ftp_detect_finish(void)
@@ -356,7 +356,10 @@ void ftp_detect_finish(void)
 	if (!engine)
 		return;
 	/* MPI_Finalize waits for every rank anyway; so does this. */
-	int rc = ft_engine_finish(engine, UINT64_MAX / 4, progress_step, NULL);
+	int world_model = 0;
+	ftp_mpi.PMPI_Initialized(&world_model);
+	MPI_Comm probed = world_model ? MPI_COMM_SELF : ftp.world;
+	int rc = ft_engine_finish(engine, UINT64_MAX / 4, progress_step, &probed);
 	engine = NULL;
 	if (rc != 0)
 		ft_warn("left the control plane before every rank had finished");
