@@ -804,6 +804,9 @@ int main(void)
 	tcase_add_test(tc_counts, test_counts_each_peer);
 	tcase_add_test(tc_counts, test_counts_drop_comm);
 	tcase_add_test(tc_counts, test_counts_drop_comm_many);
+	/* test_log_budget walks the log after each of 3000 appends: seconds
+	 * on a loaded machine, past Check's default 4 s. */
+	tcase_set_timeout(tc_log, 60);
 	tcase_add_test(tc_log, test_log_append);
 	tcase_add_test(tc_log, test_log_each_after);
 	tcase_add_test(tc_log, test_log_budget);
