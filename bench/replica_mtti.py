@@ -42,7 +42,6 @@ import shutil
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -89,11 +88,26 @@ def one_run(flavour, prog, n, degree, args, rng, work):
            "FTSHIM_RUNDIR": rundir}
     if r:
         env["FTSHIM_REPLICAS"] = str(r)
-    out, err = open(os.path.join(work, "out"), "w+"), open(os.path.join(work, "err"), "w+")
-    job = subprocess.Popen(launch(flavour, n + r, env, [prog, "stencil", ROUNDS, PACE_US]),
-                           stdout=out, stderr=err)
+    with open(os.path.join(work, "out"), "w") as out, open(os.path.join(work, "err"), "w") as err:
+        job = subprocess.Popen(launch(flavour, n + r, env, [prog, "stencil", ROUNDS, PACE_US]),
+                               stdout=out, stderr=err)
+    try:
+        return kill_until_interrupted(job, rundir, n + r, args, rng, err.name)
+    finally:
+        # A run given up on leaves nothing running (timeout passes SIGTERM on).
+        if job.poll() is None:
+            job.terminate()
+            try:
+                job.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                job.kill()
+                job.wait()
+
+
+def kill_until_interrupted(job, rundir, nprocs, args, rng, errfile):
+    """one_run's injector, once job has started."""
     procs = None
-    while procs is None or len(procs) < n + r:
+    while procs is None or len(procs) < nprocs:
         if job.poll() is not None:
             return None, 0, 0, "ended before MPI_Init was done"
         time.sleep(0.01)
@@ -110,7 +124,7 @@ def one_run(flavour, prog, n, degree, args, rng, work):
             # Finished before it was interrupted: cleanly, or it is a
             # problem. (Not by its status: Hydra reports the processes
             # killed, and Open MPI's mpirun exits 0 whatever its ranks did.)
-            text = open(err.name).read()
+            text = open(errfile).read()
             clean = not re.search(r"ftshim\[\d+\] \S+ error: |MPI_ERR", text)
             return None, time.monotonic() - t0, survived, \
                 None if clean else "ended after %d kills, status %d" % (survived, job.returncode)
@@ -136,7 +150,7 @@ def one_run(flavour, prog, n, degree, args, rng, work):
             job.kill()
             job.wait()
             return now - t0, now - t0, survived, "did not end within 30 s of rank %d's loss" % l
-        text = open(err.name).read()
+        text = open(errfile).read()
         if not re.search(r"MPI_ERR_PROC_FAILED|MPIX_ERR_PROC_FAILED", text):
             return now - t0, now - t0, survived, "ended without the ULFM error"
         return now - t0, now - t0, survived, None

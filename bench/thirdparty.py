@@ -37,7 +37,6 @@ Usage: bench/thirdparty.py [--flavours mpich,openmpi] [--reps 5] [--steps 500]
 """
 
 import argparse
-import math
 import os
 import re
 import shutil
@@ -46,6 +45,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from replica_mtti import replicas_for  # R for a FTSHIM_REPLICAS degree
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ["netpipe-mpich2", "netpipe-openmpi", "lammps"]
@@ -88,11 +89,6 @@ def launch(flavour, nprocs, shim, replicas=None):
     return cmd
 
 
-def replicas_of(degree, n):
-    """R for FTSHIM_REPLICAS=degree over n program ranks."""
-    return math.ceil(n * float(degree[:-1]) / 100) if degree.endswith("%") else int(degree)
-
-
 def run(cmd, cwd, timeout=600):
     t0 = time.monotonic()
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
@@ -103,7 +99,7 @@ def netpipe_once(flavour, shim, work, replicas=None):
     out = os.path.join(work, "np.out")
     if os.path.exists(out):
         os.unlink(out)
-    nprocs = 2 + (replicas_of(replicas, 2) if replicas else 0)
+    nprocs = 2 + (replicas_for(replicas, 2) if replicas else 0)
     # -p 0: powers of two and their midpoints only (no +-3 B perturbations)
     wall, p = run(launch(flavour, nprocs, shim, replicas) +
                   [NETPIPE[flavour], "-l", "1", "-u", str(1 << 20), "-p", "0", "-o", out], work)
@@ -151,11 +147,8 @@ def replicated(only, flavours, reps, steps, degrees, work):
     finals = set()
 
     def netpipe(flavour, shim, degree, n):
-        # NetPIPE runs on 2 processes only (no plain N+R), and replicated
-        # at 100% only (see above).
-        if (n > 2 and not degree) or (degree and replicas_of(degree, 2) < 2):
-            return None
-        return netpipe_once(flavour, shim, work, degree)
+        # NetPIPE runs on 2 processes only: no plain N+R.
+        return None if n > 2 and not degree else netpipe_once(flavour, shim, work, degree)
 
     def lammps(flavour, shim, degree, n):
         res, final = lammps_once(shim, work, steps, n, degree)
@@ -172,10 +165,12 @@ def replicated(only, flavours, reps, steps, degrees, work):
     print("%-8s %-7s %-30s %14s %18s %18s %18s" % ("mpi", "degree", "measure", "plain N",
                                                    "plain N+R", "shim N", "shim N+R replicated"))
     for degree in degrees:
-        r = replicas_of(degree, 2)
+        r = replicas_for(degree, 2)
         ways = (("plain N", False, None, 2), ("plain N+R", False, None, 2 + r),
                 ("shim N", True, None, 2), ("shim N+R", True, degree, 2 + r))
         for flavour, name, once in programs:
+            if once is netpipe and r < 2:
+                continue  # replicated at 100% only (see above)
             res = {w[0]: [] for w in ways}
             for _ in range(reps):
                 for way, shim, rep, n in ways:

@@ -426,6 +426,15 @@ int ftp_repl_start(void)
 
 /* --- refusing --------------------------------------------------------------- */
 
+/* An error of the program's call on replicated c->comm that the MPI
+ * would have raised there: the communicator's error handler, and the
+ * code. */
+static int program_error(struct ftp_call *c, int code)
+{
+	ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, code);
+	return code;
+}
+
 int ftp_repl_refuse(struct ftp_call *c)
 {
 	static const char *const names[] = FTP_FN_NAMES;
@@ -433,8 +442,7 @@ int ftp_repl_refuse(struct ftp_call *c)
 	ft_error("%s on a replicated communicator is not supported yet (FTSHIM_REPLICAS=%s); "
 		 "run without FTSHIM_REPLICAS, or see 'man 7 ftshim' (REPLICATION) for what is",
 		 names[c->fn], ftp.cfg.replicas);
-	ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, MPI_ERR_UNSUPPORTED_OPERATION);
-	return MPI_ERR_UNSUPPORTED_OPERATION;
+	return program_error(c, MPI_ERR_UNSUPPORTED_OPERATION);
 }
 
 /* --- the stream ----------------------------------------------------------------- */
@@ -1520,11 +1528,11 @@ int ftp_repl_MPI_Comm_split_type(struct ftp_call *c, int split_type, int key, MP
 
 /* --- Cartesian topologies (replica.h) ----------------------------------------- */
 
-/* An error the MPI would have raised for the program's arguments. */
+/* The same, returned through the call's post (the replicated forms
+ * return to the program themselves). */
 static int comm_error(struct ftp_call *c, int code)
 {
-	ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, code);
-	return ftp_post_plain(c, code);
+	return ftp_post_plain(c, program_error(c, code));
 }
 
 /* The same, in a creation (ftp_repl_creation began the hang watch). */
@@ -1534,15 +1542,21 @@ static int creation_error(struct ftp_call *c, int code)
 	return comm_error(c, code);
 }
 
-/* The number of processes the topology spans (row-major: the last
- * dimension varies fastest). */
-static int64_t cart_size(const struct ftp_repl_cart *t)
+/* The processes a grid of ndims dims spans, if they are valid for a
+ * communicator of size ranks: MPI_SUCCESS, or MPI_ERR_DIMS. */
+static int grid_span(int ndims, const int dims[], uint32_t size, int64_t *n)
 {
-	int64_t n = 1;
-
-	for (int i = 0; i < t->ndims; i++)
-		n *= t->v[i];
-	return n;
+	*n = 1;
+	if (ndims < 0 || (ndims > 0 && !dims))
+		return MPI_ERR_DIMS;
+	for (int i = 0; i < ndims; i++) {
+		if (dims[i] <= 0)
+			return MPI_ERR_DIMS;
+		*n *= dims[i];
+		if (*n > size)
+			return MPI_ERR_DIMS;
+	}
+	return MPI_SUCCESS;
 }
 
 static void cart_coords_of(const struct ftp_repl_cart *t, int rank, int maxdims, int coords[])
@@ -1575,17 +1589,13 @@ int ftp_repl_MPI_Cart_create(struct ftp_call *c, int ndims, const int dims[], co
 			     int reorder, MPI_Comm *comm_cart)
 {
 	(void)reorder;
-	int64_t n = 1;
+	int64_t n;
+	int rc = grid_span(ndims, dims, c->comm->repl->size, &n);
 
-	if (ndims < 0 || (ndims > 0 && (!dims || !periods)))
-		return creation_error(c, MPI_ERR_DIMS);
-	for (int i = 0; i < ndims; i++) {
-		if (dims[i] <= 0)
-			return creation_error(c, MPI_ERR_DIMS);
-		n *= dims[i];
-		if (n > c->comm->repl->size)
-			return creation_error(c, MPI_ERR_DIMS);
-	}
+	if (rc == MPI_SUCCESS && ndims > 0 && !periods)
+		rc = MPI_ERR_DIMS;
+	if (rc != MPI_SUCCESS)
+		return creation_error(c, rc);
 	int me = my_rank_in(c->comm);
 	struct ftp_repl_cart *t = me < n ? cart_new(ndims, dims, periods) : NULL;
 	if (me < n && !t)
@@ -1650,7 +1660,9 @@ int ftp_repl_MPI_Cart_coords(struct ftp_call *c, int rank, int maxdims, int coor
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
-	if (rank < 0 || rank >= cart_size(t))
+	int64_t n;
+	grid_span(t->ndims, t->v, UINT32_MAX, &n);
+	if (rank < 0 || rank >= n)
 		return comm_error(c, MPI_ERR_RANK);
 	cart_coords_of(t, rank, maxdims, coords);
 	return ftp_post_plain(c, MPI_SUCCESS);
@@ -1681,15 +1693,11 @@ int ftp_repl_MPI_Cart_map(struct ftp_call *c, int ndims, const int dims[], const
 			  int *newrank)
 {
 	(void)periods;
-	int64_t n = 1;
+	int64_t n;
+	int rc = grid_span(ndims, dims, c->comm->repl->size, &n);
 
-	for (int i = 0; i < ndims; i++) {
-		if (dims[i] <= 0)
-			return comm_error(c, MPI_ERR_DIMS);
-		n *= dims[i];
-	}
-	if (ndims < 0 || n > c->comm->repl->size)
-		return comm_error(c, MPI_ERR_DIMS);
+	if (rc != MPI_SUCCESS)
+		return comm_error(c, rc);
 	int me = my_rank_in(c->comm);
 	*newrank = me < n ? me : MPI_UNDEFINED;
 	return ftp_post_plain(c, MPI_SUCCESS);
