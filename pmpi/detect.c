@@ -226,6 +226,10 @@ static void on_app(void *ctx, const struct ft_msg *m)
 	case FTP_APP_AGREE_ASK:
 		ftp_agree_on_msg(m);
 		break;
+	case FTP_APP_REPORT_FILE:
+	case FTP_APP_REPORT_DONE:
+		ftp_merge_on_msg(m);
+		break;
 	default:
 		ft_debug("control message of unknown kind %u from rank %u dropped", m->app.kind, m->from);
 	}
@@ -337,18 +341,21 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 	return rc;
 }
 
-/* While this process waits for the others to leave: the MPI's progress.
- * A peer may still wait for a message of this one that the MPI delivers
- * only as the sender progresses (UCX, and any transport whose queue was
- * full), and MPI_Finalize, which would flush it, is skipped after a
- * failure. A probe progresses the whole library; *arg is a communicator
- * on which it can meet no failure: MPI_COMM_SELF, or without the world
- * model (sessions) ftshim's world, which returns its errors. */
-static void progress_step(void *arg)
+/* While this process waits for the others to leave: the MPI's progress,
+ * and the job report's files from host to host (true while they keep it
+ * on the control plane). A peer may still wait for a message of this one
+ * that the MPI delivers only as the sender progresses (UCX, and any
+ * transport whose queue was full), and MPI_Finalize, which would flush
+ * it, is skipped after a failure. A probe progresses the whole library;
+ * *arg is a communicator on which it can meet no failure: MPI_COMM_SELF,
+ * or without the world model (sessions) ftshim's world, which returns
+ * its errors. */
+static bool leave_step(void *arg)
 {
 	int flag = 0;
 
 	ftp_mpi.PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, *(MPI_Comm *)arg, &flag, MPI_STATUS_IGNORE);
+	return ftp_merge_step(ft_engine_everyone_left(engine));
 }
 
 void ftp_detect_finish(void)
@@ -359,7 +366,7 @@ void ftp_detect_finish(void)
 	int world_model = 0;
 	ftp_mpi.PMPI_Initialized(&world_model);
 	MPI_Comm probed = world_model ? MPI_COMM_SELF : ftp.world;
-	int rc = ft_engine_finish(engine, UINT64_MAX / 4, progress_step, &probed);
+	int rc = ft_engine_finish(engine, UINT64_MAX / 4, leave_step, &probed);
 	engine = NULL;
 	if (rc != 0)
 		ft_warn("left the control plane before every rank had finished");

@@ -25,6 +25,7 @@
 #include "src/inject.h"
 #include "src/overlay.h"
 #include "src/proc_table.h"
+#include "src/report.h"
 
 /* Also define PMPI_X, the profiling name of the wrapper MPI_X just defined,
  * as the same function: a tool preloaded above ftshim, a library calling
@@ -200,6 +201,8 @@ enum ftp_app_kind {
 	FTP_APP_AGREE_CONTRIB = 2, /* a member's contribution to an agreement */
 	FTP_APP_AGREE_DECIDE = 3,  /* the decision */
 	FTP_APP_AGREE_ASK = 4,     /* a new coordinator asks for decisions */
+	FTP_APP_REPORT_FILE = 5,   /* a host's file for the job report; value: what */
+	FTP_APP_REPORT_DONE = 6,   /* the host's files are sent; value: how many */
 };
 
 /* Revoke (pmpi/revoke.c) and agreement (pmpi/agree.c): their messages and
@@ -230,6 +233,18 @@ uint64_t ftp_failed_at(uint32_t rank);
 /* Whether rank is known to have entered MPI_Finalize (any thread). */
 bool ftp_departed(uint32_t rank);
 const char *ftp_detection_word(uint32_t how);
+/* One job report for every host (pmpi/report_merge.c): the files other
+ * hosts send, taken on the detector thread; then, while this rank leaves
+ * the control plane (application thread, every millisecond or so), send
+ * this host's files or keep the others', true while it must stay
+ * (everyone_left: the engine saw every other rank leave); the hosts
+ * whose files did not come (valid until ftp_merge_end). */
+void ftp_merge_on_msg(const struct ft_msg *m);
+bool ftp_merge_step(bool everyone_left);
+const struct ft_report_host *ftp_merge_missing(uint32_t *n);
+void ftp_merge_end(void);
+/* The job's run directory, or NULL if it has none. */
+const char *ftp_rundir_dir(void);
 /* The path of file name in the job's run directory (0), or -ENOENT if
  * it has none. */
 int ftp_rundir_path(const char *name, char *out, size_t len);

@@ -24,6 +24,7 @@ libftshim_la_SOURCES = \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
 	pmpi/replica.c pmpi/replica.h \
+	pmpi/report_merge.c \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \
 	pmpi/retire.c \

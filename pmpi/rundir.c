@@ -134,6 +134,11 @@ void ftp_rundir_start(void)
 	ft_debug("run directory %s", jobdir);
 }
 
+const char *ftp_rundir_dir(void)
+{
+	return jobdir[0] ? jobdir : NULL;
+}
+
 int ftp_rundir_path(const char *name, char *out, size_t len)
 {
 	if (!jobdir[0])
@@ -174,8 +179,10 @@ void ftp_rundir_report(void)
 
 	while (lowest < nprocs && ft_proc_is_failed(&ftp.procs, lowest))
 		lowest++;
-	if (lowest != (uint32_t)ftp.rank || !jobdir[0])
+	if (lowest != (uint32_t)ftp.rank || !jobdir[0]) {
+		ftp_merge_end();
 		return;
+	}
 	struct ft_report_rank *ranks = calloc(nprocs, sizeof *ranks);
 	if (!ranks)
 		return;
@@ -201,7 +208,15 @@ void ftp_rundir_report(void)
 	char program[PATH_MAX] = "";
 	ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);
 	program[n > 0 ? n : 0] = '\0';
+	/* Several hosts: the summary says on which the report is. */
+	bool hosts = false;
+	for (uint32_t r = 0; r < nprocs; r++)
+		hosts |= ftp.peers[r].ep.host_id != ftp.peers[ftp.rank].ep.host_id;
+	uint32_t nmissing;
+	const struct ft_report_host *missing = ftp_merge_missing(&nmissing);
 	struct ft_report_input in = {
+		.missing_hosts = missing,
+		.nmissing_hosts = nmissing,
 		.jobdir = jobdir,
 		.job_id = ftp.job_id,
 		.program = program,
@@ -214,13 +229,17 @@ void ftp_rundir_report(void)
 	char summary[1024];
 	int rc = ft_report_write(&in, summary, sizeof summary);
 	free(ranks);
+	ftp_merge_end();
 	if (rc != 0)
 		ft_warn("cannot write the job report in %s: %s", jobdir, strerror(-rc));
+	char where[80] = "";
+	if (hosts)
+		snprintf(where, sizeof where, "%s:", ftp.peers[ftp.rank].host);
 	/* A job that lost nobody stays as quiet as without ftshim. */
-	if (ft_proc_nfailed(&ftp.procs) > 0)
-		ft_summary("%s; report: %s/report.json", summary, jobdir);
+	if (ft_proc_nfailed(&ftp.procs) > 0 || nmissing)
+		ft_summary("%s; report: %s%s/report.json", summary, where, jobdir);
 	else
-		ft_debug("%s; report: %s/report.json", summary, jobdir);
+		ft_debug("%s; report: %s%s/report.json", summary, where, jobdir);
 }
 
 void ftp_rundir_record_injection(const char *line)

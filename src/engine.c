@@ -108,6 +108,14 @@ struct ft_engine {
 	_Atomic bool abort_sent;  /* set by the detector thread once it is out */
 	_Atomic bool stopped;     /* set by the detector thread as it ends (release);
 				     ft_engine_finish waits for it (acquire) */
+	/* Set by the application thread in ft_engine_finish while its
+	 * wait_step still needs the control plane (release, after what it
+	 * posted); the detector thread leaves only once it is clear
+	 * (acquire). */
+	_Atomic bool held;
+	/* Set by the detector thread once this process departs and every
+	 * other rank has left (release); read by any thread. */
+	_Atomic bool everyone_left;
 	bool aborting;            /* detector thread: the abort is queued, not yet out */
 	int exit_status;          /* -1, or ft_engine_exit_soon's (detector thread) */
 	/* Frames other threads ask it to send (ft_engine_post): appended by
@@ -603,6 +611,18 @@ static bool last_words_said(struct ft_engine *e, uint64_t now)
 	return !output_pending(e) || now >= e->last_words_by;
 }
 
+/* Whether the application thread still needs the control plane before
+ * this process leaves: it holds it, or posted frames not yet queued. */
+static bool still_needed(struct ft_engine *e)
+{
+	if (atomic_load_explicit(&e->held, memory_order_acquire))
+		return true;
+	pthread_mutex_lock(&e->post_lock);
+	bool pending = e->posted != NULL;
+	pthread_mutex_unlock(&e->post_lock);
+	return pending;
+}
+
 /* News about this process goes on every connection first, so that each
  * peer reads it before it can read the end of the stream, then the usual
  * flood. */
@@ -804,7 +824,10 @@ static void *engine_main(void *arg)
 		/* Every rank left: go once what is queued (this rank's
 		 * departure above all) has left, so that no peer reads the
 		 * end of a stream before the departure on it. */
-		if (e->departing && ft_det_all_left(&e->det)) {
+		if (e->departing && ft_det_all_left(&e->det) &&
+		    !atomic_load_explicit(&e->everyone_left, memory_order_relaxed))
+			atomic_store_explicit(&e->everyone_left, true, memory_order_release);
+		if (e->departing && ft_det_all_left(&e->det) && !still_needed(e)) {
 			if (last_words_said(e, now))
 				break;
 			if (e->last_words_by < next)
@@ -966,14 +989,16 @@ static void wake(struct ft_engine *e, enum request req)
 	(void)w;
 }
 
-int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns, void (*wait_step)(void *), void *arg)
+int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns, bool (*wait_step)(void *), void *arg)
 {
 	struct timespec pause = { 0, 1000000 };
 
 	e->leave_by = ft_clock_now() + timeout_ns;
+	/* Held until the first wait_step says otherwise. */
+	atomic_store_explicit(&e->held, wait_step != NULL, memory_order_release);
 	wake(e, REQ_DEPART);
 	while (wait_step && !atomic_load_explicit(&e->stopped, memory_order_acquire)) {
-		wait_step(arg);
+		atomic_store_explicit(&e->held, wait_step(arg), memory_order_release);
 		nanosleep(&pause, NULL);
 	}
 	pthread_join(e->thread, NULL);
@@ -1007,6 +1032,11 @@ void ft_engine_kill(struct ft_engine *e)
 	wake(e, REQ_KILL);
 	pthread_join(e->thread, NULL);
 	engine_free(e);
+}
+
+bool ft_engine_everyone_left(struct ft_engine *e)
+{
+	return atomic_load_explicit(&e->everyone_left, memory_order_acquire);
 }
 
 const struct ft_engine_stats *ft_engine_stats(const struct ft_engine *e)

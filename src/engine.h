@@ -10,6 +10,7 @@
 #define FTSHIM_ENGINE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "src/detector.h"
@@ -65,8 +66,15 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
  * answering) until every other rank has departed or failed, or until
  * timeout_ns passes, then stop the thread and free everything. While it
  * waits, the calling thread runs wait_step(arg) every millisecond or so
- * (NULL: it just waits). Returns 0, or -ETIMEDOUT if it gave up waiting. */
-int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns, void (*wait_step)(void *), void *arg);
+ * (NULL: it just waits); while wait_step returns true the process stays
+ * on the control plane even once every rank has left (to send or receive
+ * the last APP messages; what it posted goes out before it leaves).
+ * Returns 0, or -ETIMEDOUT if it gave up waiting. */
+int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns, bool (*wait_step)(void *), void *arg);
+
+/* Whether this process, leaving, has seen every other rank leave
+ * (depart or fail); any thread, until ft_engine_finish returns. */
+bool ft_engine_everyone_left(struct ft_engine *e);
 
 /* Send m to rank to, from any thread: the detector thread sends it soon
  * after. To this rank itself, an APP is handed to hooks.app and a NOTICE's

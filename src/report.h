@@ -17,8 +17,13 @@
  * Hydra only), else its detector's estimate (a crash: when it was seen; a heartbeat timeout:
  * when the rank was last heard). "Detected in" is the time from the
  * failure until every rank whose events are here knew it. Ranks on other
- * hosts keep their events in their own host's run directory: they are
- * listed as missing_ranks. Pure file work: no MPI. */
+ * hosts keep their events in their own host's run directory; at the end
+ * of the job one rank of each host sends them (pmpi/report_merge.c),
+ * and they are kept below the job directory (ft_report_store). A rank
+ * whose events are nowhere is listed in missing_ranks; a host whose files
+ * did not come in missing_hosts, with why; a host whose ranks all failed
+ * in lost_hosts (and as one item of the summary: "host h2 lost (ranks 3,
+ * 4, 5 SIGKILL at 1.20 s)"). Pure file work: no MPI. */
 #ifndef FTSHIM_REPORT_H
 #define FTSHIM_REPORT_H
 
@@ -42,6 +47,12 @@ struct ft_report_rank {
 	uint32_t copy;
 };
 
+/* A host whose ranks' files did not reach the reporting rank, and why. */
+struct ft_report_host {
+	const char *name;
+	const char *why;
+};
+
 struct ft_report_input {
 	const char *jobdir;         /* the job's run directory */
 	const char *job_id;
@@ -51,12 +62,27 @@ struct ft_report_input {
 	uint64_t origin_unix_ns;    /* the job's start */
 	uint64_t end_unix_ns;       /* now */
 	const struct ft_report_rank *ranks; /* nprocs entries */
+	const struct ft_report_host *missing_hosts;
+	uint32_t nmissing_hosts;
 };
 
 /* Write jobdir/report.json and put the summary line (without newline) in
  * summary. 0, or a negative errno (summary is still filled from what was
  * known). */
 int ft_report_write(const struct ft_report_input *in, char *summary, size_t summary_len);
+
+/* Keep a file that host sent (its ranks' events.RANK.jsonl, its
+ * injections or deaths) as jobdir/hosts/HOST/name, where
+ * ft_report_write reads it. name is a plain file name. 0, or a negative
+ * errno (-EINVAL for a name with a slash or a leading dot). */
+int ft_report_store(const char *jobdir, const char *host, const char *name, const char *data, size_t len);
+
+/* The events file text[0..len) of rank, cut to at most cap bytes at line
+ * ends: its first lines that fit, its last line (the finalize), and a
+ * "dropped" line counting what was left out (with what the record had
+ * dropped itself). out has room for cap bytes (len when len <= cap).
+ * Returns the length written; 0 if cap cannot hold the last line. */
+size_t ft_report_cap_events(const char *text, size_t len, size_t cap, uint32_t rank, char *out);
 
 /* Write path through a temporary file beside it and a rename, so that a
  * reader never sees half of it. 0, or a negative errno. */

@@ -314,6 +314,7 @@ hydra_exit_codes() {
 # start_multihost_job: as run_multihost_job, in the background; lib.sh's
 # wait_job collects it ($JOB_PID, $JOB_T0).
 start_multihost_job() {
+	LAUNCHER_EXIT_AT=
 	launch_multihost_cmd "$@"
 	start_launch "NETNS_MAP='$NETNS_MAP'"
 }
@@ -322,15 +323,19 @@ start_multihost_job() {
 # or its output matches DONE (an extended regex; ALL CHECKS PASSED if not
 # given) and no process runs PROG any more (the ranks' argv[0]; the
 # launcher's own command line does not start with it). Returns 1 after
-# SECONDS.
+# SECONDS. Sets LAUNCHER_EXIT_AT (see end_multihost_job) if the launcher
+# ended.
 wait_job_or_ranks() {
 	local i done=${3:-ALL CHECKS PASSED}
-	for i in $(seq 1 $(($2 * 10))); do
-		kill -0 "$JOB_PID" 2>/dev/null || return 0
+	for i in $(seq 1 $(($2 * 20))); do
+		if ! kill -0 "$JOB_PID" 2>/dev/null; then
+			LAUNCHER_EXIT_AT=$(date +%s.%N)
+			return 0
+		fi
 		if grep -qE "$done" "$OUT" && ! pgrep -f "^$1( |\$)" >/dev/null; then
 			return 0
 		fi
-		sleep 0.1
+		sleep 0.05
 	done
 	return 1
 }
@@ -345,12 +350,18 @@ wait_job_or_ranks() {
 # orte/mca/errmgr/default_orted). So mpirun is then ended with SIGTERM,
 # which takes its daemons down with it (MULTIHOST_TERMINATED=yes then: its
 # status says nothing of the job); Hydra must end by itself.
+#
+# LAUNCHER_EXIT_AT: when the launcher was seen gone (Unix seconds, within
+# 10 ms; within 50 ms if wait_job_or_ranks saw it), empty if it was ended.
 end_multihost_job() {
 	MULTIHOST_TERMINATED=no
-	for _ in $(seq 1 30); do
+	for _ in $(seq 1 300); do
 		kill -0 "$JOB_PID" 2>/dev/null || break
-		sleep 0.1
+		sleep 0.01
 	done
+	if [ -z "${LAUNCHER_EXIT_AT:-}" ] && ! kill -0 "$JOB_PID" 2>/dev/null; then
+		LAUNCHER_EXIT_AT=$(date +%s.%N)
+	fi
 	if kill -0 "$JOB_PID" 2>/dev/null; then
 		[ "$MPITEST_FLAVOUR" = openmpi ] || { tail -n 20 "$ERR" >&2; fail "$1: $MPITEST_MPIEXEC did not exit 3 s after its ranks"; }
 		note "$1: every rank ended, but $MPITEST_MPIEXEC did not (Open MPI 4.1, remote ranks ended abnormally): ended with SIGTERM"

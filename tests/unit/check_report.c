@@ -9,11 +9,14 @@
  * and the summary line, for a job with one failure, with none, with one
  * never injected (its detector's estimate then), one whose supervisor
  * recorded its death by signal, with a thousand events,
- * and without a run directory. */
+ * and without a run directory; the files another host sent (read from
+ * hosts/HOST/, counted once), hosts lost whole or missing, and how a
+ * rank's events are cut to the bound a host sends. */
 #include "ftshim_config.h"
 
 #include <check.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,13 +141,9 @@ static void make_jobdir(void)
 
 static void remove_jobdir(void)
 {
-	const char *names[] = { "events.0.jsonl", "events.1.jsonl", "injections", "report.json" };
-	char path[128];
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		snprintf(path, sizeof path, "%s/%s", jobdir, names[i]);
-		unlink(path);
-	}
-	rmdir(jobdir);
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", jobdir);
+	ck_assert_int_eq(system(cmd), 0);
 }
 
 /* Four ranks on two hosts; rank 2 failed (seen by rank 1, learned by the
@@ -343,6 +342,136 @@ START_TEST(test_report_many_events)
 }
 END_TEST
 
+/* Another host's files, sent at the end of the job (ft_report_store):
+ * rank 3's events and its host's deaths record are read from
+ * hosts/HOST/; a file the job directory has too (a run directory the
+ * hosts share) counts once; a name with a slash is refused. */
+START_TEST(test_report_other_host)
+{
+	char summary[512], line[256];
+
+	make_jobdir();
+	write_text("events.0.jsonl", "{\"t\":1.015000,\"rank\":0,\"kind\":\"notification\",\"failed\":2}\n");
+	write_text("events.1.jsonl", "{\"t\":1.016000,\"rank\":1,\"kind\":\"notification\",\"failed\":2}\n");
+	snprintf(line, sizeof line, "time=%llu.001000 rank=2 host=a pid=7 how=SIGSEGV by=supervisor\n",
+		 (unsigned long long)(ORIGIN / SEC + 1));
+	write_text("deaths", line);
+	const char *ev3 = "{\"t\":1.030000,\"rank\":3,\"kind\":\"notification\",\"failed\":2}\n"
+			  "{\"t\":2.000000,\"rank\":3,\"kind\":\"finalize\"}\n";
+	ck_assert_int_eq(ft_report_store(jobdir, "b\"", "events.3.jsonl", ev3, strlen(ev3)), 0);
+	ck_assert_int_eq(ft_report_store(jobdir, "b\"", "deaths", line, strlen(line)), 0);
+	/* Rank 1's events, here already: the copy is not read. */
+	ck_assert_int_eq(ft_report_store(jobdir, "b\"", "events.1.jsonl", ev3, strlen(ev3)), 0);
+	ck_assert_int_eq(ft_report_store(jobdir, "b\"", "../x", "", 0), -EINVAL);
+	ck_assert_int_eq(ft_report_store(jobdir, "b\"", ".hidden", "", 0), -EINVAL);
+	/* A host name is a directory name, slashes and all. */
+	ck_assert_int_eq(ft_report_store(jobdir, "../up", "deaths", "", 0), 0);
+	char path[160];
+	snprintf(path, sizeof path, "%s/hosts/_._up/deaths", jobdir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	struct ft_report_input in = input();
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	/* Rank 3 knew last, at 1.030 s. */
+	ck_assert_str_eq(summary, "ftshim: 1 failure (rank 2 SIGSEGV at 1.00 s); detected in 29 ms; 3 of 4 ranks finished");
+	char *r = read_text("report.json");
+	ck_assert_ptr_nonnull(strstr(r, "\"missing_ranks\": [],"));
+	ck_assert_ptr_nonnull(strstr(r, "{\"t\":2.000000,\"rank\":3,\"kind\":\"finalize\"}"));
+	int deaths = 0, finalizes = 0;
+	for (const char *p = r; (p = strstr(p, "\"kind\":\"death\"")) != NULL; p++)
+		deaths++;
+	for (const char *p = r; (p = strstr(p, "\"kind\":\"finalize\"")) != NULL; p++)
+		finalizes++;
+	ck_assert_int_eq(deaths, 1);
+	ck_assert_int_eq(finalizes, 1);
+	free(r);
+	remove_jobdir();
+}
+END_TEST
+
+/* A host whose ranks all failed is one item of the summary; a host whose
+ * files did not come is named, with why. */
+START_TEST(test_report_hosts_lost_and_missing)
+{
+	char summary[1024];
+
+	make_jobdir();
+	write_text("events.0.jsonl", "{\"t\":1.015000,\"rank\":0,\"kind\":\"notification\",\"failed\":2}\n");
+	struct ft_report_rank six[6];
+	const char *hosts[6] = { "a", "a", "b", "b", "c", "c" };
+	for (int r = 0; r < 6; r++)
+		six[r] = (struct ft_report_rank){ .host = hosts[r] };
+	for (int r = 2; r < 4; r++)
+		six[r] = (struct ft_report_rank){ .host = "b", .failed = true, .detection = "crash", .detector = 0,
+						  .failed_unix_ns = ORIGIN + (uint64_t)r * SEC,
+						  .learned_unix_ns = ORIGIN + (uint64_t)r * SEC + SEC / 100 };
+	struct ft_report_host missing = { .name = "c", .why = "nothing came from rank 4" };
+	struct ft_report_input in = input();
+	in.ranks = six;
+	in.nprocs = 6;
+	in.missing_hosts = &missing;
+	in.nmissing_hosts = 1;
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	ck_assert_str_eq(summary, "ftshim: 2 failures (host b lost (ranks 2, 3 crash at 2.00 s)); detected in 10.0 ms; "
+				  "4 of 6 ranks finished; events missing from host c (nothing came from rank 4)");
+	char *r = read_text("report.json");
+	ck_assert_ptr_nonnull(strstr(r, "\"lost_hosts\": [{\"host\": \"b\", \"ranks\": [2, 3]}],"));
+	ck_assert_ptr_nonnull(strstr(r, "\"missing_hosts\": [{\"host\": \"c\", \"why\": \"nothing came from rank 4\"}],"));
+	ck_assert_ptr_nonnull(strstr(r, "\"missing_ranks\": [1, 4, 5],"));
+	free(r);
+	/* Different causes: the host's item names none. One host alone is
+	 * never "lost". */
+	six[3].detection = "heartbeat timeout";
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	ck_assert_ptr_nonnull(strstr(summary, "(host b lost (ranks 2, 3 at 2.00 s))"));
+	for (int k = 0; k < 6; k++)
+		six[k].host = "a";
+	in.nmissing_hosts = 0;
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	ck_assert_ptr_nonnull(strstr(summary, "(rank 2 crash at 2.00 s, rank 3 heartbeat timeout at 3.00 s)"));
+	remove_jobdir();
+}
+END_TEST
+
+/* What a host sends of a rank's events: all of it when it fits; else its
+ * first lines, its last, and how many were left out (with what the
+ * record itself had dropped). */
+START_TEST(test_cap_events)
+{
+	char text[4096], out[4096];
+	size_t len = 0;
+
+	for (int i = 0; i < 40; i++)
+		len += (size_t)snprintf(text + len, sizeof text - len, "{\"t\":%d.000000,\"rank\":7,\"kind\":\"agree\"}\n", i);
+	len += (size_t)snprintf(text + len, sizeof text - len, "{\"t\":41.000000,\"rank\":7,\"kind\":\"finalize\"}\n");
+	ck_assert_uint_eq(ft_report_cap_events(text, len, sizeof out, 7, out), len);
+	ck_assert(memcmp(out, text, len) == 0);
+	size_t n = ft_report_cap_events(text, len, 600, 7, out);
+	ck_assert_uint_le(n, 600);
+	out[n] = '\0';
+	ck_assert(strncmp(out, "{\"t\":0.000000,\"rank\":7,\"kind\":\"agree\"}\n", 38) == 0);
+	int kept = 0;
+	for (const char *p = out; (p = strstr(p, "\"agree\"")) != NULL; p++)
+		kept++;
+	char tail[160];
+	snprintf(tail, sizeof tail, "{\"t\":41.000000,\"rank\":7,\"kind\":\"finalize\"}\n"
+				    "{\"t\":0,\"rank\":7,\"kind\":\"dropped\",\"count\":%d}\n", 40 - kept);
+	ck_assert_int_gt(kept, 0);
+	ck_assert_int_lt(kept, 40);
+	ck_assert_str_eq(out + n - strlen(tail), tail);
+	/* The record's own "dropped" line is folded in. */
+	len += (size_t)snprintf(text + len, sizeof text - len, "{\"t\":0,\"rank\":7,\"kind\":\"dropped\",\"count\":5}\n");
+	n = ft_report_cap_events(text, len, 600, 7, out);
+	out[n] = '\0';
+	snprintf(tail, sizeof tail, "{\"t\":41.000000,\"rank\":7,\"kind\":\"finalize\"}\n"
+				    "{\"t\":0,\"rank\":7,\"kind\":\"dropped\",\"count\":%d}\n", 40 - kept + 5);
+	ck_assert_str_eq(out + n - strlen(tail), tail);
+	/* Too small for the last line: nothing. */
+	ck_assert_uint_eq(ft_report_cap_events(text, len, 100, 7, out), 0);
+	/* Empty. */
+	ck_assert_uint_eq(ft_report_cap_events("", 0, 600, 7, out), 0);
+}
+END_TEST
+
 START_TEST(test_report_no_rundir)
 {
 	char summary[512];
@@ -372,6 +501,9 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_report_no_failure);
 	tcase_add_test(tc, test_report_readmitted);
 	tcase_add_test(tc, test_report_many_events);
+	tcase_add_test(tc, test_report_other_host);
+	tcase_add_test(tc, test_report_hosts_lost_and_missing);
+	tcase_add_test(tc, test_cap_events);
 	tcase_add_test(tc, test_report_no_rundir);
 	suite_add_tcase(s, tc);
 	return s;

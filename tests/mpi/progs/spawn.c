@@ -19,6 +19,7 @@
 #include <mpi.h>
 #include <mpi-ext.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -90,7 +91,11 @@ int main(int argc, char **argv)
 
 	if (kill_one) {
 		if (rank == 5) {
+			/* Not at once: the others may still be in the
+			 * allreduce above (rank 5 can leave it first), which
+			 * a death would fail; 200 ms is ample. */
 			fflush(stdout);
+			usleep(200000);
 			raise(SIGKILL);
 		}
 		int rc = MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, merged);

@@ -1,0 +1,394 @@
+/* report_merge.c: one job report for every host, without a shared file
+ * system. At MPI_Finalize each rank writes its events into its own host's
+ * run directory and leaves (pmpi/rundir.c). Once every rank of a host has
+ * left (departed or failed), the lowest of them still alive, the host's
+ * speaker, sends the host's files over the control plane to the
+ * reporting rank (the lowest rank still alive): each rank's events, cut
+ * to a bound per rank, and the host's injections and deaths records. The
+ * reporting rank keeps them below its job directory (ft_report_store),
+ * where ft_report_write reads them, and stays on the control plane until
+ * every other host that still has a live rank has sent, or until a
+ * deadline after every rank left; a host that did not send is listed as
+ * missing, with why. Ranks on the reporting rank's host send nothing:
+ * their files are there already. A job on one host sends nothing.
+ *
+ * Threads: the detector thread puts what arrives in the inbox
+ * (ftp_merge_on_msg, under inbox_lock); the application thread, in
+ * ftp_merge_step while it leaves the control plane, sends, stores and
+ * decides; everything else here is the application thread's. */
+#include "ftshim_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pmpi/call.h"
+#include "src/log.h"
+#include "src/report.h"
+
+/* What a file message carries, in its value: a rank's events, or one of
+ * the host's records. */
+#define WHAT_INJECTIONS UINT32_C(0xffffffff)
+#define WHAT_DEATHS UINT32_C(0xfffffffe)
+
+/* The bound on what a host sends: each rank's events at most
+ * RANK_CAP bytes, and the host's at most HOST_CAP in all (a host with
+ * many ranks sends less of each, never under RANK_MIN). One message
+ * carries one file, so RANK_CAP stays under FT_APP_MAX_DATA. */
+#define RANK_CAP (32u * 1024)
+#define RANK_MIN (2u * 1024)
+#define HOST_CAP (2u * 1024 * 1024)
+_Static_assert(RANK_CAP <= FT_APP_MAX_DATA, "one file per message");
+
+/* A message taken by the detector thread. */
+struct arrival {
+	struct arrival *next;
+	uint32_t from;
+	uint16_t kind;
+	uint32_t value;
+	uint32_t len;
+	char data[];
+};
+
+static pthread_mutex_t inbox_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct arrival *inbox, **inbox_tail = &inbox;
+
+/* The application thread's state while it leaves. */
+static struct {
+	bool started;
+	uint32_t n;            /* job ranks, fixed at the first step */
+	int32_t sent_to;       /* as a speaker: the reporting rank it sent to; -1 */
+	uint64_t all_left_at;  /* as the reporting rank: when every rank had left; 0 */
+	uint32_t *files_from;  /* per rank: files stored from it since its last DONE */
+	bool *host_done;       /* per rank, at its host's lowest rank: the host's files came */
+	uint32_t *host_partial; /* per rank, likewise: files of an incomplete DONE, + 1 */
+	bool waited;           /* as the reporting rank: done waiting */
+	struct ft_report_host *missing;
+	char (*why)[160];
+	uint32_t nmissing;
+} merge = { .sent_to = -1 };
+
+void ftp_merge_on_msg(const struct ft_msg *m)
+{
+	struct arrival *a = malloc(sizeof *a + m->app.len);
+
+	if (!a)
+		return;
+	a->next = NULL;
+	a->from = m->from;
+	a->kind = m->app.kind;
+	a->value = m->app.value;
+	a->len = m->app.len;
+	memcpy(a->data, m->app.data, m->app.len);
+	pthread_mutex_lock(&inbox_lock);
+	*inbox_tail = a;
+	inbox_tail = &a->next;
+	pthread_mutex_unlock(&inbox_lock);
+}
+
+static bool same_host(uint32_t a, uint32_t b)
+{
+	return ftp.peers[a].ep.host_id == ftp.peers[b].ep.host_id;
+}
+
+/* The lowest rank of r's host: where per-host state is kept. */
+static uint32_t host_first(uint32_t r)
+{
+	for (uint32_t q = 0; q < r; q++)
+		if (same_host(q, r))
+			return q;
+	return r;
+}
+
+static bool several_hosts(void)
+{
+	for (uint32_t r = 1; r < merge.n; r++)
+		if (!same_host(r, 0))
+			return true;
+	return false;
+}
+
+static bool failed(uint32_t r)
+{
+	return ft_proc_is_failed(&ftp.procs, r);
+}
+
+/* The lowest live rank, of the job (UINT32_MAX: none) or of r's host. */
+static uint32_t lowest_alive(void)
+{
+	for (uint32_t r = 0; r < merge.n; r++)
+		if (!failed(r))
+			return r;
+	return UINT32_MAX;
+}
+
+static uint32_t host_speaker(uint32_t r)
+{
+	for (uint32_t q = 0; q < merge.n; q++)
+		if (same_host(q, r) && !failed(q))
+			return q;
+	return UINT32_MAX;
+}
+
+/* Whether every rank of r's host has left: entered MPI_Finalize or
+ * failed. This rank has. */
+static bool host_left(uint32_t r)
+{
+	for (uint32_t q = 0; q < merge.n; q++) {
+		if (q == (uint32_t)ftp.rank || !same_host(q, r))
+			continue;
+		if (!failed(q) && !ftp_departed(q))
+			return false;
+	}
+	return true;
+}
+
+/* The whole of a file of the run directory (NULL if there is none). */
+static char *read_whole(const char *name, size_t *len)
+{
+	char path[PATH_MAX];
+
+	if (ftp_rundir_path(name, path, sizeof path) != 0)
+		return NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *text = NULL;
+	if (fstat(fd, &st) == 0 && st.st_size >= 0 && (text = malloc((size_t)st.st_size + 1)) != NULL) {
+		ssize_t got = read(fd, text, (size_t)st.st_size);
+		*len = got > 0 ? (size_t)got : 0;
+	}
+	close(fd);
+	return text;
+}
+
+static void post(uint32_t to, uint16_t kind, uint32_t value, const char *data, uint32_t len)
+{
+	struct ft_msg m = { .type = FT_MSG_APP };
+
+	m.app.kind = kind;
+	m.app.value = value;
+	m.app.len = len;
+	m.app.data = (const uint8_t *)data;
+	ftp_detect_post(to, &m);
+}
+
+/* As this host's speaker: every file of the host to the reporting rank,
+ * then how many there were. */
+static void send_host_files(uint32_t to)
+{
+	uint32_t here = 0, nfiles = 0;
+	size_t total = 0;
+
+	for (uint32_t q = 0; q < merge.n; q++)
+		here += same_host(q, (uint32_t)ftp.rank);
+	size_t cap = HOST_CAP / (here ? here : 1);
+	cap = cap > RANK_CAP ? RANK_CAP : cap < RANK_MIN ? RANK_MIN : cap;
+	char *out = malloc(RANK_CAP);
+	if (!out)
+		return;
+	for (uint32_t q = 0; q < merge.n + 2; q++) {
+		char name[32];
+		uint32_t what = q < merge.n ? q : q == merge.n ? WHAT_INJECTIONS : WHAT_DEATHS;
+		if (q < merge.n && !same_host(q, (uint32_t)ftp.rank))
+			continue;
+		if (q < merge.n)
+			snprintf(name, sizeof name, "events.%u.jsonl", q);
+		else
+			snprintf(name, sizeof name, "%s", what == WHAT_INJECTIONS ? "injections" : "deaths");
+		size_t len = 0, sent;
+		char *text = read_whole(name, &len);
+		if (!text)
+			continue;
+		if (q < merge.n) {
+			sent = ft_report_cap_events(text, len, cap, q, out);
+		} else {
+			/* Records: the first lines that fit. */
+			sent = len <= RANK_CAP ? len : RANK_CAP;
+			while (sent < len && sent > 0 && text[sent - 1] != '\n')
+				sent--;
+			memcpy(out, text, sent);
+			if (sent < len)
+				ft_warn("job report: this host's %s record is longer than %u bytes; its first %zu go to rank %u",
+					name, RANK_CAP, sent, to);
+		}
+		free(text);
+		post(to, FTP_APP_REPORT_FILE, what, out, (uint32_t)sent);
+		nfiles++;
+		total += sent;
+	}
+	free(out);
+	post(to, FTP_APP_REPORT_DONE, nfiles, NULL, 0);
+	ft_debug("job report: sent this host's %u file(s), %zu bytes, to rank %u on %s", nfiles, total, to,
+		 ftp.peers[to].host);
+}
+
+/* As the reporting rank: keep what arrived. */
+static void take_inbox(void)
+{
+	pthread_mutex_lock(&inbox_lock);
+	struct arrival *a = inbox;
+	inbox = NULL;
+	inbox_tail = &inbox;
+	pthread_mutex_unlock(&inbox_lock);
+	while (a) {
+		struct arrival *next = a->next;
+		uint32_t from = a->from;
+		if (from >= merge.n || same_host(from, (uint32_t)ftp.rank)) {
+			/* Nothing to keep from this host: its files are here. */
+		} else if (a->kind == FTP_APP_REPORT_FILE) {
+			char name[32];
+			int rc = -EINVAL;
+			if (a->value == WHAT_INJECTIONS || a->value == WHAT_DEATHS)
+				snprintf(name, sizeof name, "%s", a->value == WHAT_INJECTIONS ? "injections" : "deaths");
+			else if (a->value < merge.n && same_host(a->value, from))
+				snprintf(name, sizeof name, "events.%u.jsonl", a->value);
+			else
+				name[0] = '\0';
+			if (name[0])
+				rc = ft_report_store(ftp_rundir_dir(), ftp.peers[from].host, name, a->data, a->len);
+			if (rc == 0)
+				merge.files_from[from]++;
+			else
+				ft_warn("job report: cannot keep file %s that rank %u sent: %s", name[0] ? name : "(unnamed)",
+					from, strerror(-rc));
+		} else if (a->kind == FTP_APP_REPORT_DONE) {
+			uint32_t h = host_first(from);
+			if (merge.files_from[from] == a->value)
+				merge.host_done[h] = true;
+			else
+				merge.host_partial[h] = merge.files_from[from] + 1;
+			merge.files_from[from] = 0;
+		}
+		free(a);
+		a = next;
+	}
+}
+
+/* How long the reporting rank waits for the other hosts' files once
+ * every rank has left. */
+static uint64_t merge_deadline_ns(void)
+{
+	uint64_t t = 2 * ftp.cfg.hb_timeout;
+	return t < 2 * FT_NSEC_PER_SEC ? 2 * FT_NSEC_PER_SEC : t;
+}
+
+/* Whether each other host with a live rank has sent; if late, which did
+ * not and why (the reporting rank, once it gives up). */
+static bool hosts_in(bool late)
+{
+	bool all = true;
+
+	for (uint32_t r = 0; r < merge.n; r++) {
+		if (host_first(r) != r || same_host(r, (uint32_t)ftp.rank) || merge.host_done[r])
+			continue;
+		uint32_t speaker = host_speaker(r);
+		if (speaker == UINT32_MAX)
+			continue; /* every rank there failed: the report says so */
+		all = false;
+		if (!late || merge.nmissing >= merge.n)
+			continue;
+		char waited[32];
+		ft_format_duration((double)merge_deadline_ns() / 1e9, waited, sizeof waited);
+		struct ft_report_host *h = &merge.missing[merge.nmissing];
+		h->name = ftp.peers[r].host[0] ? ftp.peers[r].host : "?";
+		if (merge.host_partial[r])
+			snprintf(merge.why[merge.nmissing], sizeof merge.why[0],
+				 "only %u of its files came from rank %u", merge.host_partial[r] - 1, speaker);
+		else
+			snprintf(merge.why[merge.nmissing], sizeof merge.why[0],
+				 "nothing came from rank %u, which sends its files, within %s after every rank left",
+				 speaker, waited);
+		h->why = merge.why[merge.nmissing];
+		merge.nmissing++;
+	}
+	return all;
+}
+
+static bool merge_start(void)
+{
+	merge.started = true;
+	merge.n = atomic_load(&ftp.nprocs);
+	/* No run directory here: nothing to send, nowhere to keep. */
+	if (!ftp_rundir_dir())
+		return false;
+	merge.files_from = calloc(merge.n, sizeof *merge.files_from);
+	merge.host_done = calloc(merge.n, sizeof *merge.host_done);
+	merge.host_partial = calloc(merge.n, sizeof *merge.host_partial);
+	merge.missing = calloc(merge.n, sizeof *merge.missing);
+	merge.why = calloc(merge.n, sizeof *merge.why);
+	return merge.files_from && merge.host_done && merge.host_partial && merge.missing && merge.why;
+}
+
+bool ftp_merge_step(bool everyone_left)
+{
+	if (!merge.started && !merge_start())
+		merge.n = 0;
+	if (merge.n == 0)
+		return false;
+	uint32_t me = (uint32_t)ftp.rank, reporter = lowest_alive();
+	bool hold = false;
+
+	take_inbox();
+	if (reporter == UINT32_MAX)
+		return false;
+	/* This host's speaker: once the host's ranks have all left (their
+	 * files are written), send them; again if the reporting rank it
+	 * sent to failed. */
+	if (!same_host(reporter, me) && host_speaker(me) == me && merge.sent_to != (int32_t)reporter) {
+		if (everyone_left || host_left(me)) {
+			send_host_files(reporter);
+			merge.sent_to = (int32_t)reporter;
+		} else {
+			hold = true;
+		}
+	}
+	/* The reporting rank holds on from the start: the engine may see
+	 * the last rank leave before this thread does. */
+	if (reporter == me && !merge.waited) {
+		hold = true;
+		if (everyone_left) {
+			uint64_t now = ft_clock_now();
+			if (!merge.all_left_at)
+				merge.all_left_at = now;
+			if (hosts_in(false)) {
+				char took[32];
+				ft_format_duration((double)(now - merge.all_left_at) / 1e9, took, sizeof took);
+				if (several_hosts())
+					ft_debug("job report: every other host's files came, the last %s after every rank left",
+						 took);
+				merge.waited = true; /* done waiting */
+				hold = false;
+			} else if (now >= merge.all_left_at + merge_deadline_ns()) {
+				hosts_in(true);
+				merge.waited = true;
+				hold = false;
+			}
+		}
+	}
+	return hold;
+}
+
+const struct ft_report_host *ftp_merge_missing(uint32_t *n)
+{
+	*n = merge.nmissing;
+	return merge.missing;
+}
+
+void ftp_merge_end(void)
+{
+	take_inbox();
+	free(merge.files_from);
+	free(merge.host_done);
+	free(merge.host_partial);
+	free(merge.missing);
+	free(merge.why);
+	merge = (__typeof__(merge)){ .sent_to = -1 };
+}
