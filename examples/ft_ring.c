@@ -391,11 +391,28 @@ int main(int argc, char **argv)
 	r.point = (void (*)(const char *, long))(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_inject_point");
 
 	/* A communicator of the ring's own: revoking it leaves
-	 * MPI_COMM_WORLD usable. Errors are returned, never fatal. */
+	 * MPI_COMM_WORLD usable. Errors are returned, never fatal. A process
+	 * may die before the ring starts, in this very dup, which then fails
+	 * on some processes only: they agree whether it worked everywhere,
+	 * and if not, the ring starts on MPI_COMM_WORLD's survivors. */
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-	if (rc != MPI_SUCCESS)
+	if (rc != MPI_SUCCESS && !recoverable(rc))
 		die("MPI_Comm_dup", rc);
+	int made = rc == MPI_SUCCESS;
+	if (!made)
+		comm = MPI_COMM_NULL;
+	MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+	rc = MPIX_Comm_agree(MPI_COMM_WORLD, &made);
+	if (rc != MPI_SUCCESS && !recoverable(rc))
+		die("MPIX_Comm_agree", rc);
+	if (!made) {
+		if (comm != MPI_COMM_NULL)
+			MPI_Comm_free(&comm);
+		rc = MPIX_Comm_shrink(MPI_COMM_WORLD, &comm);
+		if (rc != MPI_SUCCESS)
+			die("MPIX_Comm_shrink", rc);
+	}
 	set_comm(&r, comm);
 
 	for (;;) {

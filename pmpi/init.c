@@ -24,6 +24,7 @@
 #include "src/log.h"
 #include "src/overlay.h"
 #include "src/pmi.h"
+#include "src/pmix.h"
 
 extern char **environ;
 
@@ -269,8 +270,38 @@ _Noreturn void ftp_leave(int status)
 {
 	if (!atomic_load(&mpi_finalizing))
 		pmi_done(500);
+	/* Open MPI: an orted that sees a rank exit with an error status never
+	 * counts it as ended (see src/pmix.h), unless it killed it itself. */
+	if (ftp.world_size > 0) {
+		uint32_t me = (uint32_t)(ftp.rank - ftp.world_base);
+		ft_pmix_kill(&me, 1);
+	}
 	ft_log_close();
 	_exit(status);
+}
+
+/* Open MPI: finalize this rank's PMIx client, as the MPI's own
+ * MPI_Finalize would have, and, from the lowest rank of this world still
+ * here, have the launcher kill this world's ranks that crashed: without
+ * both, mpirun never ends a job whose failures were on another node (see
+ * src/pmix.h). Every rank here knows the same failures. */
+static void pmix_done(void)
+{
+	uint32_t base = (uint32_t)ftp.world_base, size = (uint32_t)ftp.world_size, n = 0, lowest = base;
+	uint32_t *crashed = malloc((size_t)size * sizeof *crashed);
+
+	while (lowest < base + size && ft_proc_is_failed(&ftp.procs, lowest))
+		lowest++;
+	if (crashed && lowest == (uint32_t)ftp.rank) {
+		for (uint32_t r = base; r < base + size; r++)
+			if (ft_proc_is_failed(&ftp.procs, r) && ftp.procs.procs[r].how == FT_HOW_CONN_LOST)
+				crashed[n++] = r - base;
+	}
+	if (n > 0 && ft_pmix_kill(crashed, n) == 0)
+		ft_debug("asked the launcher to kill the %u rank(s) that crashed (they are gone: it counts them then)", n);
+	if (ft_pmix_finalize() == 0)
+		ft_debug("PMIx client finalized");
+	free(crashed);
 }
 
 /* What is open: the world model (MPI_Init to MPI_Finalize) and the
@@ -382,8 +413,9 @@ static int end_shim(void *session)
 	if (nfailed > 0) {
 		ft_debug("%u rank(s) failed: not calling the MPI library's %s, which could wait for them forever",
 			 nfailed, session ? "MPI_Session_finalize" : "MPI_Finalize");
-		/* But tell Hydra's proxy that this rank is done. */
+		/* But tell the launcher that this rank is done. */
 		pmi_done(2000);
+		pmix_done();
 	} else {
 		/* The MPI wants every object of a session freed before it. */
 		if (world_from_session)

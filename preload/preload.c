@@ -1,10 +1,11 @@
 /* preload.c: what libftshim.so does when it is loaded, before main. In an
- * MPI rank started by Hydra (or wherever FTSHIM_SUPERVISE=on asks for it)
- * it puts the rank under a supervising parent (src/supervisor.h); in any
- * other process (a launcher that inherited LD_PRELOAD, a shell) it does
- * nothing. The configuration is read properly at MPI_Init; here an
- * unreadable FTSHIM_SUPERVISE or FTSHIM_DISABLE counts as its default, and
- * MPI_Init will then stop the rank with the error. */
+ * MPI rank started by Hydra or Open MPI (or wherever FTSHIM_SUPERVISE=on
+ * asks for it) it puts the rank under a supervising parent
+ * (src/supervisor.h); in any other process (a launcher that inherited
+ * LD_PRELOAD, a shell) it does nothing. The configuration is read
+ * properly at MPI_Init; here an unreadable FTSHIM_SUPERVISE or
+ * FTSHIM_DISABLE counts as its default, and MPI_Init will then stop the
+ * rank with the error. */
 #include "ftshim_config.h"
 
 #include <stdbool.h>
@@ -33,6 +34,11 @@ static bool started_by_hydra(void)
 	       !getenv("OMPI_COMM_WORLD_RANK");
 }
 
+static bool started_by_open_mpi(void)
+{
+	return getenv("OMPI_COMM_WORLD_RANK") != NULL;
+}
+
 static bool is_mpi_rank(void)
 {
 	return getenv("PMI_RANK") || getenv("OMPI_COMM_WORLD_RANK") || getenv("PMIX_RANK");
@@ -48,9 +54,11 @@ __attribute__((constructor)) static void ftshim_preload(void)
 	if (read_var(FT_CONFIG_PREFIX "DISABLE", &disabled) == 0 && disabled)
 		return;
 	read_var(FT_CONFIG_PREFIX "SUPERVISE", &supervise);
-	if (supervise == SUPERVISE_OFF || (supervise == SUPERVISE_AUTO && !started_by_hydra()))
+	bool hydra = started_by_hydra();
+	if (supervise == SUPERVISE_OFF || (supervise == SUPERVISE_AUTO && !hydra && !started_by_open_mpi()))
 		return;
 	/* If fork fails the rank runs unsupervised: under Hydra a death by
-	 * signal then ends the job, as it would without ftshim. */
-	ft_supervise();
+	 * signal then ends the job, as it would without ftshim. Only Hydra
+	 * needs that death turned into an exit. */
+	ft_supervise(!hydra);
 }

@@ -58,8 +58,9 @@
 	  "The network interface (eth0) or IPv4 address the control plane binds to; unset: all " \
 	  "interfaces, with the first non-loopback address published to other hosts") \
 	X(SUPERVISE, supervise, ENUM, "auto", 0, 0, "auto|on|off", \
-	  "Run each rank under a small parent process that turns a death by signal into an exit, " \
-	  "so that Hydra does not kill the whole job; auto: under Hydra only") \
+	  "Run each rank under a small parent process that records a death by signal for the report " \
+	  "and, under Hydra, turns it into an exit, so that Hydra does not kill the whole job " \
+	  "(elsewhere it dies of the same signal); auto: under Hydra and Open MPI") \
 	X(INJECT, inject, STRING, "", 0, 0, NULL, \
 	  "Failures to inject, e.g. \"rank=3 at=call:MPI_Allreduce:10; rank=random:2 " \
 	  "at=time:5s how=exit\"; the language is in 'man 7 ftshim' (INJECTING FAILURES)") \

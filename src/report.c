@@ -558,9 +558,12 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 		if (!k->failed)
 			continue;
 		/* The best time known: the injection, the supervisor's record of
-		 * the death, the detector's estimate, when this rank learned it. */
+		 * the death (written once it has reaped the rank: never later
+		 * than its first detection, which the closed sockets allow),
+		 * the detector's estimate, when this rank learned it. */
+		double died = f->died >= 0 && f->detected >= 0 && f->detected < f->died ? f->detected : f->died;
 		double failed_s = f->injected >= 0 ? f->injected
-				  : f->died >= 0 ? f->died
+				  : died >= 0 ? died
 				  : k->failed_unix_ns ? since(k->failed_unix_ns, in->origin_unix_ns)
 				  : since(k->learned_unix_ns, in->origin_unix_ns);
 		double learned_s = since(k->learned_unix_ns, in->origin_unix_ns);

@@ -1,19 +1,22 @@
-/* supervisor.c: the parent that turns a rank's death by signal into an
- * exit (see supervisor.h). The parent is a copy of the process before
- * main: it must touch nothing it shares with the child (the PMI socket,
- * which it closes, stdio buffers), so it only relays signals, waits,
- * records a death by signal for the job report (a line appended with
- * plain system calls to the file the child named) and _exits. */
+/* supervisor.c: the parent that records a rank's death by signal and
+ * turns it into an exit, or dies of it too (see supervisor.h). The parent
+ * is a copy of the process before main: it must touch nothing it shares
+ * with the child (the PMI socket, which it closes, stdio buffers), so it
+ * only relays signals, waits, records a death by signal for the job
+ * report (a line appended with plain system calls to the file the child
+ * named) and _exits or dies. */
 #include "ftshim_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +27,9 @@
 
 /* Written once by the parent before its handlers are installed. */
 static pid_t supervised_child;
+/* Whether the parent dies of the child's signal rather than exit (see
+ * ft_supervise). */
+static bool die_alike;
 
 /* A page shared by the parent and the child (MAP_SHARED, made before the
  * fork): the child fills it once after MPI_Init (ft_supervisor_tell); the
@@ -118,14 +124,28 @@ static _Noreturn void supervise_child(pid_t child)
 			_exit(127);
 	}
 	if (WIFSIGNALED(status)) {
-		record_death(child, WTERMSIG(status));
-		_exit(128 + WTERMSIG(status));
+		int sig = WTERMSIG(status);
+		record_death(child, sig);
+		if (die_alike) {
+			/* No core of the parent: the child's is the one that
+			 * matters, and the parent's could overwrite it. */
+			struct rlimit none = { 0, 0 };
+			sigset_t set;
+			setrlimit(RLIMIT_CORE, &none);
+			signal(sig, SIG_DFL);
+			sigemptyset(&set);
+			sigaddset(&set, sig);
+			sigprocmask(SIG_UNBLOCK, &set, NULL);
+			kill(getpid(), sig);
+		}
+		_exit(128 + sig);
 	}
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
-int ft_supervise(void)
+int ft_supervise(bool die_of_signal)
 {
+	die_alike = die_of_signal;
 	pid_t parent = getpid();
 	void *page = mmap(NULL, sizeof *record, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	record = page == MAP_FAILED ? NULL : page;

@@ -6,14 +6,22 @@
  * to be the MPI rank; the parent, which Hydra started, relays the signals
  * it receives to the child, waits for it, and exits with its status (128 +
  * the signal number for a death by signal), so that Hydra only ever sees
- * an exit. The child dies with the parent (PR_SET_PDEATHSIG). */
+ * an exit. The child dies with the parent (PR_SET_PDEATHSIG). Under Open
+ * MPI, which has no such rule with --enable-recovery but sees only the
+ * process it started, the parent is there to record a death by signal
+ * for the job report, and then dies of the same signal (mpirun reports
+ * it as it would have). */
 #ifndef FTSHIM_SUPERVISOR_H
 #define FTSHIM_SUPERVISOR_H
 
-/* Returns 0 in the child; never returns in the parent. Returns -errno if
- * it could not fork, and the process carries on unsupervised. Call it only
- * while the process has a single thread (a library constructor). */
-int ft_supervise(void);
+#include <stdbool.h>
+
+/* Returns 0 in the child; never returns in the parent, which, when the
+ * child dies of a signal, dies of it too if die_of_signal, else exits
+ * with 128 + its number. Returns -errno if it could not fork, and the
+ * process carries on unsupervised. Call it only while the process has a
+ * single thread (a library constructor). */
+int ft_supervise(bool die_of_signal);
 
 /* In the child, once it knows them (after MPI_Init): where the parent is
  * to record a death by signal (appending one line to deaths_path, in the

@@ -74,6 +74,16 @@ if instrumented; then
 else
 	inject="rank=random:2 at=exp:300ms seed=11"
 	run_job shim 6 "FTSHIM_RUNDIR=$MPITEST_WORKDIR/run" "FTSHIM_INJECT=$inject" -- "$prog" 200
+	# The second death can land inside the recovery's shrink, in the
+	# MPI's own communicator creation: the documented window (BUGS in
+	# MPIX_Comm_shrink(3)), where the survivors leave (status 76) rather
+	# than hang. That outcome is accepted, and noted.
+	if ! grep -q "^ft_ring: 200 iterations" "$OUT" &&
+		grep -qE "error: stuck in the MPI library's MPIX_Comm_shrink for [0-9.]+ s after rank [0-9]+, a member, failed: .*exit status 76" "$ERR"; then
+		note "$inject: the second death fell inside the recovery's MPIX_Comm_shrink: the survivors left with status 76 (the documented window)"
+		expect_no_leftovers ft_ring
+		exit 0
+	fi
 	grep -qE "^ft_ring: 200 iterations completed, each once; survivors [0-9] of 6; lost ranks [0-9,none]*; " "$OUT" || {
 		cat "$OUT" >&2
 		grep -v ' info: ' "$ERR" | tail -n 20 >&2

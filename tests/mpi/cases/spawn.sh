@@ -32,12 +32,13 @@ done
 note "no failure: 2 spawned processes joined as ranks 4 and 5; one id, agree, and a revoke that reached them"
 
 # A spawned process dies: ftshim detects it, every survivor (parents and
-# the other child) logs it once, the allreduce fails and they shrink.
+# the other child) logs it once, the allreduce fails and they shrink; its
+# supervisor names the signal in the summary.
 run_job shim 4 "FTSHIM_RUNDIR=$run" -- "$prog" kill
 expect_rc 0
 expect_all_checks "a spawned process killed"
 expect_detected 5 0,1,2,3,4
-expect_err_match '^ftshim: 1 failure \(rank 5 crash at [0-9.]+ s\); detected in [0-9.]+ ms; 5 of 6 ranks finished; report: '
+expect_err_match '^ftshim: 1 failure \(rank 5 SIGKILL at [0-9.]+ s\); detected in [0-9.]+ ms; 5 of 6 ranks finished; report: '
 report=$(sed -n 's/^ftshim: .*report: \(.*\)$/\1/p' "$ERR")
 python3 - "$report" <<'PY' || fail "the job report does not show spawned rank 5 failed"
 import json, sys
