@@ -107,7 +107,9 @@ def main():
                 runs.append(figures(log))
             print(f"{flavour} run {i + 1}: {runs[-1] if log else 'failed'}", file=sys.stderr)
         col = lambda k: [r.get(k) for r in runs if k in r]
-        rows.append((flavour, len(runs), median(col("merge"), "ms"), median(col("report_ok"), "B"),
+        merged = [v for v in col("merge") if v is not None]
+        merge = f"{median(merged, 'ms')} (largest {max(merged):.1f} ms)" if merged else "-"
+        rows.append((flavour, len(runs), merge, median(col("report_ok"), "B"),
                      median(col("report_fail"), "B"), median(col("exit_ok"), "ms"), median(col("exit_fail"), "ms")))
     print("4 namespace hosts x 3 ranks; medians over the runs that passed")
     print("| MPI | runs | files merged after all left | report, no failure | report, rank 11 killed"
