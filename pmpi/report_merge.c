@@ -7,9 +7,9 @@
  * to a bound per rank, and the host's injections and deaths records. The
  * reporting rank keeps them below its job directory (ft_report_store),
  * where ft_report_write reads them, and stays on the control plane until
- * every other host that still has a live rank has sent, or until a
- * deadline after every rank left; a host that did not send is listed as
- * missing, with why. Ranks on the reporting rank's host send nothing:
+ * every other host that still has a live rank has sent (or said why it
+ * has nothing: no run directory), or until a deadline after every rank
+ * left; a host whose files did not come is listed as missing, with why. Ranks on the reporting rank's host send nothing:
  * their files are there already. A job on one host sends nothing.
  *
  * Threads: the detector thread puts what arrives in the inbox
@@ -68,6 +68,8 @@ static struct {
 	uint32_t *files_from;  /* per rank: files stored from it since its last DONE */
 	bool *host_done;       /* per rank, at its host's lowest rank: the host's files came */
 	uint32_t *host_partial; /* per rank, likewise: files of an incomplete DONE, + 1 */
+	char (*host_note)[128]; /* per rank, likewise: why its speaker sent nothing */
+	bool have_dir;         /* this rank has a run directory */
 	bool waited;           /* as the reporting rank: done waiting */
 	struct ft_report_host *missing;
 	char (*why)[160];
@@ -181,11 +183,17 @@ static void post(uint32_t to, uint16_t kind, uint32_t value, const char *data, u
 }
 
 /* As this host's speaker: every file of the host to the reporting rank,
- * then how many there were. */
+ * then how many there were; with no run directory, why there are none. */
 static void send_host_files(uint32_t to)
 {
 	uint32_t here = 0, nfiles = 0;
 	size_t total = 0;
+
+	if (!merge.have_dir) {
+		static const char why[] = "this host's run directory could not be made (see its warning)";
+		post(to, FTP_APP_REPORT_DONE, 0, why, sizeof why - 1);
+		return;
+	}
 
 	for (uint32_t q = 0; q < merge.n; q++)
 		here += same_host(q, (uint32_t)ftp.rank);
@@ -243,7 +251,7 @@ static void take_inbox(void)
 		uint32_t from = a->from;
 		if (from >= merge.n || same_host(from, (uint32_t)ftp.rank)) {
 			/* Nothing to keep from this host: its files are here. */
-		} else if (a->kind == FTP_APP_REPORT_FILE) {
+		} else if (a->kind == FTP_APP_REPORT_FILE && merge.have_dir) {
 			char name[32];
 			int rc = -EINVAL;
 			if (a->value == WHAT_INJECTIONS || a->value == WHAT_DEATHS)
@@ -261,10 +269,16 @@ static void take_inbox(void)
 					from, strerror(-rc));
 		} else if (a->kind == FTP_APP_REPORT_DONE) {
 			uint32_t h = host_first(from);
-			if (merge.files_from[from] == a->value)
+			if (a->len > 0) {
 				merge.host_done[h] = true;
-			else
+				snprintf(merge.host_note[h], sizeof merge.host_note[0], "rank %u: %.*s", from,
+					 (int)(a->len < sizeof merge.host_note[0] ? a->len : sizeof merge.host_note[0]),
+					 a->data);
+			} else if (merge.files_from[from] == a->value) {
+				merge.host_done[h] = true;
+			} else {
 				merge.host_partial[h] = merge.files_from[from] + 1;
+			}
 			merge.files_from[from] = 0;
 		}
 		free(a);
@@ -280,33 +294,37 @@ static uint64_t merge_deadline_ns(void)
 	return t < 2 * FT_NSEC_PER_SEC ? 2 * FT_NSEC_PER_SEC : t;
 }
 
-/* Whether each other host with a live rank has sent; if late, which did
- * not and why (the reporting rank, once it gives up). */
-static bool hosts_in(bool late)
+/* Whether each other host with a live rank has answered (its files, or
+ * why it has none); with list, as the reporting rank stops waiting,
+ * which hosts' files are missing and why. */
+static bool hosts_in(bool list)
 {
 	bool all = true;
 
 	for (uint32_t r = 0; r < merge.n; r++) {
-		if (host_first(r) != r || same_host(r, (uint32_t)ftp.rank) || merge.host_done[r])
+		if (host_first(r) != r || same_host(r, (uint32_t)ftp.rank))
 			continue;
 		uint32_t speaker = host_speaker(r);
 		if (speaker == UINT32_MAX)
 			continue; /* every rank there failed: the report says so */
-		all = false;
-		if (!late || merge.nmissing >= merge.n)
+		all &= merge.host_done[r];
+		if (!list || (merge.host_done[r] && !merge.host_note[r][0]))
 			continue;
 		char waited[32];
 		ft_format_duration((double)merge_deadline_ns() / 1e9, waited, sizeof waited);
 		struct ft_report_host *h = &merge.missing[merge.nmissing];
+		char *why = merge.why[merge.nmissing];
 		h->name = ftp.peers[r].host[0] ? ftp.peers[r].host : "?";
-		if (merge.host_partial[r])
-			snprintf(merge.why[merge.nmissing], sizeof merge.why[0],
-				 "only %u of its files came from rank %u", merge.host_partial[r] - 1, speaker);
+		if (merge.host_note[r][0])
+			snprintf(why, sizeof merge.why[0], "%s", merge.host_note[r]);
+		else if (merge.host_partial[r])
+			snprintf(why, sizeof merge.why[0], "only %u of its files came from rank %u",
+				 merge.host_partial[r] - 1, speaker);
 		else
-			snprintf(merge.why[merge.nmissing], sizeof merge.why[0],
+			snprintf(why, sizeof merge.why[0],
 				 "nothing came from rank %u, which sends its files, within %s after every rank left",
 				 speaker, waited);
-		h->why = merge.why[merge.nmissing];
+		h->why = why;
 		merge.nmissing++;
 	}
 	return all;
@@ -316,21 +334,21 @@ static bool merge_start(void)
 {
 	merge.started = true;
 	merge.n = atomic_load(&ftp.nprocs);
-	/* No run directory here: nothing to send, nowhere to keep. */
-	if (!ftp_rundir_dir())
-		return false;
+	merge.have_dir = ftp_rundir_dir() != NULL;
 	merge.files_from = calloc(merge.n, sizeof *merge.files_from);
 	merge.host_done = calloc(merge.n, sizeof *merge.host_done);
 	merge.host_partial = calloc(merge.n, sizeof *merge.host_partial);
+	merge.host_note = calloc(merge.n, sizeof *merge.host_note);
 	merge.missing = calloc(merge.n, sizeof *merge.missing);
 	merge.why = calloc(merge.n, sizeof *merge.why);
-	return merge.files_from && merge.host_done && merge.host_partial && merge.missing && merge.why;
+	return merge.files_from && merge.host_done && merge.host_partial && merge.host_note && merge.missing &&
+	       merge.why;
 }
 
 bool ftp_merge_step(bool everyone_left)
 {
 	if (!merge.started && !merge_start())
-		merge.n = 0;
+		merge.n = 0; /* out of memory: no part in the merge */
 	if (merge.n == 0)
 		return false;
 	uint32_t me = (uint32_t)ftp.rank, reporter = lowest_alive();
@@ -351,22 +369,21 @@ bool ftp_merge_step(bool everyone_left)
 		}
 	}
 	/* The reporting rank holds on from the start: the engine may see
-	 * the last rank leave before this thread does. */
-	if (reporter == me && !merge.waited) {
+	 * the last rank leave before this thread does. Without a run
+	 * directory it writes no report, and waits for nothing. */
+	if (reporter == me && merge.have_dir && !merge.waited) {
 		hold = true;
 		if (everyone_left) {
 			uint64_t now = ft_clock_now();
 			if (!merge.all_left_at)
 				merge.all_left_at = now;
-			if (hosts_in(false)) {
+			bool all = hosts_in(false);
+			if (all && several_hosts()) {
 				char took[32];
 				ft_format_duration((double)(now - merge.all_left_at) / 1e9, took, sizeof took);
-				if (several_hosts())
-					ft_debug("job report: every other host's files came, the last %s after every rank left",
-						 took);
-				merge.waited = true; /* done waiting */
-				hold = false;
-			} else if (now >= merge.all_left_at + merge_deadline_ns()) {
+				ft_debug("job report: every other host answered, the last %s after every rank left", took);
+			}
+			if (all || now >= merge.all_left_at + merge_deadline_ns()) {
 				hosts_in(true);
 				merge.waited = true;
 				hold = false;
@@ -388,6 +405,7 @@ void ftp_merge_end(void)
 	free(merge.files_from);
 	free(merge.host_done);
 	free(merge.host_partial);
+	free(merge.host_note);
 	free(merge.missing);
 	free(merge.why);
 	merge = (__typeof__(merge)){ .sent_to = -1 };

@@ -112,6 +112,12 @@ void ftp_rundir_start(void)
 	rc = make_dir(base);
 	if (rc == 0)
 		rc = make_dir(jobdir);
+	if (rc != 0) {
+		ft_warn("run directory %s: %s; ftshim-inject will not see this job, and the job report will lack "
+			"this host's events", jobdir, strerror(-rc));
+		jobdir[0] = '\0';
+		return;
+	}
 	/* The lowest of the job's first ranks on this host; in a spawned
 	 * world, the lowest of that world (which rewrites them with its own). */
 	int lowest = ftp.rank;

@@ -69,7 +69,7 @@ report=$(sed -n "s|.*ftshim\[0\] +[0-9.]* debug: ftshim: no failures; .*; report
 [ -f "$report" ] || fail "a: rank 0 did not name its report on h1"
 python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); f = sorted(e["rank"] for e in r["events"] if e["kind"] == "finalize"); sys.exit(f != list(range(12)) or r["missing_ranks"] != [])' "$report" ||
 	fail "a: the report lacks some rank's events"
-came=$(sed -n "s/.*ftshim\[0\] +[0-9.]* debug: job report: every other host's files came, the last \(.*\) after every rank left\$/\1/p" "$ERR")
+came=$(sed -n "s/.*ftshim\[0\] +[0-9.]* debug: job report: every other host answered, the last \(.*\) after every rank left\$/\1/p" "$ERR")
 [ -n "$came" ] || fail "a: rank 0 did not say that the other hosts' files came"
 note "a: report $(stat -c %s "$report") bytes on h1, the other 3 hosts' files came $came after every rank left;" \
 	"$MPITEST_MPIEXEC exited $(exit_after_finalize "$report") after the last MPI_Finalize"
@@ -196,6 +196,32 @@ timeout -k 5 30 "$MPITEST_SRCDIR/../../scripts/ftshim-timeline" "$report" -o "$s
 grep -q "<title>rank 11 on h4: failed at " "$svg" || fail "d: the timeline does not show rank 11 failed on h4"
 note "d: rank 11 on h4 ($how) in the report on h1 with every survivor's events; job $((($(date +%s%N) - t0) / 1000000)) ms;" \
 	"report $(stat -c %s "$report") bytes; $MPITEST_MPIEXEC exited $(exit_after_finalize "$report") after the last MPI_Finalize"
+
+# (e) A host whose run directory cannot be written (h3's is read-only):
+# its ranks warn, its first rank tells the reporting rank why it has no
+# files, and the report on h1 says which host's events are missing and
+# why, in the summary line too, though nobody failed.
+export NETNS_PRIVATE_RO=h3
+prog=$(build hosts)
+run_multihost_job shim $per "FTSHIM_RUNDIR=$rundir" -- "$prog"
+unset NETNS_PRIVATE_RO
+expect_rc 0
+grep -q 'ALL CHECKS PASSED' "$OUT" || { cat "$OUT" >&2; fail "e: the job's checks did not pass"; }
+for r in 6 7 8; do
+	expect_err_match "ftshim\[$r\] \+[0-9.]+ warn: run directory $rundir/[0-9a-f]+: Read-only file system; .* the job report will lack this host.s events"
+done
+expect_err_match "^ftshim: no failures; 12 of 12 ranks finished; events missing from host h3 \(rank 6: this host's run directory could not be made \(see its warning\)\); report: h1:"
+report=$(report_of e)
+python3 - "$report" <<'PY' || fail "e: report.json is not as expected (see above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+need = lambda c, w: c or sys.exit("report.json: " + w)
+need(r["missing_ranks"] == [6, 7, 8], "missing_ranks %s" % r["missing_ranks"])
+need(r["missing_hosts"] == [{"host": "h3", "why": "rank 6: this host's run directory could not be made (see its warning)"}],
+     "missing_hosts %s" % r["missing_hosts"])
+need(r["failed"] == [], "failed %s" % r["failed"])
+PY
+note "e: h3's run directory read-only: the report on h1 names h3's events missing, and why"
 
 # (c) Nothing is left: the launchers' daemons and every rank ended by
 # themselves; then the hosts are removed, and nothing of them remains.
