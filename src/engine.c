@@ -839,11 +839,9 @@ static void *engine_main(void *arg)
 		}
 		if (e->departing && e->leave_by < next)
 			next = e->leave_by;
-		int timeout_ms = 1000;
-		if (next != UINT64_MAX)
-			timeout_ms = next <= now ? 0 : (int)((next - now + FT_NSEC_PER_MSEC - 1) / FT_NSEC_PER_MSEC);
-		if (timeout_ms > 1000)
-			timeout_ms = 1000;
+		/* At most a second, clamped before it becomes an int. */
+		uint64_t wait_ms = next <= now ? 0 : (next - now + FT_NSEC_PER_MSEC - 1) / FT_NSEC_PER_MSEC;
+		int timeout_ms = wait_ms > 1000 ? 1000 : (int)wait_ms;
 		int n = epoll_wait(e->epfd, evs, (int)FT_ARRAY_SIZE(evs), timeout_ms);
 		now = ft_clock_now();
 		for (int i = 0; i < n && !e->det.excluded; i++) {
@@ -998,7 +996,14 @@ int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns, bool (*wait_step)
 	atomic_store_explicit(&e->held, wait_step != NULL, memory_order_release);
 	wake(e, REQ_DEPART);
 	while (wait_step && !atomic_load_explicit(&e->stopped, memory_order_acquire)) {
-		atomic_store_explicit(&e->held, wait_step(arg), memory_order_release);
+		bool hold = wait_step(arg);
+		bool was = atomic_exchange_explicit(&e->held, hold, memory_order_acq_rel);
+		/* Let go: the thread may be waiting for nothing else. */
+		if (was && !hold) {
+			uint64_t one = 1;
+			ssize_t w = write(e->wake_fd, &one, sizeof one);
+			(void)w;
+		}
 		nanosleep(&pause, NULL);
 	}
 	pthread_join(e->thread, NULL);
