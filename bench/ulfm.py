@@ -17,12 +17,20 @@ asserts nothing (the tests do that).
   revoke         MPIX_Comm_revoke at one rank to the last other rank's
                  pending receive failing with MPIX_ERR_REVOKED
 
-No ULFM MPI (Open MPI 5) is installed here, so there is no native figure
-to compare with; allreduce and create are the MPI's own operations of the
-same shape. Jobs larger than the core count are oversubscribed, which
-dominates their times.
+  detect         SIGKILL of the last rank of --detect-size while every
+                 other waits in MPI_Recv from it: from the kill to the
+                 slowest survivor's receive returning MPIX_ERR_PROC_FAILED
+                 (one job per repetition, --detect-reps jobs)
+
+allreduce and create are the MPI's own operations of the same shape. With
+--ulfm PREFIX (an Open MPI 5 built --with-ft=ulfm, installed in PREFIX:
+see the README) the same program runs on that MPI's native ULFM, without
+ftshim, in the same run, and a last table gives ftshim's medians as
+ratios to ULFM's. Jobs larger than the core count are oversubscribed,
+which dominates their times.
 
 Usage: bench/ulfm.py [--flavours mpich,openmpi] [--sizes 4,8,16] [--reps 50]
+                     [--detect-size 16] [--detect-reps 5] [--ulfm PREFIX]
 """
 
 import argparse
@@ -37,7 +45,8 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROG_SRC = os.path.join(TOP, "bench", "ulfm.c")
 MPICC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi"}
-ORDER = ["agree", "allreduce", "shrink", "create", "shrink_failed", "agree_failed", "revoke"]
+ORDER = ["agree", "allreduce", "shrink", "create", "shrink_failed", "agree_failed", "revoke", "detect"]
+RATIOS = ["agree", "shrink", "shrink_failed", "agree_failed", "revoke", "detect"]
 
 sys.path.insert(0, os.path.join(TOP, "bench"))
 from detector import launch, run  # noqa: E402  (same launch lines)
@@ -49,14 +58,29 @@ def percentile(xs, p):
     return xs[k]
 
 
-def one_job(flavour, prog, work, size, reps):
-    """{what: [us...]} from one job of size ranks, or None."""
-    rc, out, err = run(launch(flavour, size, {}, [prog, str(reps)]), work, 300)
+def launch_on(flavour, size, argv, ulfm):
+    """The launch line: under ftshim, or on the ULFM MPI in ulfm."""
+    if flavour != "ulfm":
+        return launch(flavour, size, {}, argv)
+    cmd = [os.path.join(ulfm, "bin", "mpirun"), "--with-ft", "ulfm", "--oversubscribe", "-n", str(size)]
+    if os.getuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd + argv
+
+
+def parse(out):
     got = {}
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[0] in ORDER:
             got.setdefault(parts[0], []).append(float(parts[2]))
+    return got
+
+
+def one_job(flavour, prog, work, size, reps, ulfm):
+    """{what: [us...]} from one job of size ranks, or None."""
+    rc, out, err = run(launch_on(flavour, size, [prog, str(reps)], ulfm), work, 300)
+    got = parse(out)
     if not got.get("agree_failed"):
         print("  %s, %d ranks: the job failed (rc %s): %s" % (flavour, size, rc, err[-400:]),
               file=sys.stderr)
@@ -64,11 +88,29 @@ def one_job(flavour, prog, work, size, reps):
     return got
 
 
+def detect_jobs(flavour, prog, work, size, reps, ulfm):
+    """[us...] of the detect figure, one job each."""
+    times = []
+    for i in range(reps):
+        stamp = os.path.join(work, "killed-%s-%d" % (flavour, i))
+        rc, out, err = run(launch_on(flavour, size, [prog, "detect", stamp], ulfm), work, 120)
+        got = parse(out).get("detect")
+        if got:
+            times += got
+        else:
+            print("  %s detect, %d ranks: the job failed (rc %s): %s" % (flavour, size, rc, err[-400:]),
+                  file=sys.stderr)
+    return times
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flavours", default="mpich,openmpi")
     ap.add_argument("--sizes", default="4,8,16")
     ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--detect-size", type=int, default=16)
+    ap.add_argument("--detect-reps", type=int, default=5)
+    ap.add_argument("--ulfm", metavar="PREFIX")
     a = ap.parse_args()
     sizes = []
     for s in a.sizes.split(","):
@@ -77,24 +119,58 @@ def main():
         sizes.append(int(s))
     if a.reps < 1:
         ap.error("--reps %d: accepted: 1 or more" % a.reps)
+    if a.detect_size < 3 or a.detect_reps < 0:
+        ap.error("--detect-size %d / --detect-reps %d: accepted: 3 or more ranks, 0 or more jobs"
+                 % (a.detect_size, a.detect_reps))
     work = tempfile.mkdtemp(prefix="ftshim-bench-")
     print("ftshim ULFM benchmark: %d cores, %s; microseconds, slowest rank, %d repetitions"
           % (os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M"), a.reps))
-    for flavour in a.flavours.split(","):
+    flavours = a.flavours.split(",")
+    for flavour in flavours:
         if flavour not in MPICC:
             ap.error("--flavours %s: accepted: mpich, openmpi" % flavour)
+    if a.ulfm:
+        if not os.access(os.path.join(a.ulfm, "bin", "mpicc"), os.X_OK):
+            ap.error("--ulfm %s: no bin/mpicc there; accepted: the prefix of an Open MPI 5 built --with-ft=ulfm"
+                     % a.ulfm)
+        flavours.append("ulfm")
+    medians = {}
+    for flavour in flavours:
         prog = os.path.join(work, "ulfm-" + flavour)
-        subprocess.check_call([MPICC[flavour], "-std=gnu11", "-O2", "-I", os.path.join(TOP, "include"),
-                               "-o", prog, PROG_SRC, "-ldl"])
-        print("\n%s" % flavour)
+        if flavour == "ulfm":
+            subprocess.check_call([os.path.join(a.ulfm, "bin", "mpicc"), "-std=gnu11", "-O2", "-o", prog,
+                                   PROG_SRC, "-ldl"])
+        else:
+            subprocess.check_call([MPICC[flavour], "-std=gnu11", "-O2", "-I", os.path.join(TOP, "include"),
+                                   "-o", prog, PROG_SRC, "-ldl"])
+        print("\n%s" % ("Open MPI 5 ULFM, no ftshim" if flavour == "ulfm" else flavour + " under ftshim"))
         print("  %-14s" % "" + "".join("%22s" % ("%d ranks: median p99" % n) for n in sizes))
-        results = {n: one_job(flavour, prog, work, n, a.reps) for n in sizes}
+        results = {n: one_job(flavour, prog, work, n, a.reps, a.ulfm) or {} for n in sizes}
+        if a.detect_reps > 0:
+            results.setdefault(a.detect_size, {})["detect"] = detect_jobs(flavour, prog, work, a.detect_size,
+                                                                          a.detect_reps, a.ulfm)
+        cols = sorted(results)
+        if cols != sizes:
+            print("  %-14s" % "" + "".join("%22s" % ("%d ranks: median p99" % n) for n in cols))
         for what in ORDER:
             cells = []
-            for n in sizes:
-                xs = (results[n] or {}).get(what)
+            for n in cols:
+                xs = results[n].get(what)
+                if xs:
+                    medians[(flavour, n, what)] = statistics.median(xs)
                 cells.append("%22s" % ("%.0f %.0f" % (statistics.median(xs), percentile(xs, 99))
-                                       if xs else "no data"))
+                                       if xs else "-"))
+            print("  %-14s" % what + "".join(cells))
+    if a.ulfm:
+        print("\nftshim's median / ULFM's median (same run)")
+        cols = sorted({n for (_, n, _) in medians})
+        print("  %-14s" % "" + "".join("%18s" % ("%s %d" % (f, n)) for f in flavours[:-1] for n in cols))
+        for what in RATIOS:
+            cells = []
+            for f in flavours[:-1]:
+                for n in cols:
+                    x, u = medians.get((f, n, what)), medians.get(("ulfm", n, what))
+                    cells.append("%18s" % ("%.1f" % (x / u) if x is not None and u else "-"))
             print("  %-14s" % what + "".join(cells))
     shutil.rmtree(work, ignore_errors=True)
 
