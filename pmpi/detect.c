@@ -275,6 +275,14 @@ static void on_lost_quorum(void *ctx, uint32_t reached, uint32_t members, uint32
 	ftp_leave(FT_EXIT_PARTITIONED);
 }
 
+/* Ending with the job (another rank's MPI_Abort or fatal error): see
+ * ftp_end_with_job. */
+static void on_leave(void *ctx, int status)
+{
+	(void)ctx;
+	ftp_end_with_job(status);
+}
+
 /* Start the detector thread on the listening socket that ftp_job_start
  * opened (and published). Every rank of this world takes the same
  * decision: detection is off for it if any of its ranks has no socket.
@@ -330,7 +338,7 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 	cfg.det.wall_offset_ns = ftp.wall_offset_ns;
 	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded,
 					 .lost_quorum = on_lost_quorum, .declared_self = on_declared_self,
-					 .app = on_app };
+					 .app = on_app, .leave = on_leave };
 	ft_overlay_format(&eps[ftp.rank], where, sizeof where);
 	rc = ft_engine_start(&engine, &cfg, &hooks);
 	free(eps);
@@ -379,7 +387,7 @@ void ftp_detect_abort(int status)
 	ft_engine_abort(engine, status, 500 * FT_NSEC_PER_MSEC);
 	/* Not PMPI_Abort: under Hydra with -disable-auto-cleanup it can wait
 	 * for ever in the launcher; the others are on their way out already. */
-	_exit(status & 0xff ? status & 0xff : 1);
+	ftp_end_with_job(status & 0xff ? status & 0xff : 1);
 }
 
 void ftp_detect_join(uint32_t rank, const struct ft_endpoint *ep)

@@ -185,6 +185,11 @@ void ftp_detect_abort(int status);
  * which at the end of a job can kill mpiexec with SIGPIPE (exit 141), and
  * may pass on a provisional raw status 1 ("Hangup") for this one. */
 _Noreturn void ftp_leave(int status);
+/* End this process with the job (its MPI_Abort or fatal error, or
+ * another rank's), from any thread: the launcher is told as by
+ * ftp_leave, so that Hydra passes on status rather than take the exit
+ * for a crash ("Hangup", status 1). */
+_Noreturn void ftp_end_with_job(int status);
 void ftp_detect_kill(void);
 /* A spawned process joins: tell the detector where it listens, and so
  * every process of the job (any thread). */

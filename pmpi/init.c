@@ -280,6 +280,17 @@ _Noreturn void ftp_leave(int status)
 	_exit(status);
 }
 
+_Noreturn void ftp_end_with_job(int status)
+{
+	/* Not the kill ftp_leave asks of Open MPI's launcher: the whole job
+	 * ends, and that kill would hold each rank up for the daemon's
+	 * sigkill pause. */
+	if (!atomic_load(&mpi_finalizing))
+		pmi_done(500);
+	ft_log_close();
+	_exit(status);
+}
+
 /* Open MPI: finalize this rank's PMIx client, as the MPI's own
  * MPI_Finalize would have, and, from the lowest rank of this world still
  * here, have the launcher kill this world's ranks that crashed: without

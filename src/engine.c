@@ -813,6 +813,8 @@ static void *engine_main(void *arg)
 			if (last_words_said(e, now)) {
 				struct timespec pause = { 0, 2000000 };
 				nanosleep(&pause, NULL);
+				if (e->hooks.leave)
+					e->hooks.leave(e->hooks.ctx, e->exit_status);
 				_exit(e->exit_status);
 			}
 		}

@@ -48,6 +48,10 @@ struct ft_engine_hooks {
 	/* A message of the MPI side (FT_MSG_APP) from a rank not known
 	 * failed, or posted to this rank itself (detector thread). */
 	void (*app)(void *ctx, const struct ft_msg *m);
+	/* The engine ends the process with status (ft_engine_exit_soon),
+	 * its last words out (detector thread): the hook may end it itself,
+	 * having told the launcher. May be NULL. */
+	void (*leave)(void *ctx, int status);
 };
 
 /* Counters kept by the detector thread, readable from any thread. */
