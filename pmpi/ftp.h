@@ -248,6 +248,10 @@ void ftp_merge_on_msg(const struct ft_msg *m);
 bool ftp_merge_step(bool everyone_left);
 const struct ft_report_host *ftp_merge_missing(uint32_t *n);
 void ftp_merge_end(void);
+/* The rank that writes the job report: the lowest live rank
+ * (UINT32_MAX: none); and whether the job spans several hosts. */
+uint32_t ftp_reporting_rank(void);
+bool ftp_several_hosts(void);
 /* The job's run directory, or NULL if it has none. */
 const char *ftp_rundir_dir(void);
 /* The path of file name in the job's run directory (0), or -ENOENT if

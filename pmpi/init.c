@@ -266,29 +266,25 @@ static void pmi_done(int timeout_ms)
 		ft_debug("PMI finalize on fd %d: %s", fd, strerror(-rc));
 }
 
-_Noreturn void ftp_leave(int status)
+_Noreturn void ftp_end_with_job(int status)
 {
 	if (!atomic_load(&mpi_finalizing))
 		pmi_done(500);
-	/* Open MPI: an orted that sees a rank exit with an error status never
-	 * counts it as ended (see src/pmix.h), unless it killed it itself. */
-	if (ftp.world_size > 0) {
-		uint32_t me = (uint32_t)(ftp.rank - ftp.world_base);
-		ft_pmix_kill(&me, 1);
-	}
 	ft_log_close();
 	_exit(status);
 }
 
-_Noreturn void ftp_end_with_job(int status)
+_Noreturn void ftp_leave(int status)
 {
-	/* Not the kill ftp_leave asks of Open MPI's launcher: the whole job
-	 * ends, and that kill would hold each rank up for the daemon's
-	 * sigkill pause. */
-	if (!atomic_load(&mpi_finalizing))
-		pmi_done(500);
-	ft_log_close();
-	_exit(status);
+	/* Open MPI: an orted that sees a rank exit with an error status never
+	 * counts it as ended (see src/pmix.h), unless it killed it itself.
+	 * (Not when the whole job ends, ftp_end_with_job: that kill would
+	 * hold each rank up for the daemon's sigkill pause.) */
+	if (ftp.world_size > 0) {
+		uint32_t me = (uint32_t)(ftp.rank - ftp.world_base);
+		ft_pmix_kill(&me, 1);
+	}
+	ftp_end_with_job(status);
 }
 
 /* Open MPI: finalize this rank's PMIx client, as the MPI's own

@@ -65,6 +65,7 @@ static struct {
 	uint32_t n;            /* job ranks, fixed at the first step */
 	int32_t sent_to;       /* as a speaker: the reporting rank it sent to; -1 */
 	uint64_t all_left_at;  /* as the reporting rank: when every rank had left; 0 */
+	uint32_t *first;       /* per rank: the lowest rank of its host */
 	uint32_t *files_from;  /* per rank: files stored from it since its last DONE */
 	bool *host_done;       /* per rank, at its host's lowest rank: the host's files came */
 	uint32_t *host_partial; /* per rank, likewise: files of an incomplete DONE, + 1 */
@@ -99,18 +100,18 @@ static bool same_host(uint32_t a, uint32_t b)
 	return ftp.peers[a].ep.host_id == ftp.peers[b].ep.host_id;
 }
 
-/* The lowest rank of r's host: where per-host state is kept. */
+/* The lowest rank of r's host: where per-host state is kept (found once,
+ * in merge_start: the step runs every millisecond). */
 static uint32_t host_first(uint32_t r)
 {
-	for (uint32_t q = 0; q < r; q++)
-		if (same_host(q, r))
-			return q;
-	return r;
+	return merge.first[r];
 }
 
-static bool several_hosts(void)
+bool ftp_several_hosts(void)
 {
-	for (uint32_t r = 1; r < merge.n; r++)
+	uint32_t n = atomic_load(&ftp.nprocs);
+
+	for (uint32_t r = 1; r < n; r++)
 		if (!same_host(r, 0))
 			return true;
 	return false;
@@ -121,15 +122,17 @@ static bool failed(uint32_t r)
 	return ft_proc_is_failed(&ftp.procs, r);
 }
 
-/* The lowest live rank, of the job (UINT32_MAX: none) or of r's host. */
-static uint32_t lowest_alive(void)
+uint32_t ftp_reporting_rank(void)
 {
-	for (uint32_t r = 0; r < merge.n; r++)
+	uint32_t n = atomic_load(&ftp.nprocs);
+
+	for (uint32_t r = 0; r < n; r++)
 		if (!failed(r))
 			return r;
 	return UINT32_MAX;
 }
 
+/* The lowest live rank of r's host (UINT32_MAX: none). */
 static uint32_t host_speaker(uint32_t r)
 {
 	for (uint32_t q = 0; q < merge.n; q++)
@@ -335,14 +338,31 @@ static bool merge_start(void)
 	merge.started = true;
 	merge.n = atomic_load(&ftp.nprocs);
 	merge.have_dir = ftp_rundir_dir() != NULL;
+	merge.first = calloc(merge.n, sizeof *merge.first);
 	merge.files_from = calloc(merge.n, sizeof *merge.files_from);
 	merge.host_done = calloc(merge.n, sizeof *merge.host_done);
 	merge.host_partial = calloc(merge.n, sizeof *merge.host_partial);
 	merge.host_note = calloc(merge.n, sizeof *merge.host_note);
 	merge.missing = calloc(merge.n, sizeof *merge.missing);
 	merge.why = calloc(merge.n, sizeof *merge.why);
-	return merge.files_from && merge.host_done && merge.host_partial && merge.host_note && merge.missing &&
-	       merge.why;
+	if (!merge.first || !merge.files_from || !merge.host_done || !merge.host_partial || !merge.host_note ||
+	    !merge.missing || !merge.why)
+		return false;
+	/* Each rank's host by its first rank, comparing with the hosts met
+	 * so far only. */
+	uint32_t nfirsts = 0, *firsts = malloc(merge.n * sizeof *firsts);
+	if (!firsts)
+		return false;
+	for (uint32_t r = 0; r < merge.n; r++) {
+		uint32_t i = 0;
+		while (i < nfirsts && !same_host(firsts[i], r))
+			i++;
+		if (i == nfirsts)
+			firsts[nfirsts++] = r;
+		merge.first[r] = firsts[i];
+	}
+	free(firsts);
+	return true;
 }
 
 bool ftp_merge_step(bool everyone_left)
@@ -351,7 +371,7 @@ bool ftp_merge_step(bool everyone_left)
 		merge.n = 0; /* out of memory: no part in the merge */
 	if (merge.n == 0)
 		return false;
-	uint32_t me = (uint32_t)ftp.rank, reporter = lowest_alive();
+	uint32_t me = (uint32_t)ftp.rank, reporter = ftp_reporting_rank();
 	bool hold = false;
 
 	take_inbox();
@@ -378,7 +398,7 @@ bool ftp_merge_step(bool everyone_left)
 			if (!merge.all_left_at)
 				merge.all_left_at = now;
 			bool all = hosts_in(false);
-			if (all && several_hosts()) {
+			if (all && ftp_several_hosts()) {
 				char took[32];
 				ft_format_duration((double)(now - merge.all_left_at) / 1e9, took, sizeof took);
 				ft_debug("job report: every other host answered, the last %s after every rank left", took);
@@ -402,6 +422,7 @@ const struct ft_report_host *ftp_merge_missing(uint32_t *n)
 void ftp_merge_end(void)
 {
 	take_inbox();
+	free(merge.first);
 	free(merge.files_from);
 	free(merge.host_done);
 	free(merge.host_partial);

@@ -181,17 +181,14 @@ void ftp_rundir_write_events(void)
 
 void ftp_rundir_report(void)
 {
-	uint32_t lowest = 0, nprocs = atomic_load(&ftp.nprocs);
+	uint32_t nprocs = atomic_load(&ftp.nprocs);
+	struct ft_report_rank *ranks = NULL;
 
-	while (lowest < nprocs && ft_proc_is_failed(&ftp.procs, lowest))
-		lowest++;
-	if (lowest != (uint32_t)ftp.rank || !jobdir[0]) {
+	if (ftp_reporting_rank() != (uint32_t)ftp.rank || !jobdir[0] ||
+	    !(ranks = calloc(nprocs, sizeof *ranks))) {
 		ftp_merge_end();
 		return;
 	}
-	struct ft_report_rank *ranks = calloc(nprocs, sizeof *ranks);
-	if (!ranks)
-		return;
 	for (uint32_t r = 0; r < nprocs; r++) {
 		const struct ft_proc *p = &ftp.procs.procs[r];
 		ranks[r].host = ftp.peers[r].host;
@@ -214,10 +211,6 @@ void ftp_rundir_report(void)
 	char program[PATH_MAX] = "";
 	ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);
 	program[n > 0 ? n : 0] = '\0';
-	/* Several hosts: the summary says on which the report is. */
-	bool hosts = false;
-	for (uint32_t r = 0; r < nprocs; r++)
-		hosts |= ftp.peers[r].ep.host_id != ftp.peers[ftp.rank].ep.host_id;
 	uint32_t nmissing;
 	const struct ft_report_host *missing = ftp_merge_missing(&nmissing);
 	struct ft_report_input in = {
@@ -238,8 +231,9 @@ void ftp_rundir_report(void)
 	ftp_merge_end();
 	if (rc != 0)
 		ft_warn("cannot write the job report in %s: %s", jobdir, strerror(-rc));
+	/* Several hosts: the summary says on which the report is. */
 	char where[80] = "";
-	if (hosts)
+	if (ftp_several_hosts())
 		snprintf(where, sizeof where, "%s:", ftp.peers[ftp.rank].host);
 	/* A job that lost nobody stays as quiet as without ftshim. */
 	if (ft_proc_nfailed(&ftp.procs) > 0 || nmissing)

@@ -138,6 +138,14 @@ static void stat_add(_Atomic uint64_t *counter, uint64_t v)
 	atomic_fetch_add_explicit(counter, v, memory_order_relaxed);
 }
 
+/* Wake the detector thread from its wait (any thread). */
+static void poke(struct ft_engine *e)
+{
+	uint64_t one = 1;
+	ssize_t w = write(e->wake_fd, &one, sizeof one);
+	(void)w;
+}
+
 /* --- connections -------------------------------------------------------- */
 
 static void conn_watch(struct ft_engine *e, struct conn *c, bool want_out)
@@ -754,7 +762,6 @@ int ft_engine_post(struct ft_engine *e, uint32_t to, const struct ft_msg *m)
 {
 	size_t len = ft_frame_length(m);
 	struct posted *p = len ? malloc(sizeof *p + len) : NULL;
-	uint64_t one = 1;
 
 	if (!p)
 		return -ENOMEM;
@@ -765,8 +772,7 @@ int ft_engine_post(struct ft_engine *e, uint32_t to, const struct ft_msg *m)
 	*e->posted_tail = p;
 	e->posted_tail = &p->next;
 	pthread_mutex_unlock(&e->post_lock);
-	ssize_t w = write(e->wake_fd, &one, sizeof one);
-	(void)w;
+	poke(e);
 	return 0;
 }
 
@@ -826,10 +832,10 @@ static void *engine_main(void *arg)
 		/* Every rank left: go once what is queued (this rank's
 		 * departure above all) has left, so that no peer reads the
 		 * end of a stream before the departure on it. */
-		if (e->departing && ft_det_all_left(&e->det) &&
-		    !atomic_load_explicit(&e->everyone_left, memory_order_relaxed))
+		bool all_left = e->departing && ft_det_all_left(&e->det);
+		if (all_left)
 			atomic_store_explicit(&e->everyone_left, true, memory_order_release);
-		if (e->departing && ft_det_all_left(&e->det) && !still_needed(e)) {
+		if (all_left && !still_needed(e)) {
 			if (last_words_said(e, now))
 				break;
 			if (e->last_words_by < next)
@@ -982,11 +988,8 @@ out_free:
 
 static void wake(struct ft_engine *e, enum request req)
 {
-	uint64_t one = 1;
-
 	atomic_store_explicit(&e->request, req, memory_order_release);
-	ssize_t w = write(e->wake_fd, &one, sizeof one);
-	(void)w;
+	poke(e);
 }
 
 int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns, bool (*wait_step)(void *), void *arg)
@@ -999,13 +1002,9 @@ int ft_engine_finish(struct ft_engine *e, uint64_t timeout_ns, bool (*wait_step)
 	wake(e, REQ_DEPART);
 	while (wait_step && !atomic_load_explicit(&e->stopped, memory_order_acquire)) {
 		bool hold = wait_step(arg);
-		bool was = atomic_exchange_explicit(&e->held, hold, memory_order_acq_rel);
 		/* Let go: the thread may be waiting for nothing else. */
-		if (was && !hold) {
-			uint64_t one = 1;
-			ssize_t w = write(e->wake_fd, &one, sizeof one);
-			(void)w;
-		}
+		if (atomic_exchange_explicit(&e->held, hold, memory_order_acq_rel) && !hold)
+			poke(e);
 		nanosleep(&pause, NULL);
 	}
 	pthread_join(e->thread, NULL);
@@ -1022,12 +1021,11 @@ void ft_engine_exit_soon(struct ft_engine *e, int status)
 
 void ft_engine_abort(struct ft_engine *e, int status, uint64_t timeout_ns)
 {
-	uint64_t one = 1, until = ft_clock_now() + timeout_ns;
+	uint64_t until = ft_clock_now() + timeout_ns;
 	struct timespec pause = { 0, 1000000 };
 
 	atomic_store_explicit(&e->abort_status, status & 0xffff, memory_order_release);
-	ssize_t w = write(e->wake_fd, &one, sizeof one);
-	(void)w;
+	poke(e);
 	while (!atomic_load_explicit(&e->abort_sent, memory_order_acquire) && ft_clock_now() < until)
 		nanosleep(&pause, NULL);
 	/* A moment for the frames to leave the socket buffers. */

@@ -114,13 +114,18 @@ int ft_events_write(int fd)
 			rc = write_all(fd, "\n", 1);
 	}
 	if (rc == 0 && dropped) {
-		char line[128];
-		int n = snprintf(line, sizeof line, "{\"t\":0,\"rank\":%u,\"kind\":\"dropped\",\"count\":%zu}\n",
-				 self, dropped);
-		rc = write_all(fd, line, (size_t)n);
+		char line[FT_EVENT_DROPPED_MAX];
+		rc = write_all(fd, line, ft_events_dropped_line(self, dropped, line));
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+size_t ft_events_dropped_line(uint32_t rank, uint64_t count, char out[FT_EVENT_DROPPED_MAX])
+{
+	int n = snprintf(out, FT_EVENT_DROPPED_MAX, "{\"t\":0,\"rank\":%u,\"kind\":\"dropped\",\"count\":%llu}\n",
+			 rank, (unsigned long long)count);
+	return n > 0 ? (size_t)n : 0;
 }
 
 void ft_events_stop(void)

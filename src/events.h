@@ -38,6 +38,11 @@ size_t ft_events_dropped(void);
  * negative errno. */
 int ft_events_write(int fd);
 
+/* The "dropped" line of rank (count events left out), with its newline,
+ * in out; returns its length. The job report reads it back. */
+#define FT_EVENT_DROPPED_MAX 96
+size_t ft_events_dropped_line(uint32_t rank, uint64_t count, char out[FT_EVENT_DROPPED_MAX]);
+
 /* Free what was recorded. */
 void ft_events_stop(void);
 

@@ -396,7 +396,7 @@ size_t ft_report_cap_events(const char *text, size_t len, size_t cap, uint32_t r
 		return len;
 	}
 	/* Room for the last line (the finalize) and the dropped line. */
-	char dropped_line[128];
+	char dropped_line[FT_EVENT_DROPPED_MAX];
 	size_t reserve = last_len + 1 + sizeof dropped_line, used = 0, kept = 0;
 	if (reserve > cap)
 		return 0;
@@ -418,10 +418,9 @@ size_t ft_report_cap_events(const char *text, size_t len, size_t cap, uint32_t r
 		out[used++] = '\n';
 		kept++;
 	}
-	int n = snprintf(dropped_line, sizeof dropped_line, "{\"t\":0,\"rank\":%u,\"kind\":\"dropped\",\"count\":%llu}\n",
-			 rank, (unsigned long long)(nlines - kept) + prior_dropped);
-	memcpy(out + used, dropped_line, (size_t)n);
-	return used + (size_t)n;
+	size_t n = ft_events_dropped_line(rank, (uint64_t)(nlines - kept) + prior_dropped, dropped_line);
+	memcpy(out + used, dropped_line, n);
+	return used + n;
 }
 
 /* A list of ranks as JSON. */
@@ -461,36 +460,53 @@ static const char *host_of(const struct ft_report_input *in, uint32_t r)
 	return in->ranks[r].host && in->ranks[r].host[0] ? in->ranks[r].host : "?";
 }
 
-/* The lowest rank on r's host: names the host in loops over ranks. */
-static uint32_t host_leader(const struct ft_report_input *in, uint32_t r)
-{
-	for (uint32_t q = 0; q < r; q++)
-		if (strcmp(host_of(in, q), host_of(in, r)) == 0)
-			return q;
-	return r;
-}
+/* The job's hosts, by name: each rank's host is named by its lowest
+ * rank (leader); lost, at a leader: the job ran on several hosts and
+ * every rank of this one failed. */
+struct hosts {
+	uint32_t *leader;
+	bool *lost;
+};
 
-/* Whether the job ran on several hosts and every rank of r's host failed. */
-static bool host_lost(const struct ft_report_input *in, uint32_t r)
+static int hosts_group(struct hosts *h, const struct ft_report_input *in)
 {
-	bool other_host = false;
+	uint32_t nleaders = 0, *leaders = calloc(in->nprocs ? in->nprocs : 1, sizeof *leaders);
 
-	for (uint32_t q = 0; q < in->nprocs; q++) {
-		bool same = strcmp(host_of(in, q), host_of(in, r)) == 0;
-		if (same && !in->ranks[q].failed)
-			return false;
-		other_host |= !same;
+	h->leader = calloc(in->nprocs ? in->nprocs : 1, sizeof *h->leader);
+	h->lost = calloc(in->nprocs ? in->nprocs : 1, sizeof *h->lost);
+	if (!leaders || !h->leader || !h->lost) {
+		free(leaders);
+		return -ENOMEM;
 	}
-	return other_host;
+	for (uint32_t r = 0; r < in->nprocs; r++) {
+		uint32_t i = 0;
+		while (i < nleaders && strcmp(host_of(in, leaders[i]), host_of(in, r)) != 0)
+			i++;
+		if (i == nleaders) {
+			leaders[nleaders++] = r;
+			h->lost[r] = true;
+		}
+		h->leader[r] = leaders[i];
+		h->lost[leaders[i]] &= in->ranks[r].failed;
+	}
+	if (nleaders < 2)
+		memset(h->lost, 0, in->nprocs * sizeof *h->lost);
+	free(leaders);
+	return 0;
 }
 
-/* The ranks of r's host, as a JSON list or ", "-separated. */
-static void host_ranks(struct buf *b, const struct ft_report_input *in, uint32_t r)
+static bool host_lost(const struct hosts *h, uint32_t r)
+{
+	return h->lost[h->leader[r]];
+}
+
+/* The ranks of r's host, ", "-separated (a JSON list's inside). */
+static void host_ranks(struct buf *b, const struct ft_report_input *in, const struct hosts *h, uint32_t r)
 {
 	bool first = true;
 
-	for (uint32_t q = 0; q < in->nprocs; q++) {
-		if (strcmp(host_of(in, q), host_of(in, r)) != 0)
+	for (uint32_t q = h->leader[r]; q < in->nprocs; q++) {
+		if (h->leader[q] != h->leader[r])
 			continue;
 		buf_printf(b, "%s%u", first ? "" : ", ", q);
 		first = false;
@@ -500,17 +516,17 @@ static void host_ranks(struct buf *b, const struct ft_report_input *in, uint32_t
 /* One item of the summary's list: a rank, or a whole host lost (its
  * ranks, their common cause, the first failure). Returns the largest
  * delay until everyone knew, for the "detected in" list. */
-static double summary_item(struct buf *listed, const struct ft_report_input *in, const struct failure *fl,
-			   uint32_t r)
+static double summary_item(struct buf *listed, const struct ft_report_input *in, const struct hosts *h,
+			   const struct failure *fl, uint32_t r)
 {
 	const struct ft_report_rank *k = &in->ranks[r];
 	char name[64], carried[64] = "";
 
-	if (host_lost(in, r)) {
+	if (host_lost(h, r)) {
 		double first = fl[r].failed_s, worst = 0;
 		bool same_how = true;
 		for (uint32_t q = r; q < in->nprocs; q++) {
-			if (strcmp(host_of(in, q), host_of(in, r)) != 0)
+			if (h->leader[q] != h->leader[r])
 				continue;
 			if (fl[q].failed_s < first)
 				first = fl[q].failed_s;
@@ -519,7 +535,7 @@ static double summary_item(struct buf *listed, const struct ft_report_input *in,
 			same_how &= strcmp(fl[q].how, fl[r].how) == 0;
 		}
 		buf_printf(listed, "host %s lost (ranks ", host_of(in, r));
-		host_ranks(listed, in, r);
+		host_ranks(listed, in, h, r);
 		buf_printf(listed, "%s%s at %.2f s)", same_how ? " " : "", same_how ? fl[r].how : "", first);
 		return worst;
 	}
@@ -537,14 +553,17 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 {
 	struct rank_facts *facts = calloc(in->nprocs ? in->nprocs : 1, sizeof *facts);
 	struct failure *fl = calloc(in->nprocs ? in->nprocs : 1, sizeof *fl);
+	struct hosts hosts = { 0 };
 	struct buf events = { 0 }, out = { 0 }, failures = { 0 }, listed = { 0 }, delays = { 0 };
 	char esc[PATH_MAX * 2];
 	uint32_t nfailed = 0;
 	int rc;
 
-	if (!facts || !fl) {
+	if (!facts || !fl || hosts_group(&hosts, in) != 0) {
 		free(facts);
 		free(fl);
+		free(hosts.leader);
+		free(hosts.lost);
 		snprintf(summary, summary_len, "ftshim: out of memory for the report");
 		return -ENOMEM;
 	}
@@ -592,7 +611,7 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 	/* The summary lists each failure, a whole host lost as one. */
 	uint32_t nitems = 0;
 	for (uint32_t r = 0; r < in->nprocs; r++) {
-		if (!in->ranks[r].failed || (host_lost(in, r) && host_leader(in, r) != r))
+		if (!in->ranks[r].failed || (host_lost(&hosts, r) && hosts.leader[r] != r))
 			continue;
 		if (nitems == 8) {
 			buf_printf(&listed, ", ...");
@@ -603,7 +622,7 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 		if (nitems > 1)
 			buf_printf(&listed, ", ");
 		char d[32];
-		ft_format_duration(summary_item(&listed, in, fl, r), d, sizeof d);
+		ft_format_duration(summary_item(&listed, in, &hosts, fl, r), d, sizeof d);
 		buf_printf(&delays, "%s%s", nitems > 1 ? " / " : "", d);
 	}
 
@@ -646,11 +665,11 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 	first = true;
 	for (uint32_t r = 0; r < in->nprocs; r++) {
 		char e_host[160];
-		if (!in->ranks[r].failed || !host_lost(in, r) || host_leader(in, r) != r)
+		if (!host_lost(&hosts, r) || hosts.leader[r] != r)
 			continue;
 		buf_printf(&out, "%s{\"host\": \"%s\", \"ranks\": [", first ? "" : ", ",
 			   ft_json_escape(host_of(in, r), e_host, sizeof e_host));
-		host_ranks(&out, in, r);
+		host_ranks(&out, in, &hosts, r);
 		buf_printf(&out, "]}");
 		first = false;
 	}
@@ -707,5 +726,7 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 	free(delays.p);
 	free(facts);
 	free(fl);
+	free(hosts.leader);
+	free(hosts.lost);
 	return rc;
 }

@@ -5,13 +5,14 @@
 # program written for ULFM (MPIX_ calls and error classes from mpi.h and
 # mpi-ext.h, ftshim.h's query API) compiles and links with its flags
 # alone; the preload variable names the installed library, fmoddir the
-# Fortran modules when they were built.
+# Fortran modules when they were built. Every command it starts is
+# bounded (timeout -k).
 set -eu
 flavour=$MPITEST_FLAVOUR
 command -v pkg-config >/dev/null || { echo "pkgconfig.sh: no pkg-config (Debian package pkgconf)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ${MAKE:-make} -C "$FT_BUILDDIR" install DESTDIR="$tmp/root" >"$tmp/install.log" 2>&1 ||
+timeout -k 5 300 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ${MAKE:-make} -C "$FT_BUILDDIR" install DESTDIR="$tmp/root" >"$tmp/install.log" 2>&1 ||
 	{ tail -n 20 "$tmp/install.log" >&2; echo "pkgconfig.sh: make install DESTDIR=... failed" >&2; exit 1; }
 pc=$(find "$tmp/root" -name "ftshim-$flavour.pc" -path '*/pkgconfig/*')
 [ -n "$pc" ] || { echo "pkgconfig.sh: no ftshim-$flavour.pc installed in a pkgconfig directory" >&2; exit 1; }
@@ -44,7 +45,7 @@ int main(int argc, char **argv)
 }
 C
 # shellcheck disable=SC2086 # the flags are words
-"$MPITEST_MPICC" $cflags -o "$tmp/app" "$tmp/app.c" $libs 2>"$tmp/cc.log" ||
+timeout -k 5 120 "$MPITEST_MPICC" $cflags -o "$tmp/app" "$tmp/app.c" $libs 2>"$tmp/cc.log" ||
 	{ cat "$tmp/cc.log" >&2; echo "pkgconfig.sh: a ULFM program does not build with: $cflags $libs" >&2; exit 1; }
 fmoddir=$tmp/root$(pkg-config --variable=fmoddir "ftshim-$flavour" | sed "s|^$tmp/root||")
 if [ -n "${MPITEST_MPIFC:-}" ] && [ -f "$FT_BUILDDIR/fortran/mpif-ext.h" ]; then

@@ -38,7 +38,7 @@ report_of() {
 # exit_after_finalize REPORT: ms from the last MPI_Finalize in REPORT to
 # LAUNCHER_EXIT_AT.
 exit_after_finalize() {
-	python3 - "$1" "$LAUNCHER_EXIT_AT" <<'PY'
+	timeout -k 5 30 python3 - "$1" "$LAUNCHER_EXIT_AT" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 last = max(e["t"] for e in r["events"] if e["kind"] == "finalize")
@@ -67,7 +67,7 @@ note "a: $np ranks on $hosts hosts, each control plane on its host's address, in
 # The report on h1 has every rank's events, the other hosts' sent over.
 report=$(sed -n "s|.*ftshim\[0\] +[0-9.]* debug: ftshim: no failures; .*; report: h1:$rundir/\([0-9a-f]*\)/report\.json\$|$rundir.hosts/h1/\1/report.json|p" "$ERR")
 [ -f "$report" ] || fail "a: rank 0 did not name its report on h1"
-python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); f = sorted(e["rank"] for e in r["events"] if e["kind"] == "finalize"); sys.exit(f != list(range(12)) or r["missing_ranks"] != [])' "$report" ||
+timeout -k 5 30 python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); f = sorted(e["rank"] for e in r["events"] if e["kind"] == "finalize"); sys.exit(f != list(range(12)) or r["missing_ranks"] != [])' "$report" ||
 	fail "a: the report lacks some rank's events"
 came=$(sed -n "s/.*ftshim\[0\] +[0-9.]* debug: job report: every other host answered, the last \(.*\) after every rank left\$/\1/p" "$ERR")
 [ -n "$came" ] || fail "a: rank 0 did not say that the other hosts' files came"
@@ -142,7 +142,7 @@ note "b: host h2 lost (ranks $victims, SIGKILL): $((np - 3)) survivors each logg
 # sent over.
 expect_err_match "^ftshim: 3 failures \(host h2 lost \(ranks 3, 4, 5( crash)? at [0-9.]+ s\)\); detected in [0-9.]+ m?s; 9 of 12 ranks finished; report: h1:"
 report=$(report_of b)
-python3 - "$report" <<'PY' || fail "b: report.json is not as expected (see above)"
+timeout -k 5 30 python3 - "$report" <<'PY' || fail "b: report.json is not as expected (see above)"
 import json, sys
 r = json.load(open(sys.argv[1]))
 def need(cond, what):
@@ -173,7 +173,7 @@ expect_all_checks
 how=SIGKILL
 expect_err_match "^ftshim: 1 failure \(rank 11 $how at [0-9.]+ s\); detected in [0-9.]+ m?s; 11 of 12 ranks finished; report: h1:"
 report=$(report_of d)
-python3 - "$report" "$how" <<'PY' || fail "d: report.json is not as expected (see above)"
+timeout -k 5 30 python3 - "$report" "$how" <<'PY' || fail "d: report.json is not as expected (see above)"
 import json, sys
 r = json.load(open(sys.argv[1]))
 def need(cond, what):
@@ -212,7 +212,7 @@ for r in 6 7 8; do
 done
 expect_err_match "^ftshim: no failures; 12 of 12 ranks finished; events missing from host h3 \(rank 6: this host's run directory could not be made \(see its warning\)\); report: h1:"
 report=$(report_of e)
-python3 - "$report" <<'PY' || fail "e: report.json is not as expected (see above)"
+timeout -k 5 30 python3 - "$report" <<'PY' || fail "e: report.json is not as expected (see above)"
 import json, sys
 r = json.load(open(sys.argv[1]))
 need = lambda c, w: c or sys.exit("report.json: " + w)
