@@ -8,7 +8,8 @@ FT_FLAVOURS="mpich openmpi"
 FT_PACKAGES="build-essential autoconf automake libtool libtool-bin pkg-config
 check python3 procps clang iproute2 gfortran
 mpich libmpich-dev openmpi-bin libopenmpi-dev libunwind-dev libdw-dev
-quantum-espresso quantum-espresso-data libhdf5-mpich-dev libhdf5-openmpi-dev lammps"
+quantum-espresso quantum-espresso-data libhdf5-mpich-dev libhdf5-openmpi-dev lammps
+slurm-wlm munge python3-mpi4py"
 
 say() {
 	printf '== %s\n' "$*"

@@ -25,6 +25,7 @@
 #include "src/overlay.h"
 #include "src/pmi.h"
 #include "src/pmix.h"
+#include "src/supervisor.h"
 
 extern char **environ;
 
@@ -101,6 +102,37 @@ static void stop_on_config_error(const char *err)
 	exit(FT_EXIT_CONFIG);
 }
 
+/* Under srun, an MPI and a --mpi plugin that do not match start nothing
+ * useful: Debian's Open MPI 4.1 has no PMI-2 client (its MPI_Init fails
+ * under --mpi=pmi2), and MPICH finds no PMI-2 server under --mpi=pmix or
+ * none, so that each task runs as a job of its own. Task 0 names the
+ * launch line that works, once. */
+static bool slurm_task_0(void)
+{
+	const char *id = getenv("SLURM_PROCID");
+
+	return getenv("SLURM_STEP_ID") && id && strcmp(id, "0") == 0;
+}
+
+static void check_srun_before_init(void)
+{
+#ifdef OPEN_MPI
+	if (slurm_task_0() && getenv("PMI_FD") && !getenv("PMIX_RANK") && !getenv("OMPI_COMM_WORLD_RANK"))
+		say_config_error("srun --mpi=pmi2 started this Open MPI program, which may have no PMI-2 client "
+				 "(Debian's Open MPI 4.1 has none: its MPI_Init fails); launch it with srun --mpi=pmix");
+#endif
+}
+
+static void check_srun_after_init(void)
+{
+	const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
+
+	if (ftp.world_size == 1 && tasks && atoi(tasks) > 1 && slurm_task_0())
+		ft_warn("srun started %s tasks, but each is an MPI job of one rank: the MPI and srun's --mpi "
+			"plugin do not match; launch MPICH with srun --mpi=pmi2, Open MPI with srun --mpi=pmix",
+			tasks);
+}
+
 /* Before PMPI_Init: read the configuration. Returns true if ftshim is on. */
 static bool init_config(void)
 {
@@ -135,6 +167,7 @@ static bool init_config(void)
 	}
 	ft_log_set_level((enum ft_log_level)ftp.cfg.log_level);
 	ft_log_set_origin(ftp.init_ns);
+	check_srun_before_init();
 	return true;
 }
 
@@ -216,6 +249,7 @@ static int init_common(int rc)
 		return rc;
 	restore_sigusr1();
 	ignore_sigpipe();
+	ft_supervisor_hand_over_pmix();
 	int world_rank = 0;
 	ftp_mpi.PMPI_Comm_rank(ftp.world, &world_rank);
 	ftp_mpi.PMPI_Comm_size(ftp.world, &ftp.world_size);
@@ -234,6 +268,7 @@ static int init_common(int rc)
 	bool spawned = ftp_spawn_child_join(world_rank);
 	ftp.rank = ftp.world_base + world_rank;
 	bool ok = init_state() == 0;
+	check_srun_after_init();
 	if (!ok) {
 		/* Without its tables ftshim cannot help; say so and get out of
 		 * the way rather than fail the application. */
@@ -306,8 +341,10 @@ static void pmix_done(void)
 	}
 	if (n > 0 && ft_pmix_kill(crashed, n) == 0)
 		ft_debug("asked the launcher to kill the %u rank(s) that crashed (they are gone: it counts them then)", n);
-	if (ft_pmix_finalize() == 0)
+	if (ft_pmix_finalize() == 0) {
+		ft_supervisor_pmix_finalized();
 		ft_debug("PMIx client finalized");
+	}
 	free(crashed);
 }
 
@@ -434,6 +471,7 @@ static int end_shim(void *session)
 		atomic_store(&mpi_finalizing, true);
 		rc = mpi_end(session);
 		ftp_hang_watch_end();
+		ft_supervisor_pmix_finalized();
 	}
 	atomic_store(&ftp.mode, FTP_MODE_DONE);
 	ftp_comms_fini();

@@ -60,7 +60,8 @@
 	X(SUPERVISE, supervise, ENUM, "auto", 0, 0, "auto|on|off", \
 	  "Run each rank under a small parent process that records a death by signal for the report " \
 	  "and, under Hydra, turns it into an exit, so that Hydra does not kill the whole job " \
-	  "(elsewhere it dies of the same signal); auto: under Hydra and Open MPI") \
+	  "(elsewhere it dies of the same signal), and under srun --mpi=pmix keeps a rank's death " \
+	  "from ending the job step; auto: under Hydra, Open MPI and srun --mpi=pmix") \
 	X(INJECT, inject, STRING, "", 0, 0, NULL, \
 	  "Failures to inject, e.g. \"rank=3 at=call:MPI_Allreduce:10; rank=random:2 " \
 	  "at=time:5s how=exit\"; the language is in 'man 7 ftshim' (INJECTING FAILURES)") \

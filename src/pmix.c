@@ -1,12 +1,23 @@
-/* pmix.c: a rank's last words to Open MPI's PMIx server (see pmix.h). */
+/* pmix.c: a rank's last words to its PMIx server (see pmix.h), said by
+ * the rank through the PMIx client it runs, or for it, by its supervisor,
+ * on its connection. */
 #include "ftshim_config.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "src/clock.h"
+#include "src/common.h"
 #include "src/log.h"
 #include "src/pmix.h"
 
@@ -101,4 +112,200 @@ int ft_pmix_finalize(void)
 		return -EPROTO;
 	}
 	return 0;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+/* The server's address in a PMIx URI, "NAME;tcp4://A.B.C.D:PORT" or
+ * "NAME;tcp6://[ADDR]:PORT": its length, 0 if it is neither. */
+static socklen_t parse_server_uri(const char *uri, struct sockaddr_storage *out)
+{
+	const char *at = strchr(uri, ';');
+	char host[INET6_ADDRSTRLEN + 1];
+	char *end;
+
+	memset(out, 0, sizeof *out);
+	if (!at)
+		return 0;
+	at++;
+	bool v6 = strncmp(at, "tcp6://[", 8) == 0;
+	if (!v6 && strncmp(at, "tcp4://", 7) != 0)
+		return 0;
+	at += v6 ? 8 : 7;
+	const char *stop = strstr(at, v6 ? "]:" : ":");
+	if (!stop || (size_t)(stop - at) >= sizeof host)
+		return 0;
+	memcpy(host, at, (size_t)(stop - at));
+	host[stop - at] = '\0';
+	errno = 0;
+	long port = strtol(stop + (v6 ? 2 : 1), &end, 10);
+	if (errno || *end || port <= 0 || port > 65535)
+		return 0;
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)out;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		return inet_pton(AF_INET6, host, &a->sin6_addr) == 1 ? sizeof *a : 0;
+	}
+	struct sockaddr_in *a = (struct sockaddr_in *)out;
+	a->sin_family = AF_INET;
+	a->sin_port = htons((uint16_t)port);
+	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? sizeof *a : 0;
+}
+
+static bool same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+	return x->sin6_port == y->sin6_port && memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
+}
+
+int ft_pmix_server_socket(void)
+{
+	static const char *const vars[] = { "PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+					    "PMIX_SERVER_URI21", "PMIX_SERVER_URI2" };
+	struct sockaddr_storage want;
+	socklen_t want_len = 0;
+
+	for (size_t i = 0; i < FT_ARRAY_SIZE(vars) && want_len == 0; i++) {
+		const char *uri = getenv(vars[i]);
+		if (uri)
+			want_len = parse_server_uri(uri, &want);
+	}
+	if (want_len == 0)
+		return -1;
+	DIR *dir = opendir("/proc/self/fd");
+	if (!dir)
+		return -1;
+	int found = -1;
+	struct dirent *e;
+	while (found < 0 && (e = readdir(dir)) != NULL) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof peer;
+		struct stat st;
+		if (*end || fd < 0 || fd == dirfd(dir) || fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+			continue;
+		if (getpeername((int)fd, (struct sockaddr *)&peer, &len) == 0 && len == want_len &&
+		    same_address(&peer, &want))
+			found = (int)fd;
+	}
+	closedir(dir);
+	return found;
+}
+
+/* PMIx 4's wire protocol, as much of it as a client's finalize takes
+ * (openpmix src/mca/ptl/ptl_types.h, src/include/pmix_globals.h,
+ * src/mca/bfrops): a header of four 32-bit words in network order (the
+ * sender's index, which the server does not use; the tag its answer will
+ * carry; the body's length; padding), then the body: the count of values
+ * (int32, 1) and the command (uint8), each preceded by its data type
+ * (uint16) in a fully described buffer. */
+enum {
+	PMIX_WIRE_INT32 = 9,
+	PMIX_WIRE_COMMAND = 34,
+	PMIX_WIRE_FINALIZE_CMD = 5,
+	PMIX_WIRE_HDR = 16,
+};
+/* The tag of the finalize said on a dead client's behalf: far above the
+ * ones a client allocates (from 100 up), so that an answer still owed to
+ * the dead client is not taken for this one. */
+#define GOODBYE_TAG 0x7ffff000u
+
+static size_t goodbye_message(uint8_t *m, bool described)
+{
+	size_t n = PMIX_WIRE_HDR;
+
+	if (described) {
+		m[n++] = 0;
+		m[n++] = PMIX_WIRE_INT32;
+	}
+	put_be32(m + n, 1);
+	n += 4;
+	if (described) {
+		m[n++] = 0;
+		m[n++] = PMIX_WIRE_COMMAND;
+	}
+	m[n++] = PMIX_WIRE_FINALIZE_CMD;
+	put_be32(m, 0);
+	put_be32(m + 4, GOODBYE_TAG);
+	put_be32(m + 8, (uint32_t)(n - PMIX_WIRE_HDR));
+	put_be32(m + 12, 0);
+	return n;
+}
+
+/* Read exactly len bytes by end (a CLOCK_MONOTONIC time); buf NULL
+ * discards them. */
+static int read_by(int fd, uint8_t *buf, size_t len, uint64_t end)
+{
+	uint8_t sink[256];
+
+	while (len > 0) {
+		uint64_t now = ft_clock_now();
+		if (now >= end)
+			return -ETIMEDOUT;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int rc = poll(&p, 1, (int)((end - now + FT_NSEC_PER_MSEC - 1) / FT_NSEC_PER_MSEC));
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+		if (rc <= 0)
+			continue;
+		size_t want = buf ? len : (len < sizeof sink ? len : sizeof sink);
+		ssize_t r = read(fd, buf ? buf : sink, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EPROTO;
+		len -= (size_t)r;
+		if (buf)
+			buf += r;
+	}
+	return 0;
+}
+
+int ft_pmix_goodbye(int fd, int timeout_ms)
+{
+	const char *type = getenv("PMIX_BFROP_BUFFER_TYPE");
+	uint8_t m[PMIX_WIRE_HDR + 16];
+	size_t len = goodbye_message(m, type && strcmp(type, "PMIX_BFROP_BUFFER_FULLY_DESC") == 0);
+	uint64_t end = ft_clock_now() + (uint64_t)timeout_ms * FT_NSEC_PER_MSEC;
+
+	for (size_t off = 0; off < len;) {
+		ssize_t w = send(fd, m + off, len - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EPROTO;
+		off += (size_t)w;
+	}
+	/* Messages still owed to the dead client may come first: skip them. */
+	for (;;) {
+		uint8_t hdr[PMIX_WIRE_HDR];
+		int rc = read_by(fd, hdr, sizeof hdr, end);
+		if (rc != 0)
+			return rc;
+		uint32_t tag = get_be32(hdr + 4), body = get_be32(hdr + 8);
+		if ((rc = read_by(fd, NULL, body, end)) != 0)
+			return rc;
+		if (tag == GOODBYE_TAG)
+			return 0;
+	}
 }

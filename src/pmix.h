@@ -1,6 +1,9 @@
-/* pmix.h: what ftshim says itself to Open MPI's launcher, through the
- * PMIx client the MPI library already runs, when it skips the library's
- * MPI_Finalize after a failure (see pmi.h for Hydra's).
+/* pmix.h: what ftshim says itself to a PMIx server: to Open MPI's
+ * launcher, through the PMIx client the MPI library already runs, when it
+ * skips the library's MPI_Finalize after a failure (see pmi.h for
+ * Hydra's); and, for a rank that died, the finalize it never said, which
+ * its supervisor sends on the rank's connection (see supervisor.h,
+ * FT_SUPERVISE_PMIX_GOODBYE).
  *
  * Open MPI 4.1's mpirun, with --enable-recovery, never ends a job in
  * which a rank on a remote node ended abnormally: that node's orted
@@ -34,5 +37,21 @@ int ft_pmix_kill(const uint32_t *ranks, uint32_t n);
 /* Finalize the PMIx client, if there is one: the same values. Once, at
  * the very end, when the MPI library will not use PMIx again. */
 int ft_pmix_finalize(void);
+
+/* This process's connection to its PMIx server: the socket connected to
+ * the address in PMIX_SERVER_URI41 (or the older URI variables),
+ * "NAME;tcp4://A.B.C.D:PORT" or "NAME;tcp6://[ADDR]:PORT". -1 if there is
+ * none. */
+int ft_pmix_server_socket(void);
+
+/* On fd, the connection of a PMIx client that died without finalizing:
+ * send the client's finalize message (PMIx 4's wire protocol, in the
+ * buffer type PMIX_BFROP_BUFFER_TYPE names) and wait up to timeout_ms
+ * for the server's answer, so that the server counts the client as
+ * finalized before the connection closes, and raises no event for it
+ * (see FT_SUPERVISE_PMIX_GOODBYE). Needs no PMIx library: the supervisor
+ * that calls it never ran one. 0, -ETIMEDOUT, -EPROTO (the server
+ * closed) or -errno. */
+int ft_pmix_goodbye(int fd, int timeout_ms);
 
 #endif

@@ -4,7 +4,8 @@
  * with the child (the PMI socket, which it closes, stdio buffers), so it
  * only relays signals, waits, records a death by signal for the job
  * report (a line appended with plain system calls to the file the child
- * named) and _exits or dies. */
+ * named), says the PMIx finalize the child did not (FT_SUPERVISE_PMIX_GOODBYE,
+ * on the connection the child handed over) and _exits or dies. */
 #include "ftshim_config.h"
 
 #include <errno.h>
@@ -17,19 +18,25 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "src/common.h"
 #include "src/inject.h"
+#include "src/pmix.h"
 #include "src/supervisor.h"
 
 /* Written once by the parent before its handlers are installed. */
 static pid_t supervised_child;
-/* Whether the parent dies of the child's signal rather than exit (see
- * ft_supervise). */
-static bool die_alike;
+/* ft_supervise's flags; written before the fork. */
+static unsigned supervise_flags;
+/* With FT_SUPERVISE_PMIX_GOODBYE, each process's end of a socket pair
+ * made before the fork, over which the child hands the parent its PMIx
+ * connection (SCM_RIGHTS) and then closes it; -1 otherwise, and in the
+ * child once it has. */
+static int handoff_fd = -1;
 
 /* A page shared by the parent and the child (MAP_SHARED, made before the
  * fork): the child fills it once after MPI_Init (ft_supervisor_tell); the
@@ -39,6 +46,7 @@ struct death_record {
 	char host[64];
 	int rank;
 	int ready; /* set last by the child */
+	int pmix_finalized; /* set by the child, read by the parent after its death */
 };
 static struct death_record *record;
 
@@ -73,6 +81,75 @@ void ft_supervisor_tell(const char *deaths_path, int rank, const char *host)
 	__atomic_store_n(&record->ready, 1, __ATOMIC_RELEASE);
 }
 
+/* The hand-off's one message: a byte, and room for one descriptor. */
+struct handoff_message {
+	char byte;
+	struct iovec iov;
+	union {
+		struct cmsghdr align;
+		char space[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct msghdr msg;
+};
+
+static void handoff_message_init(struct handoff_message *m)
+{
+	memset(m, 0, sizeof *m);
+	m->byte = 'P';
+	m->iov.iov_base = &m->byte;
+	m->iov.iov_len = 1;
+	m->msg.msg_iov = &m->iov;
+	m->msg.msg_iovlen = 1;
+	m->msg.msg_control = m->control.space;
+	m->msg.msg_controllen = sizeof m->control.space;
+}
+
+void ft_supervisor_hand_over_pmix(void)
+{
+	if (handoff_fd < 0)
+		return;
+	int fd = ft_pmix_server_socket();
+	if (fd >= 0) {
+		struct handoff_message m;
+		handoff_message_init(&m);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+		while (sendmsg(handoff_fd, &m.msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
+			;
+	}
+	close(handoff_fd);
+	handoff_fd = -1;
+}
+
+void ft_supervisor_pmix_finalized(void)
+{
+	if (record)
+		__atomic_store_n(&record->pmix_finalized, 1, __ATOMIC_RELEASE);
+}
+
+/* In the parent: the connection the child hands over, or -1 once the
+ * child closed its end without one (it has no PMIx server, or died
+ * first). Blocks until then, which is at the child's MPI_Init or end. */
+static int receive_pmix_connection(void)
+{
+	struct handoff_message m;
+	ssize_t n;
+	int fd = -1;
+
+	handoff_message_init(&m);
+	while ((n = recvmsg(handoff_fd, &m.msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&m.msg) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof fd);
+	close(handoff_fd);
+	handoff_fd = -1;
+	return fd;
+}
+
 /* The signals a launcher or a user sends to the process it knows, which
  * is the parent; the rank must get them. SIGKILL and SIGSTOP cannot be
  * caught: SIGKILL kills the parent, and the child with it. */
@@ -87,7 +164,7 @@ static void relay(int sig)
 	errno = saved;
 }
 
-/* The parent keeps no descriptor but stdio. Above all not its copy of
+/* The parent keeps no descriptor but stdio (and the hand-off socket). Above all not its copy of
  * the PMI socket: Hydra's proxy marks a rank whose PMI socket closes
  * without a finalize with a provisional raw status 1, and keeps it if
  * that close is handled after it has reaped the process. Held by the
@@ -96,13 +173,19 @@ static void relay(int sig)
  * "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Hangup (signal 1)"
  * (raw status 1 read as a death by SIGHUP) and exit status 1. Closed
  * here, it closes when the rank itself dies, well before. */
-static void close_inherited(void)
+static void close_inherited(int keep)
 {
-	if (close_range(3, ~0u, 0) == 0)
+	if (keep < 3) {
+		if (close_range(3, ~0u, 0) == 0)
+			return;
+	} else if ((keep == 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
+		   close_range((unsigned)keep + 1, ~0u, 0) == 0) {
 		return;
+	}
 	long max = sysconf(_SC_OPEN_MAX);
 	for (long fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
-		close((int)fd);
+		if (fd != keep)
+			close((int)fd);
 }
 
 static _Noreturn void supervise_child(pid_t child)
@@ -111,7 +194,7 @@ static _Noreturn void supervise_child(pid_t child)
 	int status;
 
 	supervised_child = child;
-	close_inherited();
+	close_inherited(handoff_fd);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = relay;
 	sa.sa_flags = SA_RESTART;
@@ -119,14 +202,22 @@ static _Noreturn void supervise_child(pid_t child)
 	for (size_t i = 0; i < FT_ARRAY_SIZE(relayed); i++)
 		sigaction(relayed[i], &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	int pmix_fd = handoff_fd >= 0 ? receive_pmix_connection() : -1;
 	while (waitpid(child, &status, 0) < 0) {
 		if (errno != EINTR)
 			_exit(127);
 	}
+	if (pmix_fd >= 0) {
+		bool finalized = record ? __atomic_load_n(&record->pmix_finalized, __ATOMIC_ACQUIRE)
+					: !WIFSIGNALED(status);
+		if (!finalized)
+			ft_pmix_goodbye(pmix_fd, 2000);
+		close(pmix_fd);
+	}
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		record_death(child, sig);
-		if (die_alike) {
+		if (supervise_flags & FT_SUPERVISE_DIE_ALIKE) {
 			/* No core of the parent: the child's is the one that
 			 * matters, and the parent's could overwrite it. */
 			struct rlimit none = { 0, 0 };
@@ -143,18 +234,34 @@ static _Noreturn void supervise_child(pid_t child)
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
-int ft_supervise(bool die_of_signal)
+int ft_supervise(unsigned flags)
 {
-	die_alike = die_of_signal;
+	supervise_flags = flags;
 	pid_t parent = getpid();
 	void *page = mmap(NULL, sizeof *record, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	record = page == MAP_FAILED ? NULL : page;
+	int pair[2] = { -1, -1 };
+	if ((flags & FT_SUPERVISE_PMIX_GOODBYE) && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+		pair[0] = pair[1] = -1;
 	pid_t child = fork();
 
-	if (child < 0)
-		return -errno;
-	if (child > 0)
+	if (child < 0) {
+		int err = errno;
+		if (pair[0] >= 0) {
+			close(pair[0]);
+			close(pair[1]);
+		}
+		return -err;
+	}
+	if (child > 0) {
+		if (pair[1] >= 0)
+			close(pair[1]);
+		handoff_fd = pair[0];
 		supervise_child(child);
+	}
+	if (pair[0] >= 0)
+		close(pair[0]);
+	handoff_fd = pair[1];
 	/* The rank must not outlive its supervisor: a launcher that kills the
 	 * process it knows expects the rank gone too. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -10,18 +10,35 @@
  * MPI, which has no such rule with --enable-recovery but sees only the
  * process it started, the parent is there to record a death by signal
  * for the job report, and then dies of the same signal (mpirun reports
- * it as it would have). */
+ * it as it would have). Under Slurm's srun --mpi=pmix it also keeps the
+ * rank's death from ending the job step (FT_SUPERVISE_PMIX_GOODBYE). */
 #ifndef FTSHIM_SUPERVISOR_H
 #define FTSHIM_SUPERVISOR_H
 
 #include <stdbool.h>
 
-/* Returns 0 in the child; never returns in the parent, which, when the
- * child dies of a signal, dies of it too if die_of_signal, else exits
- * with 128 + its number. Returns -errno if it could not fork, and the
- * process carries on unsupervised. Call it only while the process has a
- * single thread (a library constructor). */
-int ft_supervise(bool die_of_signal);
+/* How the parent behaves (ft_supervise's flags). */
+enum ft_supervise_flags {
+	/* When the child dies of a signal, the parent dies of it too, rather
+	 * than exit with 128 + its number. */
+	FT_SUPERVISE_DIE_ALIKE = 1 << 0,
+	/* The parent holds the child's connection to its PMIx server (handed
+	 * over by ft_supervisor_hand_over_pmix) and, if the child ends
+	 * without finalizing its PMIx client, says the finalize for it before
+	 * it lets the connection close. Slurm's PMIx plugin cancels the whole
+	 * job step on any event its server raises, and the server raises one
+	 * (PMIX_ERR_LOST_CONNECTION) when a client's connection closes before
+	 * it finalized: so a rank killed under srun --mpi=pmix takes every
+	 * survivor with it (slurm src/plugins/mpi/pmix/pmixp_client_v2.c
+	 * _errhandler; openpmix ptl_base_sendrecv.c lost_connection). */
+	FT_SUPERVISE_PMIX_GOODBYE = 1 << 1,
+};
+
+/* Returns 0 in the child; never returns in the parent, which exits as
+ * the child did (see the flags). Returns -errno if it could not fork,
+ * and the process carries on unsupervised. Call it only while the
+ * process has a single thread (a library constructor). */
+int ft_supervise(unsigned flags);
 
 /* In the child, once it knows them (after MPI_Init): where the parent is
  * to record a death by signal (appending one line to deaths_path, in the
@@ -29,5 +46,15 @@ int ft_supervise(bool die_of_signal);
  * by=supervisor), and the rank and host to record. Does nothing in an
  * unsupervised process. */
 void ft_supervisor_tell(const char *deaths_path, int rank, const char *host);
+
+/* In the child, once, after MPI_Init: with FT_SUPERVISE_PMIX_GOODBYE,
+ * hand the parent this process's connection to its PMIx server (or
+ * nothing, if it has none); the parent waits for this before it waits
+ * for the child. Does nothing otherwise. */
+void ft_supervisor_hand_over_pmix(void);
+
+/* In the child: its PMIx client has finalized (the MPI's own
+ * MPI_Finalize, or ftshim's): the parent must not say it again. */
+void ft_supervisor_pmix_finalized(void);
 
 #endif

@@ -13,6 +13,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_log \
 	tests/unit/check_overlay \
 	tests/unit/check_pmi \
+	tests/unit/check_pmix \
 	tests/unit/check_proc_table \
 	tests/unit/check_prune \
 	tests/unit/check_rank_map \
@@ -54,6 +55,9 @@ tests_unit_check_overlay_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_pmi_SOURCES = tests/unit/check_pmi.c
 tests_unit_check_pmi_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_pmi_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_pmix_SOURCES = tests/unit/check_pmix.c
+tests_unit_check_pmix_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_pmix_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_prune_SOURCES = tests/unit/check_prune.c
 tests_unit_check_prune_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_prune_LDADD = $(FT_UNIT_LDADD)
@@ -105,6 +109,7 @@ EXTRA_DIST += tests/timeline.sh
 # The MPI integration driver: real jobs with this build's MPI.
 TESTS += tests/mpi/driver
 EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/sanitizer.supp tests/mpi/netns.sh tests/mpi/netns-agent tests/mpi/netns-delay \
+	tests/mpi/slurm.sh $(wildcard $(srcdir)/tests/mpi/progs/*.py) \
 	$(wildcard $(srcdir)/tests/mpi/cases/*.sh) \
 	$(wildcard $(srcdir)/tests/mpi/progs/*.c) $(wildcard $(srcdir)/tests/mpi/progs/*.h) \
 	$(wildcard $(srcdir)/tests/mpi/progs/*.F90)
