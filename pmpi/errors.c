@@ -78,13 +78,20 @@ static const char *code_name(int code)
 
 /* Where the application made the call: the first frame outside this
  * library and the MPI's own (a callback of the MPI's, such as a
- * generalized request's, would otherwise be named). */
+ * generalized request's, would otherwise be named); for a Python program,
+ * its line first, then that frame (mpi4py's): "main (app.py:12) through
+ * PyInit_MPI+0x8b5bc (.../MPI.cpython-311-x86_64-linux-gnu.so)". */
 static void ftp_call_site(char *out, size_t len)
 {
 	static const char *const mpi_libs[] = { "libmpi", "libopen-pal", "libopen-rte", "libucs", "libucp",
 						NULL };
+	char c_site[256], py_site[256];
 
-	ft_callsite((const void *)ftp_call_site, mpi_libs, out, len);
+	ft_callsite((const void *)ftp_call_site, mpi_libs, c_site, sizeof c_site);
+	if (ft_callsite_python(py_site, sizeof py_site) == 0)
+		snprintf(out, len, "%s through %s", py_site, c_site);
+	else
+		snprintf(out, len, "%s", c_site);
 }
 
 /* Errors returned to the application are logged up to this many per
@@ -132,7 +139,7 @@ int ftp_raise(struct ftp_call *c, int code)
 	MPI_Comm comm = c->real;
 	const char *fn = c->fn < FTP_FN_COUNT ? names[c->fn] : "an MPI call";
 	const char *object = ftp_obj_noun(c->obj);
-	char site[256], cause[256], e_site[512];
+	char site[512], cause[256], e_site[1024];
 
 	if (comm == MPI_COMM_NULL)
 		comm = ftp.world;

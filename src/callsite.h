@@ -44,4 +44,13 @@ int ft_callsite(const void *inside, const char *const *also_skip, char *out, siz
  * counted. */
 int ft_callsite_skip(unsigned skip_frames, char *out, size_t outlen);
 
+/* When the calling thread runs Python code (a program on mpi4py): the
+ * innermost Python frame, "function (file.py:line)", the file as Python
+ * names it; returns 0. -1 (out untouched) if the process has no Python
+ * interpreter, this thread none of its frames, or the interpreter is
+ * ending. Takes the interpreter's lock for the moment it reads the frame
+ * (see callsite_python.c): call it only where ftshim holds no lock of its
+ * own. */
+int ft_callsite_python(char *out, size_t outlen);
+
 #endif
