@@ -212,13 +212,15 @@ int ft_pmix_server_socket(void)
 	return found;
 }
 
-/* PMIx 4's wire protocol, as much of it as a client's finalize takes
+/* The PMIx wire protocol, as much of it as a client's finalize takes
  * (openpmix src/mca/ptl/ptl_types.h, src/include/pmix_globals.h,
- * src/mca/bfrops): a header of four 32-bit words in network order (the
- * sender's index, which the server does not use; the tag its answer will
- * carry; the body's length; padding), then the body: the count of values
- * (int32, 1) and the command (uint8), each preceded by its data type
- * (uint16) in a fully described buffer. */
+ * src/mca/bfrops, src/mca/psquash): a header of four 32-bit words in
+ * network order (the sender's index, which the server does not use; the
+ * tag its answer will carry; the body's length; padding), then the body:
+ * the count of values (int32, 1) and the command (uint8), each preceded by
+ * its data type (uint16) in a fully described buffer. PMIx 4 and later
+ * squash integers into base-128 varints, signed ones zigzagged (1 is
+ * 0x02); PMIx 3 sends them whole, in network order. */
 enum {
 	PMIX_WIRE_INT32 = 9,
 	PMIX_WIRE_COMMAND = 34,
@@ -230,20 +232,48 @@ enum {
  * the dead client is not taken for this one. */
 #define GOODBYE_TAG 0x7ffff000u
 
-static size_t goodbye_message(uint8_t *m, bool described)
+/* The PMIx major version the server announced (PMIX_VERSION), 4 if none. */
+static int pmix_major(void)
+{
+	const char *v = getenv("PMIX_VERSION");
+	char *end;
+	long major = v ? strtol(v, &end, 10) : 0;
+
+	return major > 0 && major < 100 ? (int)major : 4;
+}
+
+/* A data type (uint16) or the count (int32, always 1 here), as the
+ * version packs them. */
+static size_t put_type(uint8_t *m, uint16_t type, bool squashed)
+{
+	if (squashed) {
+		m[0] = (uint8_t)type; /* the types used are below 128 */
+		return 1;
+	}
+	m[0] = (uint8_t)(type >> 8);
+	m[1] = (uint8_t)type;
+	return 2;
+}
+
+static size_t put_count_of_one(uint8_t *m, bool squashed)
+{
+	if (squashed) {
+		m[0] = 2; /* zigzag(1) */
+		return 1;
+	}
+	put_be32(m, 1);
+	return 4;
+}
+
+static size_t goodbye_message(uint8_t *m, bool described, bool squashed)
 {
 	size_t n = PMIX_WIRE_HDR;
 
-	if (described) {
-		m[n++] = 0;
-		m[n++] = PMIX_WIRE_INT32;
-	}
-	put_be32(m + n, 1);
-	n += 4;
-	if (described) {
-		m[n++] = 0;
-		m[n++] = PMIX_WIRE_COMMAND;
-	}
+	if (described)
+		n += put_type(m + n, PMIX_WIRE_INT32, squashed);
+	n += put_count_of_one(m + n, squashed);
+	if (described)
+		n += put_type(m + n, PMIX_WIRE_COMMAND, squashed);
 	m[n++] = PMIX_WIRE_FINALIZE_CMD;
 	put_be32(m, 0);
 	put_be32(m + 4, GOODBYE_TAG);
@@ -285,7 +315,7 @@ int ft_pmix_goodbye(int fd, int timeout_ms)
 {
 	const char *type = getenv("PMIX_BFROP_BUFFER_TYPE");
 	uint8_t m[PMIX_WIRE_HDR + 16];
-	size_t len = goodbye_message(m, type && strcmp(type, "PMIX_BFROP_BUFFER_FULLY_DESC") == 0);
+	size_t len = goodbye_message(m, type && strcmp(type, "PMIX_BFROP_BUFFER_FULLY_DESC") == 0, pmix_major() >= 4);
 	uint64_t end = ft_clock_now() + (uint64_t)timeout_ms * FT_NSEC_PER_MSEC;
 
 	for (size_t off = 0; off < len;) {

@@ -45,8 +45,9 @@ int ft_pmix_finalize(void);
 int ft_pmix_server_socket(void);
 
 /* On fd, the connection of a PMIx client that died without finalizing:
- * send the client's finalize message (PMIx 4's wire protocol, in the
- * buffer type PMIX_BFROP_BUFFER_TYPE names) and wait up to timeout_ms
+ * send the client's finalize message (the wire protocol of the PMIx
+ * version PMIX_VERSION names, 3 or later, in the buffer type
+ * PMIX_BFROP_BUFFER_TYPE names) and wait up to timeout_ms
  * for the server's answer, so that the server counts the client as
  * finalized before the connection closes, and raises no event for it
  * (see FT_SUPERVISE_PMIX_GOODBYE). Needs no PMIx library: the supervisor

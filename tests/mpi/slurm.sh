@@ -72,7 +72,7 @@ slurm_setup() {
 		trap slurm_teardown EXIT
 	fi
 	local d=$SLURM_DIR
-	mkdir -m 700 "$d/state" "$d/spool"
+	mkdir -m 700 "$d/state" "$d/spool" "$d/tmp"
 	head -c 1024 /dev/urandom >"$d/munge.key"
 	chmod 400 "$d/munge.key"
 	if ! timeout -k 2 10 munged --key-file="$d/munge.key" --socket="$d/munge.sock" \
@@ -89,6 +89,9 @@ slurm_setup() {
 		ctl_addr=127.0.0.1
 		SLURM_NODES=(ftn1)
 	fi
+	for k in "${SLURM_NODES[@]}"; do
+		mkdir -m 1777 "$d/tmp/$k"
+	done
 	{
 		echo "ClusterName=ftshimtest"
 		echo "SlurmctldHost=$short($ctl_addr)"
@@ -102,6 +105,9 @@ slurm_setup() {
 		echo "SlurmdUser=root"
 		echo "StateSaveLocation=$d/state"
 		echo "SlurmdSpoolDir=$d/spool/%n"
+		# Each node's own: the nodes share this machine's /tmp, where
+		# Slurm's PMIx plugin makes per-step directories of one name.
+		echo "TmpFS=$d/tmp/%n"
 		echo "SlurmctldPidFile=$d/slurmctld.pid"
 		echo "SlurmdPidFile=$d/slurmd.%n.pid"
 		echo "SlurmctldLogFile=$d/slurmctld.log"
@@ -119,9 +125,13 @@ slurm_setup() {
 		echo "SlurmdParameters=config_overrides"
 		echo "ReturnToService=2"
 		echo "MpiDefault=none"
+		[ -n "${SLURM_DEBUG:-}" ] && echo "SlurmdDebug=debug2"
 		echo "KillWait=2"
 		echo "InactiveLimit=0"
-		echo "SlurmdTimeout=10"
+		# A lost node is marked down within seconds (the defaults,
+		# 300 s and 10 s, take minutes).
+		echo "SlurmdTimeout=5"
+		echo "MessageTimeout=3"
 		echo "MinJobAge=10"
 		if [ "${1:-}" = NETNS ]; then
 			for k in $(seq 1 ${#NETNS_HOSTS[@]}); do
@@ -139,7 +149,11 @@ slurm_setup() {
 	SLURM_PIDFILES+=("$d/slurmctld.pid")
 	for k in $(seq 1 ${#SLURM_NODES[@]}); do
 		local node=${SLURM_NODES[$((k - 1))]} wrap=()
-		[ "${1:-}" = NETNS ] && wrap=(ip netns exec "${NETNS_NAMES[$((k - 1))]}")
+		# In a host's network namespace, with its host name; not through
+		# 'ip netns exec' (netns-agent), whose fresh /sys has no cgroup
+		# hierarchies, without which slurmd does not start.
+		[ "${1:-}" = NETNS ] && wrap=(nsenter "--net=/run/netns/${NETNS_NAMES[$((k - 1))]}" unshare --uts
+			sh -c 'hostname "$0" && exec "$@"' "${NETNS_HOSTNAMES[$((k - 1))]}")
 		if ! timeout -k 2 10 "${wrap[@]}" slurmd -f "$SLURM_CONF" -N "$node" 2>"$d/slurmd.$node.err"; then
 			slurm_skip "slurmd ($node) does not start: $(tail -n 1 "$d/slurmd.$node.err" "$d/slurmd.$node.log" 2>/dev/null | tail -n 1)"
 		fi

@@ -73,12 +73,15 @@ static size_t unanswered_goodbye(uint8_t *m, size_t max)
 	return server_got(m, max);
 }
 
+/* PMIx 4 (and unset): integers squashed, as Open MPI's client (libpmix
+ * 4.2.2) sends them: one value is 0x02. */
 START_TEST(test_non_described)
 {
 	uint8_t m[64];
-	static const uint8_t body[] = { 0, 0, 0, 1, 5 }; /* one value; PMIX_FINALIZE_CMD */
+	static const uint8_t body[] = { 2, 5 }; /* one value; PMIX_FINALIZE_CMD */
 
 	unsetenv("PMIX_BFROP_BUFFER_TYPE");
+	unsetenv("PMIX_VERSION");
 	pair_open();
 	size_t n = unanswered_goodbye(m, sizeof m);
 	ck_assert_uint_eq(n, 16 + sizeof body);
@@ -94,16 +97,38 @@ START_TEST(test_fully_described)
 {
 	uint8_t m[64];
 	/* PMIX_INT32, one value, PMIX_COMMAND, PMIX_FINALIZE_CMD */
-	static const uint8_t body[] = { 0, 9, 0, 0, 0, 1, 0, 34, 5 };
+	static const uint8_t body[] = { 9, 2, 34, 5 };
 
 	setenv("PMIX_BFROP_BUFFER_TYPE", "PMIX_BFROP_BUFFER_FULLY_DESC", 1);
+	setenv("PMIX_VERSION", "4.2.2rc2", 1);
 	pair_open();
 	size_t n = unanswered_goodbye(m, sizeof m);
-	unsetenv("PMIX_BFROP_BUFFER_TYPE");
 	ck_assert_uint_eq(n, 16 + sizeof body);
 	ck_assert_uint_eq(be32(m + 8), sizeof body);
 	ck_assert_mem_eq(m + 16, body, sizeof body);
 	pair_close();
+	unsetenv("PMIX_BFROP_BUFFER_TYPE");
+	unsetenv("PMIX_VERSION");
+}
+END_TEST
+
+/* PMIx 3: integers whole, in network order. */
+START_TEST(test_pmix3)
+{
+	uint8_t m[64];
+	static const uint8_t plain[] = { 0, 0, 0, 1, 5 };
+	static const uint8_t described[] = { 0, 9, 0, 0, 0, 1, 0, 34, 5 };
+
+	setenv("PMIX_VERSION", "3.2.3", 1);
+	pair_open();
+	ck_assert_uint_eq(unanswered_goodbye(m, sizeof m), 16 + sizeof plain);
+	ck_assert_mem_eq(m + 16, plain, sizeof plain);
+	setenv("PMIX_BFROP_BUFFER_TYPE", "PMIX_BFROP_BUFFER_FULLY_DESC", 1);
+	ck_assert_uint_eq(unanswered_goodbye(m, sizeof m), 16 + sizeof described);
+	ck_assert_mem_eq(m + 16, described, sizeof described);
+	pair_close();
+	unsetenv("PMIX_BFROP_BUFFER_TYPE");
+	unsetenv("PMIX_VERSION");
 }
 END_TEST
 
@@ -203,6 +228,7 @@ int main(void)
 
 	tcase_add_test(tc, test_non_described);
 	tcase_add_test(tc, test_fully_described);
+	tcase_add_test(tc, test_pmix3);
 	tcase_add_test(tc, test_answered);
 	tcase_add_test(tc, test_closed);
 	tcase_add_test(tc, test_silence);

@@ -8,7 +8,8 @@
 # kills every survivor the moment rank 2 dies. (b) The same from an
 # sbatch script, the README's. (c) srun with the other --mpi plugin does
 # not start this MPI as one job: task 0 says, in one line, which launch
-# line works. Skipped (exit 77) where Slurm cannot run here.
+# line works. (d) On Open MPI, the same death in a Python program
+# (mpi4py) under srun. Skipped (exit 77) where Slurm cannot run here.
 . "$MPITEST_SRCDIR/slurm.sh"
 MPITEST_TIMEOUT=40
 slurm_setup
@@ -66,3 +67,12 @@ else
 fi
 [ "$(grep -c '^ftshim.*srun --mpi=p' "$ERR")" = 1 ] || fail "(c): not one line about the launch"
 expect_no_leftovers hello
+
+# (d) Open MPI: a Python program under srun (Debian's mpi4py).
+if [ "$MPITEST_FLAVOUR" = openmpi ] && /usr/bin/python3 -c 'import mpi4py' 2>/dev/null; then
+	slurm_launch_cmd shim 4 -- /usr/bin/python3 "$MPITEST_SRCDIR/progs/mpi4py_lose.py"
+	run_launch
+	expect_all_checks "mpi4py under srun"
+	expect_err_no_match 'CANCELLED'
+	expect_detected 2 0,1,3
+fi

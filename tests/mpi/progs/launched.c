@@ -3,6 +3,7 @@
  * and the survivors must go on working for a while. Usage:
  *
  *   launched [--victims R[,R...]] [--external] [--iters N] [--gap-ms G]
+ *            [--until PATH]
  *
  * Defaults: victim rank 2, 2000 iterations 1 ms apart. After a barrier
  * every rank writes ready.RANK in the current directory. A victim then
@@ -10,7 +11,9 @@
  * the test kills it. Each survivor waits for a message from the first
  * victim in MPI_Recv, which must fail with MPIX_ERR_PROC_FAILED; the
  * survivors acknowledge, shrink MPI_COMM_WORLD and run the iterations, an
- * allreduce each, checking its sum. Survivor rank 0 prints "survivors
+ * allreduce each, checking its sum; with --until, instead, they go on
+ * until one of them sees PATH exist, and stop together.
+ * Survivor rank 0 prints "survivors
  * finished N iterations" and ALL CHECKS PASSED. Exit status 1 if a check
  * failed here. Keeping the survivors at work for seconds matters: a
  * launcher that ends the job after a death does so tens of milliseconds
@@ -39,6 +42,7 @@ int main(int argc, char **argv)
 {
 	int rank, size, victims[64] = { 2 }, nvictims = 1;
 	long iters = 2000, gap_ms = 1;
+	const char *until = NULL;
 	int external = tu_has_arg(argc, argv, "--external");
 
 	for (int i = 1; i + 1 < argc; i++) {
@@ -48,6 +52,8 @@ int main(int argc, char **argv)
 			iters = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--gap-ms") == 0)
 			gap_ms = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--until") == 0)
+			until = argv[i + 1];
 	}
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -101,14 +107,18 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(live, &lrank);
 	TU_CHECK(lsize == size - nvictims, "%d survivors, expected %d", lsize, size - nvictims);
 	long done = 0;
-	for (; done < iters; done++) {
-		int sum = 0;
-		rc = MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, live);
-		if (rc != MPI_SUCCESS || sum != alive_sum) {
-			TU_CHECK(0, "allreduce %ld: rc %d, sum %d, expected %d", done, rc, sum,
-				 alive_sum);
+	for (;; done++) {
+		/* The sum of the survivors' ranks, and how many see PATH. */
+		int mine[2] = { rank, until && access(until, F_OK) == 0 }, sums[2] = { 0, 0 };
+		if (!until && done >= iters)
+			break;
+		rc = MPI_Allreduce(mine, sums, 2, MPI_INT, MPI_SUM, live);
+		if (rc != MPI_SUCCESS || sums[0] != alive_sum) {
+			TU_CHECK(0, "allreduce %ld: rc %d, sum %d, expected %d", done, rc, sums[0], alive_sum);
 			break;
 		}
+		if (until && sums[1] > 0)
+			break;
 		if (gap_ms > 0)
 			tu_nap_ms(gap_ms);
 	}
