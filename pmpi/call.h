@@ -45,7 +45,9 @@ struct ftp_watch {
 	enum ftp_watch_kind kind;
 	int rank;  /* FTP_WATCH_PEER: its rank in the MPI's communicator (real) */
 	bool recv; /* a receive: cancel it when giving up */
-	bool keep; /* cannot be cancelled (partitioned): left to the MPI when given up */
+	/* Cannot be cancelled (partitioned, request-based RMA): left to the
+	 * MPI when given up. */
+	bool keep;
 };
 
 struct ftp_call {

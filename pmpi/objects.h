@@ -108,7 +108,18 @@ int ftp_pre_win_epoch(struct ftp_call *c, MPI_Win win);
 /* RMA operations and their request-based forms: the target is checked;
  * a request is watched on it until completion. */
 int ftp_pre_rma(struct ftp_call *c, MPI_Win win, int target_rank);
-#define ftp_pre_rma_req ftp_pre_rma
+
+/* MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate: as above, but
+ * neither MPI can cancel such a request (Open MPI's MPI_Cancel fails
+ * with MPI_ERR_REQUEST on MPI_COMM_WORLD, fatal by default): one given up
+ * on is left to the MPI, as a partitioned one is. */
+static inline int ftp_pre_rma_req(struct ftp_call *c, MPI_Win win, int target_rank)
+{
+	int rc = ftp_pre_rma(c, win, target_rank);
+
+	c->watch.keep = true;
+	return rc;
+}
 
 /* File calls, all collective over the file's group except the shared
  * file pointer's. Blocking collective reads and writes run as their
