@@ -228,6 +228,7 @@ static void on_app(void *ctx, const struct ft_msg *m)
 		break;
 	case FTP_APP_REPORT_FILE:
 	case FTP_APP_REPORT_DONE:
+	case FTP_APP_REPORT_ACK:
 		ftp_merge_on_msg(m);
 		break;
 	default:

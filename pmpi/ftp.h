@@ -208,6 +208,7 @@ enum ftp_app_kind {
 	FTP_APP_AGREE_ASK = 4,     /* a new coordinator asks for decisions */
 	FTP_APP_REPORT_FILE = 5,   /* a host's file for the job report; value: what */
 	FTP_APP_REPORT_DONE = 6,   /* the host's files are sent; value: how many */
+	FTP_APP_REPORT_ACK = 7,    /* the reporting rank has them all */
 };
 
 /* Revoke (pmpi/revoke.c) and agreement (pmpi/agree.c): their messages and

@@ -9,7 +9,12 @@
  * where ft_report_write reads them, and stays on the control plane until
  * every other host that still has a live rank has sent (or said why it
  * has nothing: no run directory), or until a deadline after every rank
- * left; a host whose files did not come is listed as missing, with why. Ranks on the reporting rank's host send nothing:
+ * left; a host whose files did not come is listed as missing, with why.
+ * The reporting rank acknowledges each host's complete set; a speaker
+ * stays on the control plane until it has that acknowledgement, sending
+ * the set again every RESEND_NS, for at most the reporting rank's
+ * deadline (a set lost on the way, with a connection that broke, is sent
+ * again on a new one). Ranks on the reporting rank's host send nothing:
  * their files are there already. A job on one host sends nothing.
  *
  * Threads: the detector thread puts what arrives in the inbox
@@ -46,6 +51,10 @@
 #define HOST_CAP (2u * 1024 * 1024)
 _Static_assert(RANK_CAP <= FT_APP_MAX_DATA, "one file per message");
 
+/* How long a speaker waits for the acknowledgement before it sends its
+ * host's files again. */
+#define RESEND_NS (300 * FT_NSEC_PER_MSEC)
+
 /* A message taken by the detector thread. */
 struct arrival {
 	struct arrival *next;
@@ -64,6 +73,9 @@ static struct {
 	bool started;
 	uint32_t n;            /* job ranks, fixed at the first step */
 	int32_t sent_to;       /* as a speaker: the reporting rank it sent to; -1 */
+	int32_t acked_by;      /* as a speaker: the rank that acknowledged them; -1 */
+	uint64_t first_sent;   /* as a speaker: when it first sent to sent_to */
+	uint64_t last_sent;    /* ... and last */
 	uint64_t all_left_at;  /* as the reporting rank: when every rank had left; 0 */
 	uint32_t *first;       /* per rank: the lowest rank of its host */
 	uint32_t *files_from;  /* per rank: files stored from it since its last DONE */
@@ -75,7 +87,7 @@ static struct {
 	struct ft_report_host *missing;
 	char (*why)[160];
 	uint32_t nmissing;
-} merge = { .sent_to = -1 };
+} merge = { .sent_to = -1, .acked_by = -1 };
 
 void ftp_merge_on_msg(const struct ft_msg *m)
 {
@@ -254,6 +266,8 @@ static void take_inbox(void)
 		uint32_t from = a->from;
 		if (from >= merge.n || same_host(from, (uint32_t)ftp.rank)) {
 			/* Nothing to keep from this host: its files are here. */
+		} else if (a->kind == FTP_APP_REPORT_ACK) {
+			merge.acked_by = (int32_t)from;
 		} else if (a->kind == FTP_APP_REPORT_FILE && merge.have_dir) {
 			char name[32];
 			int rc = -EINVAL;
@@ -283,6 +297,9 @@ static void take_inbox(void)
 				merge.host_partial[h] = merge.files_from[from] + 1;
 			}
 			merge.files_from[from] = 0;
+			/* An incomplete set is not acknowledged: it comes again. */
+			if (merge.host_done[h])
+				post(from, FTP_APP_REPORT_ACK, 0, NULL, 0);
 		}
 		free(a);
 		a = next;
@@ -378,13 +395,24 @@ bool ftp_merge_step(bool everyone_left)
 	if (reporter == UINT32_MAX)
 		return false;
 	/* This host's speaker: once the host's ranks have all left (their
-	 * files are written), send them; again if the reporting rank it
-	 * sent to failed. */
-	if (!same_host(reporter, me) && host_speaker(me) == me && merge.sent_to != (int32_t)reporter) {
-		if (everyone_left || host_left(me)) {
-			send_host_files(reporter);
-			merge.sent_to = (int32_t)reporter;
-		} else {
+	 * files are written), send them, and again if the reporting rank it
+	 * sent to failed, or did not acknowledge them in RESEND_NS; hold on
+	 * until it does, for at most merge_deadline_ns. */
+	if (!same_host(reporter, me) && host_speaker(me) == me && merge.acked_by != (int32_t)reporter) {
+		uint64_t now = ft_clock_now();
+		if (merge.sent_to != (int32_t)reporter) {
+			if (everyone_left || host_left(me)) {
+				send_host_files(reporter);
+				merge.sent_to = (int32_t)reporter;
+				merge.first_sent = merge.last_sent = now;
+			}
+			hold = true;
+		} else if (now - merge.first_sent < merge_deadline_ns()) {
+			if (now - merge.last_sent >= RESEND_NS) {
+				ft_debug("job report: no acknowledgement from rank %u: sending again", reporter);
+				send_host_files(reporter);
+				merge.last_sent = now;
+			}
 			hold = true;
 		}
 	}
