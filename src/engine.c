@@ -690,6 +690,9 @@ static void log_summary(struct ft_engine *e, uint64_t started)
 		 (unsigned long long)atomic_load(&e->stats.connections),
 		 (unsigned long long)atomic_load(&e->stats.probes), cpu_ns / 1e6, wall / 1e9,
 		 wall ? 100.0 * (double)cpu_ns / (double)wall : 0.0);
+	uint64_t unsent = atomic_load(&e->stats.unsent_at_exit);
+	if (unsent)
+		ft_debug("control plane: %llu bytes were still queued as this process left", (unsigned long long)unsent);
 }
 
 /* The detector thread sleeps nearly all the time, but when it wakes it
@@ -872,9 +875,13 @@ static void *engine_main(void *arg)
 	}
 	/* Last words: what is queued (departures, EXCLUDEDs) goes out if the
 	 * socket takes it now. */
-	for (struct conn *c = e->conns; c; c = c->next)
-		if (!c->connecting && c->out_len)
+	uint64_t unsent = 0;
+	for (struct conn *c = e->conns; c; c = c->next) {
+		if (!c->connecting && !c->broken && c->out_len)
 			conn_flush(e, c);
+		unsent += c->out_len;
+	}
+	stat_add(&e->stats.unsent_at_exit, unsent);
 	log_summary(e, started);
 	atomic_store_explicit(&e->stopped, true, memory_order_release);
 	return NULL;

@@ -59,6 +59,9 @@ struct ft_engine_stats {
 	_Atomic uint64_t frames_in, frames_out;
 	_Atomic uint64_t dropped[FT_FRAME_ERR_COUNT]; /* frames rejected, by reason */
 	_Atomic uint64_t connections, probes, send_overflow;
+	/* Bytes still queued when the thread ended (peers that never took
+	 * them: a connection that broke or never connected). */
+	_Atomic uint64_t unsent_at_exit;
 };
 
 /* Start the detector thread. 0, or -errno (nothing is left running).

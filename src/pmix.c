@@ -232,14 +232,22 @@ enum {
  * the dead client is not taken for this one. */
 #define GOODBYE_TAG 0x7ffff000u
 
-/* The PMIx major version the server announced (PMIX_VERSION), 4 if none. */
-static int pmix_major(void)
-{
-	const char *v = getenv("PMIX_VERSION");
-	char *end;
-	long major = v ? strtol(v, &end, 10) : 0;
+/* How the client packs its messages, from what its server told it. */
+struct wire_format {
+	bool described; /* a fully described buffer (PMIX_BFROP_BUFFER_TYPE) */
+	bool squashed;  /* integers as varints: PMIx 4 and later (PMIX_VERSION; 4 if unset) */
+};
 
-	return major > 0 && major < 100 ? (int)major : 4;
+static struct wire_format wire_format(void)
+{
+	const char *type = getenv("PMIX_BFROP_BUFFER_TYPE"), *version = getenv("PMIX_VERSION");
+	char *end;
+	long major = version ? strtol(version, &end, 10) : 0;
+
+	return (struct wire_format){
+		.described = type && strcmp(type, "PMIX_BFROP_BUFFER_FULLY_DESC") == 0,
+		.squashed = major <= 0 || major >= 4,
+	};
 }
 
 /* A data type (uint16) or the count (int32, always 1 here), as the
@@ -265,15 +273,15 @@ static size_t put_count_of_one(uint8_t *m, bool squashed)
 	return 4;
 }
 
-static size_t goodbye_message(uint8_t *m, bool described, bool squashed)
+static size_t goodbye_message(uint8_t *m, struct wire_format f)
 {
 	size_t n = PMIX_WIRE_HDR;
 
-	if (described)
-		n += put_type(m + n, PMIX_WIRE_INT32, squashed);
-	n += put_count_of_one(m + n, squashed);
-	if (described)
-		n += put_type(m + n, PMIX_WIRE_COMMAND, squashed);
+	if (f.described)
+		n += put_type(m + n, PMIX_WIRE_INT32, f.squashed);
+	n += put_count_of_one(m + n, f.squashed);
+	if (f.described)
+		n += put_type(m + n, PMIX_WIRE_COMMAND, f.squashed);
 	m[n++] = PMIX_WIRE_FINALIZE_CMD;
 	put_be32(m, 0);
 	put_be32(m + 4, GOODBYE_TAG);
@@ -313,9 +321,8 @@ static int read_by(int fd, uint8_t *buf, size_t len, uint64_t end)
 
 int ft_pmix_goodbye(int fd, int timeout_ms)
 {
-	const char *type = getenv("PMIX_BFROP_BUFFER_TYPE");
 	uint8_t m[PMIX_WIRE_HDR + 16];
-	size_t len = goodbye_message(m, type && strcmp(type, "PMIX_BFROP_BUFFER_FULLY_DESC") == 0, pmix_major() >= 4);
+	size_t len = goodbye_message(m, wire_format());
 	uint64_t end = ft_clock_now() + (uint64_t)timeout_ms * FT_NSEC_PER_MSEC;
 
 	for (size_t off = 0; off < len;) {

@@ -4,8 +4,8 @@
  * with the child (the PMI socket, which it closes, stdio buffers), so it
  * only relays signals, waits, records a death by signal for the job
  * report (a line appended with plain system calls to the file the child
- * named), says the PMIx finalize the child did not (FT_SUPERVISE_PMIX_GOODBYE,
- * on the connection the child handed over) and _exits or dies. */
+ * named), says the PMIx finalize the child did not (on the connection
+ * the child handed over, FT_SUPERVISE_PMIX_GOODBYE) and _exits or dies. */
 #include "ftshim_config.h"
 
 #include <errno.h>
@@ -143,7 +143,8 @@ static int receive_pmix_connection(void)
 	while ((n = recvmsg(handoff_fd, &m.msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&m.msg) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(c), sizeof fd);
 	close(handoff_fd);
 	handoff_fd = -1;
@@ -164,10 +165,11 @@ static void relay(int sig)
 	errno = saved;
 }
 
-/* The parent keeps no descriptor but stdio (and the hand-off socket). Above all not its copy of
- * the PMI socket: Hydra's proxy marks a rank whose PMI socket closes
- * without a finalize with a provisional raw status 1, and keeps it if
- * that close is handled after it has reaped the process. Held by the
+/* The parent keeps no descriptor but stdio (and the hand-off socket).
+ * Above all not its copy of the PMI socket: Hydra's proxy marks a rank
+ * whose PMI socket closes without a finalize with a provisional raw
+ * status 1, and keeps it if that close is handled after it has reaped
+ * the process. Held by the
  * parent too, the socket closed only when the parent exited, at the
  * moment its status was reaped, and one job in a few then ended with
  * "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Hangup (signal 1)"
