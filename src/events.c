@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "src/events.h"
+#include "src/fdio.h"
 
 /* All under lock. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -88,34 +89,19 @@ size_t ft_events_dropped(void)
 	return n;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int ft_events_write(int fd)
 {
 	int rc = 0;
 
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < nlines && rc == 0; i++) {
-		rc = write_all(fd, lines[i], strlen(lines[i]));
+		rc = ft_write_all(fd, lines[i], strlen(lines[i]));
 		if (rc == 0)
-			rc = write_all(fd, "\n", 1);
+			rc = ft_write_all(fd, "\n", 1);
 	}
 	if (rc == 0 && dropped) {
 		char line[FT_EVENT_DROPPED_MAX];
-		rc = write_all(fd, line, ft_events_dropped_line(self, dropped, line));
+		rc = ft_write_all(fd, line, ft_events_dropped_line(self, dropped, line));
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;

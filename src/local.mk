@@ -11,6 +11,7 @@ src_libftcore_la_SOURCES = \
 	src/detector.c src/detector.h \
 	src/engine.c src/engine.h \
 	src/events.c src/events.h \
+	src/fdio.c src/fdio.h \
 	src/frame.c src/frame.h \
 	src/hash.h \
 	src/inject.c src/inject.h \

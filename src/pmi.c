@@ -2,7 +2,6 @@
 #include "ftshim_config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 
 #include "src/clock.h"
 #include "src/common.h"
+#include "src/fdio.h"
 #include "src/pmi.h"
 
 int ft_pmi_fd(void)
@@ -32,37 +32,16 @@ int ft_pmi_finalize(int fd, int timeout_ms)
 	char line[128];
 	size_t got = 0;
 	uint64_t end = ft_clock_now() + (uint64_t)timeout_ms * FT_NSEC_PER_MSEC;
+	int rc = ft_write_all(fd, cmd, sizeof cmd - 1);
 
-	for (size_t off = 0; off < sizeof cmd - 1;) {
-		ssize_t w = write(fd, cmd + off, sizeof cmd - 1 - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EPROTO;
-		off += (size_t)w;
-	}
 	/* The answer is one line; read it byte by byte, so that nothing after
 	 * it is taken from the connection. */
-	while (got < sizeof line - 1) {
-		uint64_t now = ft_clock_now();
-		if (now >= end)
-			return -ETIMEDOUT;
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int rc = poll(&p, 1, (int)((end - now + FT_NSEC_PER_MSEC - 1) / FT_NSEC_PER_MSEC));
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc < 0)
-			return -errno;
-		if (rc == 0)
-			continue;
-		ssize_t r = read(fd, line + got, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EPROTO;
-		if (line[got++] == '\n')
+	while (rc == 0 && got < sizeof line - 1) {
+		if ((rc = ft_read_by(fd, line + got, 1, end)) == 0 && line[got++] == '\n')
 			break;
 	}
+	if (rc != 0)
+		return rc;
 	line[got] = '\0';
 	return strcmp(line, ack) == 0 ? 0 : -EPROTO;
 }

@@ -8,7 +8,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include "src/clock.h"
 #include "src/common.h"
+#include "src/fdio.h"
 #include "src/log.h"
 #include "src/pmix.h"
 
@@ -290,57 +290,23 @@ static size_t goodbye_message(uint8_t *m, struct wire_format f)
 	return n;
 }
 
-/* Read exactly len bytes by end (a CLOCK_MONOTONIC time); buf NULL
- * discards them. */
-static int read_by(int fd, uint8_t *buf, size_t len, uint64_t end)
-{
-	uint8_t sink[256];
-
-	while (len > 0) {
-		uint64_t now = ft_clock_now();
-		if (now >= end)
-			return -ETIMEDOUT;
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int rc = poll(&p, 1, (int)((end - now + FT_NSEC_PER_MSEC - 1) / FT_NSEC_PER_MSEC));
-		if (rc < 0 && errno != EINTR)
-			return -errno;
-		if (rc <= 0)
-			continue;
-		size_t want = buf ? len : (len < sizeof sink ? len : sizeof sink);
-		ssize_t r = read(fd, buf ? buf : sink, want);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EPROTO;
-		len -= (size_t)r;
-		if (buf)
-			buf += r;
-	}
-	return 0;
-}
-
 int ft_pmix_goodbye(int fd, int timeout_ms)
 {
 	uint8_t m[PMIX_WIRE_HDR + 16];
 	size_t len = goodbye_message(m, wire_format());
 	uint64_t end = ft_clock_now() + (uint64_t)timeout_ms * FT_NSEC_PER_MSEC;
 
-	for (size_t off = 0; off < len;) {
-		ssize_t w = send(fd, m + off, len - off, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EPROTO;
-		off += (size_t)w;
-	}
+	int rc = ft_write_all(fd, m, len);
+
+	if (rc != 0)
+		return rc;
 	/* Messages still owed to the dead client may come first: skip them. */
 	for (;;) {
 		uint8_t hdr[PMIX_WIRE_HDR];
-		int rc = read_by(fd, hdr, sizeof hdr, end);
-		if (rc != 0)
+		if ((rc = ft_read_by(fd, hdr, sizeof hdr, end)) != 0)
 			return rc;
 		uint32_t tag = get_be32(hdr + 4), body = get_be32(hdr + 8);
-		if ((rc = read_by(fd, NULL, body, end)) != 0)
+		if ((rc = ft_read_by(fd, NULL, body, end)) != 0)
 			return rc;
 		if (tag == GOODBYE_TAG)
 			return 0;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "src/events.h"
+#include "src/fdio.h"
 #include "src/hash.h"
 #include "src/report.h"
 
@@ -302,17 +303,7 @@ int ft_write_file_atomically(const char *path, const char *text, size_t len)
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	while (len > 0) {
-		ssize_t w = write(fd, text, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		text += w;
-		len -= (size_t)w;
-	}
+	rc = ft_write_all(fd, text, len);
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(tmp, path) != 0)

@@ -8,6 +8,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_comm_table \
 	tests/unit/check_config \
 	tests/unit/check_detector \
+	tests/unit/check_fdio \
 	tests/unit/check_frame \
 	tests/unit/check_inject \
 	tests/unit/check_log \
@@ -55,6 +56,9 @@ tests_unit_check_overlay_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_pmi_SOURCES = tests/unit/check_pmi.c
 tests_unit_check_pmi_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_pmi_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_fdio_SOURCES = tests/unit/check_fdio.c
+tests_unit_check_fdio_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_fdio_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_pmix_SOURCES = tests/unit/check_pmix.c
 tests_unit_check_pmix_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_pmix_LDADD = $(FT_UNIT_LDADD)

@@ -8,7 +8,7 @@
 # no mpi4py for it) and where python3-mpi4py is missing.
 [ "$MPITEST_FLAVOUR" = openmpi ] || { echo "skip: Debian's python3-mpi4py is built against Open MPI only"; exit 77; }
 py=/usr/bin/python3
-"$py" -c 'import mpi4py' 2>/dev/null || { echo "skip: $py cannot import mpi4py (Debian package python3-mpi4py)"; exit 77; }
+timeout -k 5 30 "$py" -c 'import mpi4py' 2>/dev/null || { echo "skip: $py cannot import mpi4py (Debian package python3-mpi4py)"; exit 77; }
 rundir=$MPITEST_WORKDIR/run
 src=$MPITEST_SRCDIR/progs/mpi4py_lose.py
 run_job shim 4 "FTSHIM_RUNDIR=$rundir" -- "$py" "$src"

@@ -69,7 +69,7 @@ fi
 expect_no_leftovers hello
 
 # (d) Open MPI: a Python program under srun (Debian's mpi4py).
-if [ "$MPITEST_FLAVOUR" = openmpi ] && /usr/bin/python3 -c 'import mpi4py' 2>/dev/null; then
+if [ "$MPITEST_FLAVOUR" = openmpi ] && timeout -k 5 30 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null; then
 	slurm_launch_cmd shim 4 -- /usr/bin/python3 "$MPITEST_SRCDIR/progs/mpi4py_lose.py"
 	run_launch
 	expect_all_checks "mpi4py under srun"
