@@ -87,6 +87,7 @@ const char *ftp_detection_word(uint32_t how)
 {
 	switch (how) {
 	case FT_HOW_CONN_LOST:
+	case FT_HOW_EXITED:
 		return "crash";
 	case FT_HOW_HB_TIMEOUT:
 		return "heartbeat timeout";
@@ -311,8 +312,12 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 		close(listen_fd);
 		return -ENOMEM;
 	}
-	for (uint32_t r = 0; r < njoined; r++)
+	struct ft_local_proc *local = calloc(n, sizeof *local);
+	for (uint32_t r = 0; r < njoined; r++) {
 		eps[r] = ftp.peers[r].ep;
+		if (local && ftp.peers[r].ep.host_id == ftp.peers[ftp.rank].ep.host_id)
+			local[r] = (struct ft_local_proc){ ftp.peers[r].pid, ftp.peers[r].start_ticks };
+	}
 	struct ft_engine_config cfg = {
 		.det = {
 			.nprocs = n,
@@ -330,6 +335,7 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 		},
 		.endpoints = eps,
 		.listen_fd = listen_fd,
+		.local_procs = local,
 	};
 	memcpy(cfg.secret, ftp.secret, FT_SECRET_LEN);
 	uint64_t seed = 0;
@@ -343,6 +349,7 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 	ft_overlay_format(&eps[ftp.rank], where, sizeof where);
 	rc = ft_engine_start(&engine, &cfg, &hooks);
 	free(eps);
+	free(local);
 	if (rc != 0)
 		ft_error("cannot start the detector thread: %s", strerror(-rc));
 	else

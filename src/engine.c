@@ -47,6 +47,8 @@
 #include "src/common.h"
 #include "src/engine.h"
 #include "src/log.h"
+#include "src/proc_table.h"
+#include "src/prune.h"
 
 /* A heartbeat is not queued behind this much unsent data: the peer is not
  * reading, and a stale heartbeat proves nothing. */
@@ -127,6 +129,15 @@ struct ft_engine {
 	uint64_t last_words_by; /* once every rank left: until then, flush; 0 before */
 	bool timed_out;
 	struct ft_engine_stats stats;
+	/* The processes of this host it watches (detector thread). */
+	struct pid_watch *pid_watches;
+	uint32_t npid_watches;
+};
+
+/* A process of this host, watched with a pidfd; fd -1 once it ended. */
+struct pid_watch {
+	int fd;
+	uint32_t rank;
 };
 
 /* Markers for the two non-connection fds in epoll. */
@@ -597,6 +608,71 @@ static void sweep(struct ft_engine *e, uint64_t now)
 	}
 }
 
+/* --- processes of this host ------------------------------------------------ */
+
+/* A watched process ended. Unless this process is leaving itself (then a
+ * peer that ends has left too: it goes only once every other rank left),
+ * that is a failure, known now rather than when a socket or a heartbeat
+ * tells: what that rank said last is read first, in case it was its
+ * departure or an abort. */
+static void pid_ended(struct ft_engine *e, struct pid_watch *w, uint64_t now)
+{
+	uint32_t rank = w->rank;
+
+	epoll_ctl(e->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	close(w->fd);
+	w->fd = -1;
+	for (struct conn *c = e->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->rank == rank && !c->connecting && !c->broken)
+			conn_read(e, c, now);
+	}
+	if (e->departing || e->det.excluded || ft_det_knows_failed(&e->det, rank) ||
+	    ft_det_knows_departed(&e->det, rank))
+		return;
+	ft_det_declare(&e->det, rank, FT_HOW_EXITED, now);
+}
+
+/* Watch the processes of this host that cfg names; one that cannot be
+ * watched (no pidfd_open, or its pid names another process already) is
+ * left to the sockets and heartbeats. */
+static void watch_local_procs(struct ft_engine *e, const struct ft_local_proc *procs)
+{
+	if (!procs)
+		return;
+	e->pid_watches = calloc(e->n, sizeof *e->pid_watches);
+	if (!e->pid_watches)
+		return;
+	for (uint32_t r = 0; r < e->n; r++) {
+		if (r == e->self || procs[r].pid <= 0)
+			continue;
+		int fd = (int)syscall(SYS_pidfd_open, (pid_t)procs[r].pid, 0);
+		if (fd < 0)
+			continue;
+		/* Checked after the open: the pidfd names the process that
+		 * had the pid then, so a match now names the rank. */
+		if (ft_process_start_ticks(procs[r].pid) != procs[r].start_ticks) {
+			close(fd);
+			continue;
+		}
+		struct pid_watch *w = &e->pid_watches[e->npid_watches];
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+		if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(fd);
+			continue;
+		}
+		*w = (struct pid_watch){ .fd = fd, .rank = r };
+		e->npid_watches++;
+	}
+}
+
+static struct pid_watch *pid_watch_of(struct ft_engine *e, void *ptr)
+{
+	struct pid_watch *w = ptr;
+
+	return e->npid_watches && w >= e->pid_watches && w < e->pid_watches + e->npid_watches ? w : NULL;
+}
+
 /* --- the loop ----------------------------------------------------------- */
 
 /* How long a departing rank waits for its queued frames to leave. */
@@ -862,6 +938,10 @@ static void *engine_main(void *arg)
 				uint64_t v;
 				ssize_t r = read(e->wake_fd, &v, sizeof v);
 				(void)r;
+			} else if (pid_watch_of(e, evs[i].data.ptr)) {
+				struct pid_watch *w = evs[i].data.ptr;
+				if (w->fd >= 0)
+					pid_ended(e, w, now);
 			} else {
 				/* An earlier event of this batch may have closed
 				 * this connection; check that it is still listed. */
@@ -899,6 +979,10 @@ static void engine_free(struct ft_engine *e)
 		e->posted = next;
 	}
 	pthread_mutex_destroy(&e->post_lock);
+	for (uint32_t i = 0; i < e->npid_watches; i++)
+		if (e->pid_watches[i].fd >= 0)
+			close(e->pid_watches[i].fd);
+	free(e->pid_watches);
 	if (e->det.ring)
 		ft_det_destroy(&e->det);
 	if (e->listen_fd >= 0)
@@ -973,6 +1057,7 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 		rc = -errno;
 		goto out_free;
 	}
+	watch_local_procs(e, cfg->local_procs);
 	/* The thread takes no signal: the application's handlers (and MPI's
 	 * own, such as MPICH's SIGUSR1) must run on the application's threads. */
 	sigfillset(&all);

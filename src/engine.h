@@ -19,6 +19,13 @@
 
 struct ft_engine;
 
+/* A process of this host, named as /proc names it (its start time in
+ * clock ticks, src/prune.h), so that a reused pid is never mistaken for it. */
+struct ft_local_proc {
+	int32_t pid;
+	uint64_t start_ticks;
+};
+
 struct ft_engine_config {
 	struct ft_det_config det;
 	/* det.nprocs entries (the capacity), copied; all-zero for a rank not
@@ -27,6 +34,11 @@ struct ft_engine_config {
 	const struct ft_endpoint *endpoints;
 	uint8_t secret[FT_SECRET_LEN];
 	int listen_fd;                       /* bound and listening; the engine owns it */
+	/* The processes of this host (det.nprocs entries, copied; pid 0 for
+	 * a rank of another host, or unknown): the engine watches each with
+	 * a pidfd and learns the moment one ends, before any socket or
+	 * heartbeat tells. NULL: none. */
+	const struct ft_local_proc *local_procs;
 };
 
 struct ft_engine_hooks {

@@ -27,7 +27,8 @@
 	X(FT_HOW_NONE, "unknown") \
 	X(FT_HOW_CONN_LOST, "crash (its sockets closed and its port refuses)") \
 	X(FT_HOW_HB_TIMEOUT, "heartbeat timeout") \
-	X(FT_HOW_NOTICE, "notice from another rank")
+	X(FT_HOW_NOTICE, "notice from another rank") \
+	X(FT_HOW_EXITED, "crash (its process ended, seen on its host)")
 
 #define FT_HOW_ENUM(e, s) e,
 enum ft_fail_how { FT_FAIL_HOWS(FT_HOW_ENUM) FT_HOW_COUNT };
