@@ -25,12 +25,11 @@
  * MPIX_Comm_ishrink, hands it to a request that pmpi/ops.c completes. */
 #include "ftshim_config.h"
 
-#include <errno.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "pmpi/call.h"
 #include "pmpi/requests.h"
@@ -66,9 +65,9 @@ struct agreement {
 };
 
 /* Every agreement this process knows: the application thread(s) and the
- * detector thread, under lock; cond wakes a waiting caller. */
+ * detector thread, under lock. A waiting caller sleeps on the host
+ * mailbox's doorbell (pmpi/hostmail.c), which a decision moves. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t decided_cond = PTHREAD_COND_INITIALIZER;
 static struct agreement *all;
 
 static size_t nbytes(uint32_t n)
@@ -234,8 +233,12 @@ static void post(const struct view *v, uint32_t to, uint16_t kind, const struct 
 	m.app.value = value;
 	m.app.len = len;
 	m.app.data = data;
-	ftp_detect_post((uint32_t)v->members[to], &m);
+	if (!ftp_hostmail_post((uint32_t)v->members[to], &m))
+		ftp_detect_post((uint32_t)v->members[to], &m);
 }
+
+static void on_contribution(struct agreement *a, const struct view *v, uint32_t from,
+			    const struct ft_msg *m);
 
 /* CONTRIB data: u32 n, then the failed and acknowledged bitmaps. DECIDE
  * data: u32 n, u32 rc, then the failed bitmap. */
@@ -252,7 +255,20 @@ static void send_contribution(struct agreement *a, const struct view *v)
 	memcpy(d, &a->n, 4);
 	memcpy(d + 4, a->my_bits, 2 * b);
 	a->sent_to = to;
-	post(v, to, FTP_APP_AGREE_CONTRIB, a, a->my_value, d, (uint32_t)(4 + 2 * b));
+	if (to == v->self) {
+		/* Its own contribution, taken here (under lock) rather than
+		 * sent round through the detector thread. */
+		struct ft_msg m = { .type = FT_MSG_APP, .from = (uint32_t)ftp.rank };
+		m.app.key = a->id;
+		m.app.seq = a->seq;
+		m.app.kind = FTP_APP_AGREE_CONTRIB;
+		m.app.value = a->my_value;
+		m.app.len = (uint32_t)(4 + 2 * b);
+		m.app.data = d;
+		on_contribution(a, v, to, &m);
+	} else {
+		post(v, to, FTP_APP_AGREE_CONTRIB, a, a->my_value, d, (uint32_t)(4 + 2 * b));
+	}
 	free(d);
 }
 
@@ -284,7 +300,7 @@ static void set_decided(struct agreement *a, uint32_t value, int rc, const uint8
 	a->value = value;
 	a->rc = rc;
 	memcpy(a->decided_failed, failed, nbytes(a->n));
-	pthread_cond_broadcast(&decided_cond);
+	ftp_hostmail_wake_self();
 }
 
 /* As the coordinator: decide once every live member has contributed. A
@@ -574,7 +590,16 @@ static void mpi_progress(void)
 
 /* Run the next agreement of e with *value and wait for the decision.
  * Returns its rc; *value and (when failed is not NULL) the failed members
- * (a bitmap in agreement_order) are filled in. */
+ * (a bitmap in agreement_order) are filled in.
+ *
+ * The caller takes the messages of this host's ranks from the mailbox
+ * itself while it waits, and yields a few times before it sleeps: the
+ * decision comes within a few of the others' time slices when they are
+ * in the same call. Asleep, it wakes on the doorbell (mail, or a decision
+ * the detector thread took) or every 5 ms to run the MPI's progress: a
+ * survivor's passive-target lock on this rank's window is granted only by
+ * this rank's MPI (MPICH), and that survivor may be what the agreement
+ * waits for. */
 static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 {
 	struct agreement *a = agree_start(e, *value);
@@ -582,28 +607,23 @@ static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 
 	if (!a)
 		return MPI_ERR_COMM;
-	pthread_mutex_lock(&lock);
-	while (!agree_take(a, value, failed, &rc)) {
-		/* The detector thread decides; the timed wait lets agree_take
-		 * re-check the coordinator now and then, and this thread keep
-		 * the MPI progressing meanwhile: a survivor's passive-target
-		 * lock on this rank's window is granted only by this rank's
-		 * MPI (MPICH), and that survivor may be what the agreement
-		 * waits for. */
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 5 * 1000 * 1000;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
+	ftp_hostmail_listen(true);
+	for (uint32_t idle = 0;; idle++) {
+		uint32_t seen = ftp_hostmail_doorbell();
+		ftp_hostmail_drain();
+		pthread_mutex_lock(&lock);
+		bool done = agree_take(a, value, failed, &rc);
+		pthread_mutex_unlock(&lock);
+		if (done)
+			break;
+		if (idle < ftp.spin_polls) {
+			sched_yield();
+			continue;
 		}
-		if (pthread_cond_timedwait(&decided_cond, &lock, &ts) == ETIMEDOUT) {
-			pthread_mutex_unlock(&lock);
+		if (!ftp_hostmail_sleep(seen, 5 * FT_NSEC_PER_MSEC))
 			mpi_progress();
-			pthread_mutex_lock(&lock);
-		}
 	}
-	pthread_mutex_unlock(&lock);
+	ftp_hostmail_listen(false);
 	return rc;
 }
 
@@ -930,6 +950,7 @@ static bool iagree_progress(struct ftp_op *op)
 	struct agree_op *o = (struct agree_op *)op;
 	uint32_t value = 0;
 
+	ftp_hostmail_drain();
 	pthread_mutex_lock(&lock);
 	bool done = agree_take(o->a, &value, NULL, &op->rc);
 	pthread_mutex_unlock(&lock);
@@ -973,6 +994,7 @@ static bool ishrink_progress(struct ftp_op *op)
 	uint32_t value;
 	int rc;
 
+	ftp_hostmail_drain();
 	pthread_mutex_lock(&lock);
 	bool decided = agree_take(o->a, &value, o->s.failed, &rc);
 	pthread_mutex_unlock(&lock);

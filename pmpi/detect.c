@@ -215,9 +215,8 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 	call_callbacks(&on_failure_list, e->rank);
 }
 
-static void on_app(void *ctx, const struct ft_msg *m)
+void ftp_app_dispatch(const struct ft_msg *m)
 {
-	(void)ctx;
 	switch (m->app.kind) {
 	case FTP_APP_REVOKE:
 		ftp_revoke_on_msg(m);
@@ -232,9 +231,18 @@ static void on_app(void *ctx, const struct ft_msg *m)
 	case FTP_APP_REPORT_ACK:
 		ftp_merge_on_msg(m);
 		break;
+	case FTP_APP_HOSTMAIL:
+		ftp_hostmail_drain();
+		break;
 	default:
 		ft_debug("control message of unknown kind %u from rank %u dropped", m->app.kind, m->from);
 	}
+}
+
+static void on_app(void *ctx, const struct ft_msg *m)
+{
+	(void)ctx;
+	ftp_app_dispatch(m);
 }
 
 /* Fail-stop: the others have declared this process failed and carry on

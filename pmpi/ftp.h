@@ -209,7 +209,30 @@ enum ftp_app_kind {
 	FTP_APP_REPORT_FILE = 5,   /* a host's file for the job report; value: what */
 	FTP_APP_REPORT_DONE = 6,   /* the host's files are sent; value: how many */
 	FTP_APP_REPORT_ACK = 7,    /* the reporting rank has them all */
+	FTP_APP_HOSTMAIL = 8,      /* mail waits in the host's mailbox */
 };
+
+/* Deliver a control-plane message of the MPI side to its module, from
+ * whichever thread took it (pmpi/detect.c). */
+void ftp_app_dispatch(const struct ft_msg *m);
+
+/* The host's shared-memory short cut for agreements (pmpi/hostmail.c).
+ * start: from MPI_Init, after the addresses are known, before the
+ * detector starts; stop: after the detector thread ended. post: send m
+ * to world rank to through the mailbox, if to is on this host and it
+ * fits (else false: send it by ftp_detect_post). drain: deliver what
+ * waits (any thread). A thread that waits for mail listens meanwhile;
+ * it reads the doorbell before it looks for work, and sleeps while the
+ * doorbell has not moved (true: it moved). wake_self moves it, for news
+ * from another thread of this process. */
+void ftp_hostmail_start(void);
+void ftp_hostmail_stop(void);
+bool ftp_hostmail_post(uint32_t to, const struct ft_msg *m);
+void ftp_hostmail_drain(void);
+void ftp_hostmail_listen(bool on);
+uint32_t ftp_hostmail_doorbell(void);
+bool ftp_hostmail_sleep(uint32_t seen, uint64_t timeout_ns);
+void ftp_hostmail_wake_self(void);
 
 /* Revoke (pmpi/revoke.c) and agreement (pmpi/agree.c): their messages and
  * failures, on the detector thread; a new communicator checked against

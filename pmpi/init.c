@@ -445,6 +445,7 @@ static int end_shim(void *session)
 	ftp_comms_release_mpi();
 	ftp_rundir_write_events();
 	ftp_detect_finish();
+	ftp_hostmail_stop();
 	ftp_rundir_report();
 	int rc = MPI_SUCCESS;
 	uint32_t nfailed = atomic_load(&ftp.procs.nfailed);

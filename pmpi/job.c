@@ -91,6 +91,7 @@ int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_
 	ftp_coll_p2p_start();
 	if (!usable)
 		return -1;
+	ftp_hostmail_start();
 	ftp_detect_start(listen_fd, known, nknown);
 	ftp_repl_plan();
 	ftp_rundir_start();

@@ -17,6 +17,7 @@ libftshim_la_SOURCES = \
 	pmpi/detect.c \
 	pmpi/errors.c pmpi/errors.h \
 	pmpi/fortran.c \
+	pmpi/hostmail.c \
 	pmpi/ftp.h \
 	pmpi/init.c \
 	pmpi/inject.c \

@@ -16,6 +16,7 @@ src_libftcore_la_SOURCES = \
 	src/hash.h \
 	src/inject.c src/inject.h \
 	src/log.c src/log.h \
+	src/mailbox.c src/mailbox.h \
 	src/overlay.c src/overlay.h \
 	src/pmi.c src/pmi.h \
 	src/pmix.c src/pmix.h \

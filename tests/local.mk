@@ -12,6 +12,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_frame \
 	tests/unit/check_inject \
 	tests/unit/check_log \
+	tests/unit/check_mailbox \
 	tests/unit/check_overlay \
 	tests/unit/check_pmi \
 	tests/unit/check_pmix \
@@ -50,6 +51,9 @@ tests_unit_check_frame_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_inject_SOURCES = tests/unit/check_inject.c
 tests_unit_check_inject_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_inject_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_mailbox_SOURCES = tests/unit/check_mailbox.c
+tests_unit_check_mailbox_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_mailbox_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_overlay_SOURCES = tests/unit/check_overlay.c
 tests_unit_check_overlay_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_overlay_LDADD = $(FT_UNIT_LDADD)

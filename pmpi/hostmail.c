@@ -1,0 +1,223 @@
+/* hostmail.c: the control plane's short cut between ranks of one host.
+ * An agreement's messages (pmpi/agree.c) between two ranks of the same
+ * host go through the host's shared-memory mailbox (src/mailbox.h)
+ * rather than through two detector threads and a TCP connection: the
+ * sender's thread puts the message in the recipient's ring and rings its
+ * doorbell, and the recipient's waiting thread, woken by the doorbell,
+ * takes it itself. Everything else, and every message to another host,
+ * still goes by TCP.
+ *
+ * A recipient with no thread waiting (listening) is sent a small TCP
+ * message as well (FTP_APP_HOSTMAIL), so that its detector thread takes
+ * the mail: nothing put in a ring waits for the next agreement. A message
+ * that does not fit (the recipient is dead or not taking its mail) goes
+ * by TCP instead, as does every message when the mailbox cannot be made.
+ *
+ * Only the job's first world takes part (spawned processes use TCP), and
+ * the ranks that shared a network stack at MPI_Init (the same host_id,
+ * src/overlay.h): ranks in different network namespaces of one machine
+ * are different hosts here too, as for the detector.
+ *
+ * The doorbell is also what a waiting agreement sleeps on when there is
+ * no mailbox (then a word of this process): agree.c bumps it when a
+ * decision is taken on another thread. */
+#include "ftshim_config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/call.h"
+#include "src/log.h"
+#include "src/mailbox.h"
+
+/* The mailbox and the maps between world ranks and its indexes: written
+ * by the application thread in ftp_hostmail_start (before the detector
+ * can call in here) and ftp_hostmail_stop (after the detector thread
+ * ended), read by any thread in between. */
+static struct ft_mailbox *mailbox;
+static int32_t *local_of;   /* [world size]: mailbox index, or -1 */
+static uint32_t *world_of;  /* [nlocal] */
+static uint32_t world_n;
+/* One producer per ring (src/mailbox.h): puts to one recipient, from any
+ * thread, under its lock. */
+static pthread_mutex_t *put_locks;
+/* One thread drains at a time. */
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The doorbell when there is no mailbox. */
+static _Atomic uint32_t own_doorbell;
+
+/* A message in a ring: the APP fields, then its data. */
+struct mail_head {
+	uint64_t key;
+	uint32_t from, seq, value, len;
+	uint16_t kind;
+};
+
+void ftp_hostmail_start(void)
+{
+	uint32_t n = (uint32_t)ftp.world_size, nlocal = 0, self = 0;
+	uint64_t host = ftp.peers[ftp.rank].ep.host_id;
+
+	if (ftp.world_base != 0 || n < 2)
+		return;
+	local_of = malloc(n * sizeof *local_of);
+	world_of = malloc(n * sizeof *world_of);
+	if (!local_of || !world_of)
+		goto fail;
+	for (uint32_t r = 0; r < n; r++) {
+		local_of[r] = -1;
+		if (ftp.peers[r].ep.port && ftp.peers[r].ep.host_id == host) {
+			if (r == (uint32_t)ftp.rank)
+				self = nlocal;
+			world_of[nlocal] = r;
+			local_of[r] = (int32_t)nlocal++;
+		}
+	}
+	if (nlocal < 2)
+		goto fail;
+	put_locks = malloc(nlocal * sizeof *put_locks);
+	if (!put_locks)
+		goto fail;
+	for (uint32_t i = 0; i < nlocal; i++)
+		pthread_mutex_init(&put_locks[i], NULL);
+	char name[64];
+	snprintf(name, sizeof name, "/ftshim-%s-%016llx", ftp.job_id, (unsigned long long)host);
+	int rc = ft_mailbox_open(&mailbox, name, nlocal, self, nlocal <= 64 ? 16384 : 4096);
+	if (rc != 0) {
+		ft_debug("no shared-memory mailbox for the %u ranks of this host (%s): agreements go by TCP",
+			 nlocal, strerror(-rc));
+		for (uint32_t i = 0; i < nlocal; i++)
+			pthread_mutex_destroy(&put_locks[i]);
+		goto fail;
+	}
+	world_n = n;
+	ft_debug("shared-memory mailbox for the %u ranks of this host", nlocal);
+	return;
+fail:
+	free(put_locks);
+	free(local_of);
+	free(world_of);
+	put_locks = NULL;
+	local_of = NULL;
+	world_of = NULL;
+}
+
+void ftp_hostmail_stop(void)
+{
+	if (!mailbox)
+		return;
+	uint32_t nlocal = ft_mailbox_size(mailbox);
+	ft_mailbox_close(mailbox);
+	mailbox = NULL;
+	for (uint32_t i = 0; i < nlocal; i++)
+		pthread_mutex_destroy(&put_locks[i]);
+	free(put_locks);
+	free(local_of);
+	free(world_of);
+	put_locks = NULL;
+	local_of = NULL;
+	world_of = NULL;
+}
+
+bool ftp_hostmail_post(uint32_t to, const struct ft_msg *m)
+{
+	if (!mailbox || to >= world_n || local_of[to] < 0 || to == (uint32_t)ftp.rank)
+		return false;
+	uint32_t dest = (uint32_t)local_of[to];
+	struct mail_head h = { .key = m->app.key, .from = (uint32_t)ftp.rank, .seq = (uint32_t)m->app.seq,
+			       .value = m->app.value, .len = m->app.len, .kind = m->app.kind };
+	size_t len = sizeof h + m->app.len;
+	uint8_t stack[512], *buf = len <= sizeof stack ? stack : malloc(len);
+
+	if (!buf)
+		return false;
+	memcpy(buf, &h, sizeof h);
+	if (m->app.len)
+		memcpy(buf + sizeof h, m->app.data, m->app.len);
+	pthread_mutex_lock(&put_locks[dest]);
+	bool put = ft_mailbox_put(mailbox, dest, buf, (uint32_t)len);
+	pthread_mutex_unlock(&put_locks[dest]);
+	if (buf != stack)
+		free(buf);
+	if (!put)
+		return false;
+	if (!ft_mailbox_ring(mailbox, dest)) {
+		/* Nobody there waits: its detector thread takes the mail. */
+		struct ft_msg bell = { .type = FT_MSG_APP };
+		bell.app.kind = FTP_APP_HOSTMAIL;
+		ftp_detect_post(to, &bell);
+	}
+	return true;
+}
+
+static void take(void *ctx, uint32_t from, const void *msg, uint32_t len)
+{
+	struct mail_head h;
+	struct ft_msg m = { .type = FT_MSG_APP };
+
+	(void)ctx;
+	if (len < sizeof h)
+		return;
+	memcpy(&h, msg, sizeof h);
+	/* The sender is the ring's, whatever the message says. */
+	if (from >= ft_mailbox_size(mailbox) || h.len != len - sizeof h)
+		return;
+	m.from = world_of[from];
+	m.app.key = h.key;
+	m.app.seq = h.seq;
+	m.app.kind = h.kind;
+	m.app.value = h.value;
+	m.app.len = h.len;
+	m.app.data = (const uint8_t *)msg + sizeof h;
+	ftp_app_dispatch(&m);
+}
+
+void ftp_hostmail_drain(void)
+{
+	if (!mailbox || !ft_mailbox_pending(mailbox))
+		return;
+	pthread_mutex_lock(&drain_lock);
+	ft_mailbox_drain(mailbox, take, NULL);
+	pthread_mutex_unlock(&drain_lock);
+}
+
+void ftp_hostmail_listen(bool on)
+{
+	if (!mailbox)
+		return;
+	ft_mailbox_listen(mailbox, on);
+	if (!on)
+		ftp_hostmail_drain();
+}
+
+static _Atomic uint32_t *doorbell(bool *shared)
+{
+	*shared = mailbox != NULL;
+	return mailbox ? ft_mailbox_doorbell(mailbox) : &own_doorbell;
+}
+
+uint32_t ftp_hostmail_doorbell(void)
+{
+	bool shared;
+
+	return atomic_load_explicit(doorbell(&shared), memory_order_acquire);
+}
+
+bool ftp_hostmail_sleep(uint32_t seen, uint64_t timeout_ns)
+{
+	bool shared;
+	_Atomic uint32_t *word = doorbell(&shared);
+
+	ft_futex_sleep(word, seen, timeout_ns, shared);
+	return atomic_load_explicit(word, memory_order_acquire) != seen;
+}
+
+void ftp_hostmail_wake_self(void)
+{
+	bool shared;
+	_Atomic uint32_t *word = doorbell(&shared);
+
+	ft_futex_bump(word, shared);
+}
