@@ -46,7 +46,7 @@ static pthread_mutex_t *put_locks;
 /* One thread drains at a time. */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The doorbell when there is no mailbox. */
-static _Atomic uint32_t own_doorbell;
+static struct ft_doorbell own_doorbell;
 
 /* A message in a ring: the APP fields, then its data. */
 struct mail_head {
@@ -192,7 +192,7 @@ void ftp_hostmail_listen(bool on)
 		ftp_hostmail_drain();
 }
 
-static _Atomic uint32_t *doorbell(bool *shared)
+static struct ft_doorbell *doorbell(bool *shared)
 {
 	*shared = mailbox != NULL;
 	return mailbox ? ft_mailbox_doorbell(mailbox) : &own_doorbell;
@@ -202,22 +202,22 @@ uint32_t ftp_hostmail_doorbell(void)
 {
 	bool shared;
 
-	return atomic_load_explicit(doorbell(&shared), memory_order_acquire);
+	return ft_doorbell_read(doorbell(&shared));
 }
 
 bool ftp_hostmail_sleep(uint32_t seen, uint64_t timeout_ns)
 {
 	bool shared;
-	_Atomic uint32_t *word = doorbell(&shared);
+	struct ft_doorbell *bell = doorbell(&shared);
 
-	ft_futex_sleep(word, seen, timeout_ns, shared);
-	return atomic_load_explicit(word, memory_order_acquire) != seen;
+	ft_doorbell_sleep(bell, seen, timeout_ns, shared);
+	return ft_doorbell_read(bell) != seen;
 }
 
 void ftp_hostmail_wake_self(void)
 {
 	bool shared;
-	_Atomic uint32_t *word = doorbell(&shared);
+	struct ft_doorbell *bell = doorbell(&shared);
 
-	ft_futex_bump(word, shared);
+	ft_doorbell_ring(bell, shared);
 }

@@ -68,9 +68,9 @@ struct mbx_header {
 };
 
 struct mbx_inbox {
-	/* Incremented (then futex-woken) by any sender in ft_mailbox_ring;
-	 * read and slept on by the threads of the recipient. */
-	alignas(MBX_LINE) _Atomic uint32_t doorbell;
+	/* Rung by any sender in ft_mailbox_ring; read and slept on by the
+	 * threads of the recipient. */
+	alignas(MBX_LINE) struct ft_doorbell doorbell;
 	/* Written by the recipient's threads (ft_mailbox_listen), read by
 	 * every sender after its ring, to know whether a drain will come. */
 	alignas(MBX_LINE) _Atomic uint32_t listeners;
@@ -303,7 +303,7 @@ bool ft_mailbox_ring(struct ft_mailbox *mb, uint32_t to)
 {
 	if (to >= mb->nlocal)
 		return false;
-	ft_futex_bump(&mb->inbox[to].doorbell, true);
+	ft_doorbell_ring(&mb->inbox[to].doorbell, true);
 	/* Pairs with the fence in ft_mailbox_listen(mb, false): either this
 	 * sees the listener still counted, or that listener's last drain sees
 	 * the records put before this call. */
@@ -386,7 +386,7 @@ void ft_mailbox_listen(struct ft_mailbox *mb, bool on)
 	atomic_thread_fence(memory_order_seq_cst);
 }
 
-_Atomic uint32_t *ft_mailbox_doorbell(struct ft_mailbox *mb)
+struct ft_doorbell *ft_mailbox_doorbell(struct ft_mailbox *mb)
 {
 	return &mb->inbox[mb->self].doorbell;
 }
@@ -401,20 +401,32 @@ uint32_t ft_mailbox_self(const struct ft_mailbox *mb)
 	return mb->self;
 }
 
-void ft_futex_sleep(_Atomic uint32_t *word, uint32_t seen, uint64_t timeout_ns, bool shared)
+uint32_t ft_doorbell_read(const struct ft_doorbell *bell)
+{
+	return atomic_load_explicit(&bell->rung, memory_order_acquire);
+}
+
+/* The sleeper counts itself before it looks at the word for the last
+ * time, the ringer moves the word before it looks at the count (both
+ * sequentially consistent): either the ringer sees the sleeper and wakes
+ * it, or the sleeper sees the word moved and does not sleep. The kernel
+ * compares the word again under its own lock. */
+void ft_doorbell_sleep(struct ft_doorbell *bell, uint32_t seen, uint64_t timeout_ns, bool shared)
 {
 	struct timespec timeout = {
 		.tv_sec = (time_t)(timeout_ns / FT_NSEC_PER_SEC),
 		.tv_nsec = (long)(timeout_ns % FT_NSEC_PER_SEC),
 	};
-	/* The kernel compares *word with seen under its lock, so a bump that
-	 * came after the caller read seen is never slept through. Whatever
-	 * the outcome, the caller looks again. */
-	syscall(SYS_futex, word, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, seen, &timeout, NULL, 0);
+
+	atomic_fetch_add(&bell->sleepers, 1);
+	if (atomic_load(&bell->rung) == seen)
+		syscall(SYS_futex, &bell->rung, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, seen, &timeout, NULL, 0);
+	atomic_fetch_sub(&bell->sleepers, 1);
 }
 
-void ft_futex_bump(_Atomic uint32_t *word, bool shared)
+void ft_doorbell_ring(struct ft_doorbell *bell, bool shared)
 {
-	atomic_fetch_add(word, 1);
-	syscall(SYS_futex, word, shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	atomic_fetch_add(&bell->rung, 1);
+	if (atomic_load(&bell->sleepers) > 0)
+		syscall(SYS_futex, &bell->rung, shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }

@@ -71,18 +71,28 @@ bool ft_mailbox_pending(const struct ft_mailbox *mb);
  * so that last drain finds it). */
 void ft_mailbox_listen(struct ft_mailbox *mb, bool on);
 
-/* This process's doorbell word, for the futex helpers below: read it
- * before checking for work, then sleep while it still has that value. */
-_Atomic uint32_t *ft_mailbox_doorbell(struct ft_mailbox *mb);
+/* A doorbell: a word that moves whenever there may be something to look
+ * at, and the number of threads asleep on it, so that ringing costs no
+ * system call while nobody sleeps. All-zero is a valid doorbell. */
+struct ft_doorbell {
+	_Atomic uint32_t rung;     /* moved by whoever rings; read by sleepers */
+	_Atomic uint32_t sleepers; /* kept by the sleepers; read by whoever rings */
+};
+
+/* This process's doorbell in the segment (senders ring it). */
+struct ft_doorbell *ft_mailbox_doorbell(struct ft_mailbox *mb);
 
 uint32_t ft_mailbox_size(const struct ft_mailbox *mb); /* nlocal */
 uint32_t ft_mailbox_self(const struct ft_mailbox *mb);
 
-/* Futex helpers on any 32-bit word (in shared memory when shared is true,
- * then the non-PRIVATE futex ops are used): sleep while *word == seen, at
- * most timeout_ns (EINTR / EAGAIN / ETIMEDOUT just return); bump *word and
- * wake every sleeper. */
-void ft_futex_sleep(_Atomic uint32_t *word, uint32_t seen, uint64_t timeout_ns, bool shared);
-void ft_futex_bump(_Atomic uint32_t *word, bool shared);
+/* Doorbells anywhere (in shared memory when shared is true: then the
+ * futex operations are not the process-private ones). Read the doorbell
+ * before looking for work; sleep while it has not moved since, at most
+ * timeout_ns (EINTR and spurious wake-ups just return: look again).
+ * Ringing moves it and wakes every sleeper; a ring that comes between the
+ * read and the sleep is never slept through. */
+uint32_t ft_doorbell_read(const struct ft_doorbell *bell);
+void ft_doorbell_sleep(struct ft_doorbell *bell, uint32_t seen, uint64_t timeout_ns, bool shared);
+void ft_doorbell_ring(struct ft_doorbell *bell, bool shared);
 
 #endif

@@ -286,15 +286,15 @@ static void child_side(const char *name)
 		_exit(11);
 	ft_mailbox_ring(mb, 0);
 
-	_Atomic uint32_t *doorbell = ft_mailbox_doorbell(mb);
+	struct ft_doorbell *doorbell = ft_mailbox_doorbell(mb);
 	uint64_t t0 = ft_clock_now();
 	for (;;) {
-		uint32_t seen = atomic_load(doorbell);
+		uint32_t seen = ft_doorbell_read(doorbell);
 		if (ft_mailbox_pending(mb))
 			break;
 		if (ft_clock_now() - t0 > 5 * FT_NSEC_PER_SEC)
 			_exit(12);
-		ft_futex_sleep(doorbell, seen, 5 * FT_NSEC_PER_SEC, true);
+		ft_doorbell_sleep(doorbell, seen, 5 * FT_NSEC_PER_SEC, true);
 	}
 	/* Woken by the ring, well before the sleep's own timeout. */
 	if (ft_clock_now() - t0 > 2 * FT_NSEC_PER_SEC)
@@ -309,12 +309,12 @@ static void child_side(const char *name)
 	 * "ping" must see the count above zero, however fast this was. */
 	t0 = ft_clock_now();
 	while (!ft_mailbox_pending(mb)) {
-		uint32_t seen = atomic_load(doorbell);
+		uint32_t seen = ft_doorbell_read(doorbell);
 		if (ft_mailbox_pending(mb))
 			break;
 		if (ft_clock_now() - t0 > 5 * FT_NSEC_PER_SEC)
 			_exit(16);
-		ft_futex_sleep(doorbell, seen, 100 * FT_NSEC_PER_MSEC, true);
+		ft_doorbell_sleep(doorbell, seen, 100 * FT_NSEC_PER_MSEC, true);
 	}
 	ft_mailbox_listen(mb, false);
 	t->count = 0;
@@ -328,16 +328,16 @@ static void child_side(const char *name)
 /* Wait (listening) until a message comes for mb, at most 5 s. */
 static bool wait_for_message(struct ft_mailbox *mb)
 {
-	_Atomic uint32_t *doorbell = ft_mailbox_doorbell(mb);
+	struct ft_doorbell *doorbell = ft_mailbox_doorbell(mb);
 	uint64_t end = ft_clock_now() + 5 * FT_NSEC_PER_SEC;
 	bool came = false;
 
 	ft_mailbox_listen(mb, true);
 	while (ft_clock_now() < end) {
-		uint32_t seen = atomic_load(doorbell);
+		uint32_t seen = ft_doorbell_read(doorbell);
 		if ((came = ft_mailbox_pending(mb)))
 			break;
-		ft_futex_sleep(doorbell, seen, 100 * FT_NSEC_PER_MSEC, true);
+		ft_doorbell_sleep(doorbell, seen, 100 * FT_NSEC_PER_MSEC, true);
 	}
 	ft_mailbox_listen(mb, false);
 	return came || ft_mailbox_pending(mb);
@@ -388,10 +388,10 @@ START_TEST(test_listeners)
 	struct ft_mailbox *a, *b;
 
 	open_pair(shm_name(), 256, &a, &b);
-	_Atomic uint32_t *bell = ft_mailbox_doorbell(b);
-	uint32_t before = atomic_load(bell);
+	struct ft_doorbell *bell = ft_mailbox_doorbell(b);
+	uint32_t before = ft_doorbell_read(bell);
 	ck_assert(!ft_mailbox_ring(a, 1));
-	ck_assert_uint_eq(atomic_load(bell), before + 1);
+	ck_assert_uint_eq(ft_doorbell_read(bell), before + 1);
 	ft_mailbox_listen(b, true);
 	ck_assert(ft_mailbox_ring(a, 1));
 	ft_mailbox_listen(b, true);
@@ -475,34 +475,41 @@ END_TEST
 
 static void *sleep_on(void *arg)
 {
-	_Atomic uint32_t *word = arg;
+	struct ft_doorbell *bell = arg;
 	uint64_t t0 = ft_clock_now();
 
-	ft_futex_sleep(word, 0, 5 * FT_NSEC_PER_SEC, false);
+	ft_doorbell_sleep(bell, 0, 5 * FT_NSEC_PER_SEC, false);
 	return (void *)(uintptr_t)(ft_clock_now() - t0);
 }
 
-START_TEST(test_futex_helpers)
+START_TEST(test_doorbell)
 {
-	_Atomic uint32_t word = 0;
+	struct ft_doorbell bell = { 0 };
 
 	/* Not the value seen: back at once. The value seen: the timeout. */
 	uint64_t t0 = ft_clock_now();
-	ft_futex_sleep(&word, 1, 5 * FT_NSEC_PER_SEC, false);
+	ft_doorbell_sleep(&bell, 1, 5 * FT_NSEC_PER_SEC, false);
 	ck_assert_uint_lt(ft_clock_now() - t0, 2 * FT_NSEC_PER_SEC);
 	t0 = ft_clock_now();
-	ft_futex_sleep(&word, 0, 20 * FT_NSEC_PER_MSEC, false);
+	ft_doorbell_sleep(&bell, 0, 20 * FT_NSEC_PER_MSEC, false);
 	ck_assert_uint_ge(ft_clock_now() - t0, 10 * FT_NSEC_PER_MSEC);
 	ck_assert_uint_lt(ft_clock_now() - t0, 2 * FT_NSEC_PER_SEC);
+	ck_assert_uint_eq(atomic_load(&bell.sleepers), 0);
 
-	/* A thread asleep on a private futex is woken by the bump. */
+	/* Nobody asleep: ringing moves the word only. */
+	ft_doorbell_ring(&bell, false);
+	ck_assert_uint_eq(ft_doorbell_read(&bell), 1);
+
+	/* A thread asleep on a private doorbell is woken by the ring. */
 	pthread_t th;
 	void *slept;
-	ck_assert_int_eq(pthread_create(&th, NULL, sleep_on, (void *)&word), 0);
-	usleep(20000);
-	ft_futex_bump(&word, false);
+	ck_assert_int_eq(pthread_create(&th, NULL, sleep_on, (void *)&bell), 0);
+	while (atomic_load(&bell.sleepers) == 0)
+		usleep(1000);
+	ft_doorbell_ring(&bell, false);
 	ck_assert_int_eq(pthread_join(th, &slept), 0);
-	ck_assert_uint_eq(atomic_load(&word), 1);
+	ck_assert_uint_eq(ft_doorbell_read(&bell), 2);
+	ck_assert_uint_eq(atomic_load(&bell.sleepers), 0);
 	ck_assert_uint_lt((uint64_t)(uintptr_t)slept, 2 * FT_NSEC_PER_SEC);
 }
 END_TEST
@@ -520,7 +527,7 @@ int main(void)
 	tcase_add_test(tc, test_across_processes);
 	tcase_add_test(tc, test_listeners);
 	tcase_add_test(tc, test_corrupt_ring);
-	tcase_add_test(tc, test_futex_helpers);
+	tcase_add_test(tc, test_doorbell);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
