@@ -19,6 +19,7 @@
 
 #include "src/clock.h"
 #include "src/comm_table.h"
+#include "src/mailbox.h"
 #include "src/config.h"
 #include "src/events.h"
 #include "src/frame.h"
@@ -233,6 +234,26 @@ void ftp_hostmail_listen(bool on);
 uint32_t ftp_hostmail_doorbell(void);
 bool ftp_hostmail_sleep(uint32_t seen, uint64_t timeout_ns);
 void ftp_hostmail_wake_self(void);
+
+/* The mailbox's doorbell (NULL without a mailbox: set before the
+ * detector starts, cleared after it ended) and the value it had when the
+ * last drain began. */
+extern struct ft_doorbell *ftp_hostmail_bell;
+extern _Atomic uint32_t ftp_hostmail_drained;
+void ftp_hostmail_drain_polled(void);
+
+/* For waiting loops: take the mail if the doorbell moved since the last
+ * drain (a revoke on its way through this rank). Two relaxed loads when
+ * it has not. */
+static inline void ftp_hostmail_poll(void)
+{
+	struct ft_doorbell *bell = ftp_hostmail_bell;
+
+	if (bell && __builtin_expect(atomic_load_explicit(&bell->rung, memory_order_relaxed) !=
+					     atomic_load_explicit(&ftp_hostmail_drained, memory_order_relaxed),
+				     0))
+		ftp_hostmail_drain_polled();
+}
 
 /* Revoke (pmpi/revoke.c) and agreement (pmpi/agree.c): their messages and
  * failures, on the detector thread; a new communicator checked against

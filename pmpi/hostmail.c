@@ -1,17 +1,21 @@
 /* hostmail.c: the control plane's short cut between ranks of one host.
- * An agreement's messages (pmpi/agree.c) between two ranks of the same
- * host go through the host's shared-memory mailbox (src/mailbox.h)
- * rather than through two detector threads and a TCP connection: the
- * sender's thread puts the message in the recipient's ring and rings its
- * doorbell, and the recipient's waiting thread, woken by the doorbell,
- * takes it itself. Everything else, and every message to another host,
- * still goes by TCP.
+ * An agreement's messages (pmpi/agree.c) and a revocation's flood
+ * (pmpi/revoke.c) between two ranks of the same host go through the
+ * host's shared-memory mailbox (src/mailbox.h) rather than through two
+ * detector threads and a TCP connection: the sender's thread puts the
+ * message in the recipient's ring and rings its doorbell. The recipient
+ * takes it in whichever of its threads comes first: one waiting in an
+ * agreement (woken by the doorbell), any waiting loop or completion call
+ * (ftp_hostmail_poll, which sees the doorbell move), or its detector
+ * thread. Everything else, and every message to another host, still goes
+ * by TCP.
  *
- * A recipient with no thread waiting (listening) is sent a small TCP
- * message as well (FTP_APP_HOSTMAIL), so that its detector thread takes
- * the mail: nothing put in a ring waits for the next agreement. A message
- * that does not fit (the recipient is dead or not taking its mail) goes
- * by TCP instead, as does every message when the mailbox cannot be made.
+ * A recipient with no thread waiting in an agreement (listening) is sent
+ * a small TCP message as well (FTP_APP_HOSTMAIL), so that its detector
+ * thread takes the mail: nothing put in a ring waits for the program's
+ * next MPI call. A message that does not fit (the recipient is dead or
+ * not taking its mail) goes by TCP instead, as does every message when
+ * the mailbox cannot be made.
  *
  * Only the job's first world takes part (spawned processes use TCP), and
  * the ranks that shared a network stack at MPI_Init (the same host_id,
@@ -19,7 +23,7 @@
  * are different hosts here too, as for the detector.
  *
  * The doorbell is also what a waiting agreement sleeps on when there is
- * no mailbox (then a word of this process): agree.c bumps it when a
+ * no mailbox (then a word of this process): agree.c rings it when a
  * decision is taken on another thread. */
 #include "ftshim_config.h"
 
@@ -45,6 +49,8 @@ static uint32_t world_n;
 static pthread_mutex_t *put_locks;
 /* One thread drains at a time. */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+struct ft_doorbell *ftp_hostmail_bell;
+_Atomic uint32_t ftp_hostmail_drained;
 /* The doorbell when there is no mailbox. */
 static struct ft_doorbell own_doorbell;
 
@@ -93,6 +99,7 @@ void ftp_hostmail_start(void)
 		goto fail;
 	}
 	world_n = n;
+	ftp_hostmail_bell = ft_mailbox_doorbell(mailbox);
 	ft_debug("shared-memory mailbox for the %u ranks of this host", nlocal);
 	return;
 fail:
@@ -109,6 +116,7 @@ void ftp_hostmail_stop(void)
 	if (!mailbox)
 		return;
 	uint32_t nlocal = ft_mailbox_size(mailbox);
+	ftp_hostmail_bell = NULL;
 	ft_mailbox_close(mailbox);
 	mailbox = NULL;
 	for (uint32_t i = 0; i < nlocal; i++)
@@ -174,12 +182,31 @@ static void take(void *ctx, uint32_t from, const void *msg, uint32_t len)
 	ftp_app_dispatch(&m);
 }
 
+/* Under drain_lock. The doorbell is read before the rings, so a ring
+ * that comes during the drain shows as a moved doorbell afterwards. */
+static void drain_locked(void)
+{
+	atomic_store_explicit(&ftp_hostmail_drained, ft_doorbell_read(ft_mailbox_doorbell(mailbox)),
+			      memory_order_relaxed);
+	ft_mailbox_drain(mailbox, take, NULL);
+}
+
 void ftp_hostmail_drain(void)
 {
 	if (!mailbox || !ft_mailbox_pending(mailbox))
 		return;
 	pthread_mutex_lock(&drain_lock);
-	ft_mailbox_drain(mailbox, take, NULL);
+	drain_locked();
+	pthread_mutex_unlock(&drain_lock);
+}
+
+/* From a waiting loop: never waits for another thread's drain (that one
+ * takes the mail). */
+void ftp_hostmail_drain_polled(void)
+{
+	if (!mailbox || pthread_mutex_trylock(&drain_lock) != 0)
+		return;
+	drain_locked();
 	pthread_mutex_unlock(&drain_lock);
 }
 

@@ -89,7 +89,8 @@ static void send_due(struct revoked *r)
 	m.app.key = r->id;
 	m.app.kind = FTP_APP_REVOKE;
 	for (uint32_t k = 0; k < n; k++)
-		ftp_detect_post((uint32_t)r->core->members[targets[k]], &m);
+		if (!ftp_hostmail_post((uint32_t)r->core->members[targets[k]], &m))
+			ftp_detect_post((uint32_t)r->core->members[targets[k]], &m);
 }
 
 /* Start passing on the revocation of core: its flood over the members,

@@ -10,7 +10,10 @@
  * right after (a loop of receives from a dead neighbour). A mutex guards
  * it, since a Dwfl is not thread-safe, and it is rebuilt whenever the
  * dynamic loader's counts of loaded and unloaded objects change, so that
- * dlopen and dlclose never leave it describing mappings that moved. */
+ * dlopen and dlclose never leave it describing mappings that moved.
+ * Finished descriptions are cached too, by address (emptied on the same
+ * condition): the symbol lookup reads the object's file each time, and
+ * cost more than the rest of a failed call. */
 #include "ftshim_config.h"
 
 #define UNW_LOCAL_ONLY /* this process's own stack only: the light libunwind */
@@ -20,6 +23,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,7 +36,6 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #endif
 
@@ -140,18 +143,6 @@ static bool filter_skips(const struct frame_filter *filter, const struct frame_d
 	return false;
 }
 
-#ifdef HAVE_LIBDW
-/* Separate debug information is looked for only where its build ID names
- * it on this machine (/usr/lib/debug/.build-id/). The standard callback,
- * dwfl_standard_find_debuginfo, would go on to download it from a
- * debuginfod server when DEBUGINFOD_URLS is set: minutes, in the middle of
- * an error path. The ELF files themselves come from the paths in
- * /proc/self/maps (dwfl_linux_proc_find_elf), or from memory for the vDSO. */
-static const Dwfl_Callbacks session_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_build_id_find_debuginfo,
-};
-
 /* The loader's running counts of objects loaded and unloaded (dlpi_adds,
  * dlpi_subs), the same in every entry dl_iterate_phdr gives. */
 struct load_counts {
@@ -168,6 +159,67 @@ static int read_load_counts(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	return 1; /* the first entry is enough */
 }
+
+/* Descriptions already made, by the address they describe: a program
+ * that fails calls in a loop (a receive per dead neighbour, a revoked
+ * communicator polled) pays for the symbol and line lookups, which read
+ * the objects' files, once per call site. Any thread, under cache_lock;
+ * emptied when objects were loaded or unloaded since it was filled. */
+#define SITE_CACHE 64
+
+struct site_entry {
+	uintptr_t pc; /* 0: empty */
+	char text[NAME_LEN];
+};
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct site_entry site_cache[SITE_CACHE];
+static unsigned site_next;
+static struct load_counts cache_counts;
+
+/* Copy the description of pc into out if it is known; true then. */
+static bool cache_find(uintptr_t pc, char *out, size_t outlen)
+{
+	struct load_counts now = { 0, 0 };
+	bool found = false;
+
+	dl_iterate_phdr(read_load_counts, &now);
+	pthread_mutex_lock(&cache_lock);
+	if (now.adds != cache_counts.adds || now.subs != cache_counts.subs) {
+		memset(site_cache, 0, sizeof site_cache);
+		site_next = 0;
+		cache_counts = now;
+	}
+	for (unsigned i = 0; i < SITE_CACHE && !found; i++) {
+		if (site_cache[i].pc == pc) {
+			put(out, outlen, "%s", site_cache[i].text);
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return found;
+}
+
+static void cache_add(uintptr_t pc, const char *text)
+{
+	pthread_mutex_lock(&cache_lock);
+	struct site_entry *e = &site_cache[site_next++ % SITE_CACHE];
+	e->pc = pc;
+	put(e->text, sizeof e->text, "%s", text);
+	pthread_mutex_unlock(&cache_lock);
+}
+
+#ifdef HAVE_LIBDW
+/* Separate debug information is looked for only where its build ID names
+ * it on this machine (/usr/lib/debug/.build-id/). The standard callback,
+ * dwfl_standard_find_debuginfo, would go on to download it from a
+ * debuginfod server when DEBUGINFOD_URLS is set: minutes, in the middle of
+ * an error path. The ELF files themselves come from the paths in
+ * /proc/self/maps (dwfl_linux_proc_find_elf), or from memory for the vDSO. */
+static const Dwfl_Callbacks session_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_build_id_find_debuginfo,
+};
 
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Under session_lock: the cached Dwfl (NULL before the first use, and
@@ -310,7 +362,13 @@ static int walk(unw_cursor_t *cursor, const struct frame_filter *filter, char *o
 			break;
 		if (n < filter->skip_frames || filter_skips(filter, &f))
 			continue;
-		frame_describe(cursor, &f, out, outlen);
+		if (!cache_find(f.pc, out, outlen)) {
+			/* Whole in the cache, whatever room the caller has. */
+			char whole[NAME_LEN];
+			frame_describe(cursor, &f, whole, sizeof whole);
+			cache_add(f.pc, whole);
+			put(out, outlen, "%s", whole);
+		}
 		return 0;
 	}
 	return unknown(out, outlen);

@@ -319,6 +319,24 @@ START_TEST(test_dlopen_dlclose)
 }
 END_TEST
 
+/* Descriptions are cached by address: a first lookup into little room
+ * leaves the whole description for the next one. */
+START_TEST(test_cache_keeps_whole)
+{
+	char small[8], out[256];
+	struct call c = { .skip = 0, .out = small, .outlen = sizeof small };
+
+	known_caller(&c);
+	ck_assert_int_eq(c.rc, 0);
+	ck_assert_str_eq(small, "known_c");
+	c.out = out;
+	c.outlen = sizeof out;
+	known_caller(&c);
+	ck_assert_int_eq(c.rc, 0);
+	assert_frame(out, "known_caller", c.line);
+}
+END_TEST
+
 static Suite *callsite_suite(void)
 {
 	Suite *s = suite_create("callsite");
@@ -340,6 +358,7 @@ static Suite *callsite_suite(void)
 
 	tcase_add_test(tc_cache, test_threads);
 	tcase_add_test(tc_cache, test_dlopen_dlclose);
+	tcase_add_test(tc_cache, test_cache_keeps_whole);
 	tcase_set_timeout(tc_cache, 60);
 	suite_add_tcase(s, tc_cache);
 	return s;
