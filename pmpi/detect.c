@@ -245,6 +245,12 @@ static void on_app(void *ctx, const struct ft_msg *m)
 	ftp_app_dispatch(m);
 }
 
+static void on_bell(void *ctx)
+{
+	(void)ctx;
+	ftp_hostmail_drain();
+}
+
 /* Fail-stop: the others have declared this process failed and carry on
  * without it; it must not come back. */
 static void on_excluded(void *ctx, uint32_t by, uint32_t how)
@@ -344,6 +350,7 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 		.endpoints = eps,
 		.listen_fd = listen_fd,
 		.local_procs = local,
+		.bell_fd = ftp_hostmail_bell_fd(),
 	};
 	memcpy(cfg.secret, ftp.secret, FT_SECRET_LEN);
 	uint64_t seed = 0;
@@ -353,7 +360,7 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 	cfg.det.wall_offset_ns = ftp.wall_offset_ns;
 	struct ft_engine_hooks hooks = { .learned = on_learned, .excluded = on_excluded,
 					 .lost_quorum = on_lost_quorum, .declared_self = on_declared_self,
-					 .app = on_app, .leave = on_leave };
+					 .app = on_app, .bell = on_bell, .leave = on_leave };
 	ft_overlay_format(&eps[ftp.rank], where, sizeof where);
 	rc = ft_engine_start(&engine, &cfg, &hooks);
 	free(eps);

@@ -228,6 +228,9 @@ void ftp_app_dispatch(const struct ft_msg *m);
  * from another thread of this process. */
 void ftp_hostmail_start(void);
 void ftp_hostmail_stop(void);
+/* The bell socket for the detector thread to watch (its hook: drain),
+ * handed over once; -1 if none. */
+int ftp_hostmail_bell_fd(void);
 bool ftp_hostmail_post(uint32_t to, const struct ft_msg *m);
 void ftp_hostmail_drain(void);
 void ftp_hostmail_listen(bool on);

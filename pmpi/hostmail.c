@@ -10,12 +10,15 @@
  * thread. Everything else, and every message to another host, still goes
  * by TCP.
  *
- * A recipient with no thread waiting in an agreement (listening) is sent
- * a small TCP message as well (FTP_APP_HOSTMAIL), so that its detector
- * thread takes the mail: nothing put in a ring waits for the program's
- * next MPI call. A message that does not fit (the recipient is dead or
- * not taking its mail) goes by TCP instead, as does every message when
- * the mailbox cannot be made.
+ * A recipient with no thread waiting in an agreement (listening) is also
+ * sent a datagram on its bell socket (a Unix socket in the abstract
+ * namespace, which is per network namespace like the host id), which
+ * wakes its detector thread to take the mail: nothing put in a ring
+ * waits for the program's next MPI call. Where that socket cannot be
+ * reached, a small TCP message does the same (FTP_APP_HOSTMAIL). A
+ * message that does not fit (the recipient is dead or not taking its
+ * mail) goes by TCP instead, as does every message when the mailbox
+ * cannot be made.
  *
  * Only the job's first world takes part (spawned processes use TCP), and
  * the ranks that shared a network stack at MPI_Init (the same host_id,
@@ -27,10 +30,15 @@
  * decision is taken on another thread. */
 #include "ftshim_config.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "pmpi/call.h"
 #include "src/log.h"
@@ -54,12 +62,47 @@ _Atomic uint32_t ftp_hostmail_drained;
 /* The doorbell when there is no mailbox. */
 static struct ft_doorbell own_doorbell;
 
+/* This process's bell socket, until the detector takes it (-1: none);
+ * and one to send bells from (any thread: sendto is atomic). */
+static int bell_in = -1, bell_out = -1;
+
 /* A message in a ring: the APP fields, then its data. */
 struct mail_head {
 	uint64_t key;
 	uint32_t from, seq, value, len;
 	uint16_t kind;
 };
+
+/* The abstract address of rank's bell socket; its length. */
+static socklen_t bell_address(uint32_t rank, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sun_family = AF_UNIX;
+	int n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "ftshim-%s-%u", ftp.job_id, rank);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+static void open_bells(void)
+{
+	struct sockaddr_un sa;
+	socklen_t len = bell_address((uint32_t)ftp.rank, &sa);
+
+	bell_in = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	bell_out = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (bell_in >= 0 && bind(bell_in, (struct sockaddr *)&sa, len) != 0) {
+		ft_debug("no bell socket for the host's mailbox (%s): bells go by TCP", strerror(errno));
+		close(bell_in);
+		bell_in = -1;
+	}
+}
+
+int ftp_hostmail_bell_fd(void)
+{
+	int fd = bell_in;
+
+	bell_in = -1;
+	return fd;
+}
 
 void ftp_hostmail_start(void)
 {
@@ -100,6 +143,7 @@ void ftp_hostmail_start(void)
 	}
 	world_n = n;
 	ftp_hostmail_bell = ft_mailbox_doorbell(mailbox);
+	open_bells();
 	ft_debug("shared-memory mailbox for the %u ranks of this host", nlocal);
 	return;
 fail:
@@ -118,6 +162,11 @@ void ftp_hostmail_stop(void)
 	uint32_t nlocal = ft_mailbox_size(mailbox);
 	ftp_hostmail_bell = NULL;
 	ft_mailbox_close(mailbox);
+	if (bell_in >= 0)
+		close(bell_in);
+	if (bell_out >= 0)
+		close(bell_out);
+	bell_in = bell_out = -1;
 	mailbox = NULL;
 	for (uint32_t i = 0; i < nlocal; i++)
 		pthread_mutex_destroy(&put_locks[i]);
@@ -127,6 +176,22 @@ void ftp_hostmail_stop(void)
 	put_locks = NULL;
 	local_of = NULL;
 	world_of = NULL;
+}
+
+/* Nobody at rank to waits for mail: wake its detector thread to take it.
+ * A full socket buffer means bells are pending there already. */
+static void ring_bell(uint32_t to)
+{
+	struct sockaddr_un sa;
+	socklen_t len = bell_address(to, &sa);
+	char one = 1;
+
+	if (bell_out >= 0 && (sendto(bell_out, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&sa, len) == 1 ||
+			      errno == EAGAIN))
+		return;
+	struct ft_msg bell = { .type = FT_MSG_APP };
+	bell.app.kind = FTP_APP_HOSTMAIL;
+	ftp_detect_post(to, &bell);
 }
 
 bool ftp_hostmail_post(uint32_t to, const struct ft_msg *m)
@@ -151,12 +216,8 @@ bool ftp_hostmail_post(uint32_t to, const struct ft_msg *m)
 		free(buf);
 	if (!put)
 		return false;
-	if (!ft_mailbox_ring(mailbox, dest)) {
-		/* Nobody there waits: its detector thread takes the mail. */
-		struct ft_msg bell = { .type = FT_MSG_APP };
-		bell.app.kind = FTP_APP_HOSTMAIL;
-		ftp_detect_post(to, &bell);
-	}
+	if (!ft_mailbox_ring(mailbox, dest))
+		ring_bell(to);
 	return true;
 }
 

@@ -90,7 +90,7 @@ struct conn {
 
 struct ft_engine {
 	pthread_t thread;
-	int epfd, listen_fd, wake_fd;
+	int epfd, listen_fd, wake_fd, bell_fd;
 	uint32_t n, self;
 	struct ft_endpoint *eps;
 	uint8_t secret[FT_SECRET_LEN];
@@ -140,8 +140,8 @@ struct pid_watch {
 	uint32_t rank;
 };
 
-/* Markers for the two non-connection fds in epoll. */
-static char listen_marker, wake_marker;
+/* Markers for the non-connection fds in epoll. */
+static char listen_marker, wake_marker, bell_marker;
 
 static void stat_add(_Atomic uint64_t *counter, uint64_t v)
 {
@@ -938,6 +938,12 @@ static void *engine_main(void *arg)
 				uint64_t v;
 				ssize_t r = read(e->wake_fd, &v, sizeof v);
 				(void)r;
+			} else if (evs[i].data.ptr == &bell_marker) {
+				char drop[64];
+				while (recv(e->bell_fd, drop, sizeof drop, MSG_DONTWAIT) >= 0)
+					;
+				if (e->hooks.bell)
+					e->hooks.bell(e->hooks.ctx);
 			} else if (pid_watch_of(e, evs[i].data.ptr)) {
 				struct pid_watch *w = evs[i].data.ptr;
 				if (w->fd >= 0)
@@ -989,6 +995,8 @@ static void engine_free(struct ft_engine *e)
 		close(e->listen_fd);
 	if (e->wake_fd >= 0)
 		close(e->wake_fd);
+	if (e->bell_fd >= 0)
+		close(e->bell_fd);
 	if (e->epfd >= 0)
 		close(e->epfd);
 	free(e->eps);
@@ -1013,9 +1021,12 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 
 	if (!e) {
 		close(cfg->listen_fd);
+		if (cfg->bell_fd >= 0)
+			close(cfg->bell_fd);
 		return -ENOMEM;
 	}
 	e->listen_fd = cfg->listen_fd;
+	e->bell_fd = cfg->bell_fd;
 	e->wake_fd = e->epfd = -1;
 	pthread_mutex_init(&e->post_lock, NULL);
 	e->posted_tail = &e->posted;
@@ -1056,6 +1067,11 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 	    epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wake_fd, &wev) != 0) {
 		rc = -errno;
 		goto out_free;
+	}
+	struct epoll_event bev = { .events = EPOLLIN, .data.ptr = &bell_marker };
+	if (e->bell_fd >= 0 && epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->bell_fd, &bev) != 0) {
+		close(e->bell_fd);
+		e->bell_fd = -1;
 	}
 	watch_local_procs(e, cfg->local_procs);
 	/* The thread takes no signal: the application's handlers (and MPI's

@@ -39,6 +39,10 @@ struct ft_engine_config {
 	 * a pidfd and learns the moment one ends, before any socket or
 	 * heartbeat tells. NULL: none. */
 	const struct ft_local_proc *local_procs;
+	/* A socket that other processes of this host write to when they want
+	 * this one's detector thread to look (the engine owns it and reads
+	 * and discards what comes, then calls hooks.bell); -1: none. */
+	int bell_fd;
 };
 
 struct ft_engine_hooks {
@@ -60,6 +64,8 @@ struct ft_engine_hooks {
 	/* A message of the MPI side (FT_MSG_APP) from a rank not known
 	 * failed, or posted to this rank itself (detector thread). */
 	void (*app)(void *ctx, const struct ft_msg *m);
+	/* Something came on cfg.bell_fd (detector thread). May be NULL. */
+	void (*bell)(void *ctx);
 	/* The engine ends the process with status (ft_engine_exit_soon),
 	 * its last words out (detector thread): the hook may end it itself,
 	 * having told the launcher. May be NULL. */

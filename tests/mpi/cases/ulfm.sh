@@ -6,7 +6,9 @@
 # of call;
 # agree and shrink on an intercommunicator; the messages of a rank that
 # died still received; no stale message of a revoked communicator
-# reaching a later one.
+# reaching a later one. Between ranks of one host the agreement goes
+# through the shared-memory mailbox, and progresses while its coordinator
+# makes no MPI call.
 prog=$(build ulfm)
 for t in revoke agree coordinator shrink shrink-death loop errh-loop nonblocking ishrink-death inter inter-lost \
 	last-words stale; do
@@ -14,6 +16,11 @@ for t in revoke agree coordinator shrink shrink-death loop errh-loop nonblocking
 	expect_all_checks "$t"
 	note "$t: passed"
 done
+mkdir -p "$MPITEST_WORKDIR/progress"
+run_job shim 4 FTSHIM_LOG=debug -- "$prog" progress "$MPITEST_WORKDIR/progress"
+expect_all_checks progress
+expect_err_match 'ftshim\[0\] \+[0-9.]+ debug: shared-memory mailbox for the 4 ranks of this host$'
+note "progress: passed"
 # The revoked communicator's MPI object is freed 10 s later, at rank 1
 # with the stale message discarded.
 run_job shim 3 FTSHIM_LOG=debug -- "$prog" stale --sweep

@@ -41,6 +41,10 @@
  *                MPI_Irecv and MPI_Wait, MPI_Sendrecv), then
  *                MPIX_ERR_PROC_FAILED for a receive nothing matches and for
  *                MPI_Iprobe
+ *   progress DIR rank 0, the agreement's coordinator, starts an iagree and
+ *                makes no MPI call until every other rank has returned from
+ *                its blocking agree (each leaves a file in DIR): the
+ *                agreement progresses without rank 0's caller
  *   stale        a message sent on a communicator that is then revoked and
  *                freed unreceived never reaches a receive on a later
  *                communicator (which the MPI may give the same context id);
@@ -50,6 +54,7 @@
  * PASSED. */
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mpi-ext.h"
 #include "testutil.h"
@@ -560,6 +565,41 @@ static int test_last_words(int rank, int size)
 	return finish(world);
 }
 
+static int test_progress(int rank, int size, const char *dir)
+{
+	char path[4096];
+	int flag = rank == 2 ? 0x3 : 0x7, rc;
+
+	if (rank == 0) {
+		MPI_Request req;
+		int seen = 0;
+		rc = MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &req);
+		TU_CHECK(rc == MPI_SUCCESS, "iagree: %d", rc);
+		for (int i = 0; i < 60000 && seen < size - 1; i++) {
+			seen = 0;
+			for (int r = 1; r < size; r++) {
+				snprintf(path, sizeof path, "%s/agreed.%d", dir, r);
+				seen += access(path, F_OK) == 0;
+			}
+			if (seen < size - 1)
+				nap_ms(1);
+		}
+		TU_CHECK(seen == size - 1, "%d of %d ranks returned from the agreement while its coordinator made no MPI call",
+			 seen, size - 1);
+		rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+		TU_CHECK(rc == MPI_SUCCESS && flag == 0x3, "iagree by MPI_Wait: rc %d flag %x", rc, flag);
+	} else {
+		rc = MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+		TU_CHECK(rc == MPI_SUCCESS && flag == 0x3, "agree: rc %d flag %x", rc, flag);
+		snprintf(path, sizeof path, "%s/agreed.%d", dir, rank);
+		FILE *f = fopen(path, "w");
+		TU_CHECK(f != NULL, "cannot write %s", path);
+		if (f)
+			fclose(f);
+	}
+	return finish(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size;
@@ -596,6 +636,8 @@ int main(int argc, char **argv)
 		return test_inter_lost(rank, size);
 	if (!strcmp(test, "last-words"))
 		return test_last_words(rank, size);
+	if (!strcmp(test, "progress") && argc > 2)
+		return test_progress(rank, size, argv[2]);
 	if (!strcmp(test, "stale"))
 		return test_stale(rank, argc > 2 && !strcmp(argv[2], "--sweep"));
 	fprintf(stderr, "unknown test %s\n", test);
