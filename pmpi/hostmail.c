@@ -104,6 +104,19 @@ int ftp_hostmail_bell_fd(void)
 	return fd;
 }
 
+/* Forget the maps and locks (nlocal of them initialised). */
+static void free_maps(uint32_t nlocal)
+{
+	for (uint32_t i = 0; put_locks && i < nlocal; i++)
+		pthread_mutex_destroy(&put_locks[i]);
+	free(put_locks);
+	free(local_of);
+	free(world_of);
+	put_locks = NULL;
+	local_of = NULL;
+	world_of = NULL;
+}
+
 void ftp_hostmail_start(void)
 {
 	uint32_t n = (uint32_t)ftp.world_size, nlocal = 0, self = 0;
@@ -137,9 +150,8 @@ void ftp_hostmail_start(void)
 	if (rc != 0) {
 		ft_debug("no shared-memory mailbox for the %u ranks of this host (%s): agreements go by TCP",
 			 nlocal, strerror(-rc));
-		for (uint32_t i = 0; i < nlocal; i++)
-			pthread_mutex_destroy(&put_locks[i]);
-		goto fail;
+		free_maps(nlocal);
+		return;
 	}
 	world_n = n;
 	ftp_hostmail_bell = ft_mailbox_doorbell(mailbox);
@@ -147,12 +159,7 @@ void ftp_hostmail_start(void)
 	ft_debug("shared-memory mailbox for the %u ranks of this host", nlocal);
 	return;
 fail:
-	free(put_locks);
-	free(local_of);
-	free(world_of);
-	put_locks = NULL;
-	local_of = NULL;
-	world_of = NULL;
+	free_maps(0);
 }
 
 void ftp_hostmail_stop(void)
@@ -168,14 +175,7 @@ void ftp_hostmail_stop(void)
 		close(bell_out);
 	bell_in = bell_out = -1;
 	mailbox = NULL;
-	for (uint32_t i = 0; i < nlocal; i++)
-		pthread_mutex_destroy(&put_locks[i]);
-	free(put_locks);
-	free(local_of);
-	free(world_of);
-	put_locks = NULL;
-	local_of = NULL;
-	world_of = NULL;
+	free_maps(nlocal);
 }
 
 /* Nobody at rank to waits for mail: wake its detector thread to take it.
