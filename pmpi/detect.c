@@ -85,10 +85,9 @@ bool ftp_departed(uint32_t rank)
 
 const char *ftp_detection_word(uint32_t how)
 {
-	switch (how) {
-	case FT_HOW_CONN_LOST:
-	case FT_HOW_EXITED:
+	if (ft_how_is_crash(how))
 		return "crash";
+	switch (how) {
 	case FT_HOW_HB_TIMEOUT:
 		return "heartbeat timeout";
 	default:
@@ -120,7 +119,7 @@ static void report_failure(const struct ft_entry *e, uint32_t told_by)
 	/* The detector's estimate of the failure: for a heartbeat timeout,
 	 * when the rank was last heard. Across hosts, as good as the clocks. */
 	/* (A crash this rank saw: it saw it as it happened.) */
-	bool saw_crash = e->detector == (uint32_t)ftp.rank && e->how == FT_HOW_CONN_LOST;
+	bool saw_crash = e->detector == (uint32_t)ftp.rank && ft_how_is_crash(e->how);
 	if (e->at_ns && e->at_ns <= now && !saw_crash) {
 		ft_format_duration((double)(now - e->at_ns) / 1e9, delay, sizeof delay);
 		snprintf(since, sizeof since, "; known here %s after it %s", delay,

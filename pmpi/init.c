@@ -336,7 +336,7 @@ static void pmix_done(void)
 		lowest++;
 	if (crashed && lowest == (uint32_t)ftp.rank) {
 		for (uint32_t r = base; r < base + size; r++)
-			if (ft_proc_is_failed(&ftp.procs, r) && ftp.procs.procs[r].how == FT_HOW_CONN_LOST)
+			if (ft_proc_is_failed(&ftp.procs, r) && ft_how_is_crash(ftp.procs.procs[r].how))
 				crashed[n++] = r - base;
 	}
 	if (n > 0 && ft_pmix_kill(crashed, n) == 0)

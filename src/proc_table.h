@@ -36,6 +36,12 @@ enum ft_fail_how { FT_FAIL_HOWS(FT_HOW_ENUM) FT_HOW_COUNT };
 
 extern const char *const ft_fail_how_names[FT_HOW_COUNT];
 
+/* Whether a failure learned so is a death seen (a crash), not silence. */
+static inline bool ft_how_is_crash(uint32_t how)
+{
+	return how == FT_HOW_CONN_LOST || how == FT_HOW_EXITED;
+}
+
 enum ft_proc_state {
 	FT_PROC_ALIVE = 0,
 	FT_PROC_CLAIMED = 1, /* a writer is filling in the details; reads as alive */

@@ -39,6 +39,17 @@ START_TEST(test_init)
 }
 END_TEST
 
+/* A crash is a death seen, by socket or by process; silence is not. */
+START_TEST(test_how_is_crash)
+{
+	ck_assert(ft_how_is_crash(FT_HOW_CONN_LOST));
+	ck_assert(ft_how_is_crash(FT_HOW_EXITED));
+	ck_assert(!ft_how_is_crash(FT_HOW_HB_TIMEOUT));
+	ck_assert(!ft_how_is_crash(FT_HOW_NOTICE));
+	ck_assert(!ft_how_is_crash(FT_HOW_NONE));
+}
+END_TEST
+
 START_TEST(test_init_empty)
 {
 	struct ft_proc_table t;
@@ -351,6 +362,7 @@ static Suite *proc_table_suite(void)
 
 	tcase_add_test(tc, test_init);
 	tcase_add_test(tc, test_init_empty);
+	tcase_add_test(tc, test_how_is_crash);
 	tcase_add_test(tc, test_mark_failed);
 	tcase_add_test(tc, test_out_of_range);
 	tcase_add_test(tc, test_claimed_reads_alive);
