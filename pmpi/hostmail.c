@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
+#include "pmpi/replica.h"
 #include "src/log.h"
 #include "src/mailbox.h"
 
@@ -122,7 +123,11 @@ void ftp_hostmail_start(void)
 	uint32_t n = (uint32_t)ftp.world_size, nlocal = 0, self = 0;
 	uint64_t host = ftp.peers[ftp.rank].ep.host_id;
 
-	if (ftp.world_base != 0 || n < 2)
+	/* Not under replication: its recovery (team rebuilds, collectives
+	 * run again from the log) failed under load with agreements through
+	 * the mailbox, and not over TCP (docs/DESIGN.md); the cause is not
+	 * found yet. */
+	if (ftp.world_base != 0 || n < 2 || ftp_repl_requested())
 		return;
 	local_of = malloc(n * sizeof *local_of);
 	world_of = malloc(n * sizeof *world_of);

@@ -63,6 +63,11 @@ int ftp_repl_parse(char *err, size_t errlen)
 	return ft_replica_spec_parse(ftp.cfg.replicas, &spec, err, errlen);
 }
 
+bool ftp_repl_requested(void)
+{
+	return spec.value > 0;
+}
+
 /* A host id per world rank: the index of the first rank on its host. */
 static uint32_t *host_ids(uint32_t size)
 {

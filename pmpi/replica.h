@@ -105,6 +105,9 @@ struct ftp_repl_comm {
 	struct ftp_repl_cart *cart;
 };
 
+/* FTSHIM_REPLICAS asks for replicas (parsed at MPI_Init). */
+bool ftp_repl_requested(void);
+
 /* This process has a copy to tell or to follow. */
 static inline bool ftp_repl_paired(void)
 {
