@@ -205,11 +205,9 @@ int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
  * instructions a poll, against 330 for the MPI's progress pass. */
 FTP_HOT int poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t *polls)
 {
-	/* An ishrink of this process may hold others up; the host's mail may
-	 * bring a revoke, which the check below then sees. */
-	ftp_ops_progress();
 	uint64_t events = ftp_events();
 
+	ftp_ops_progress(); /* an ishrink of this process may hold others up */
 	if (__builtin_expect(events != *seen, 0)) {
 		*seen = events;
 		int err = ftp_check(c, pending);

@@ -245,9 +245,9 @@ extern struct ft_doorbell *ftp_hostmail_bell;
 extern _Atomic uint32_t ftp_hostmail_drained;
 void ftp_hostmail_drain_polled(void);
 
-/* For waiting loops: take the mail if the doorbell moved since the last
- * drain (a revoke on its way through this rank). Two relaxed loads when
- * it has not. */
+/* For waiting loops that yield (ftp_poll_pause): take the mail if the
+ * doorbell moved since the last drain (a revoke on its way through this
+ * rank). */
 static inline void ftp_hostmail_poll(void)
 {
 	struct ft_doorbell *bell = ftp_hostmail_bell;

@@ -5,9 +5,9 @@
  * detector threads and a TCP connection: the sender's thread puts the
  * message in the recipient's ring and rings its doorbell. The recipient
  * takes it in whichever of its threads comes first: one waiting in an
- * agreement (woken by the doorbell), any waiting loop or completion call
- * (ftp_hostmail_poll, which sees the doorbell move), or its detector
- * thread. Everything else, and every message to another host, still goes
+ * agreement (woken by the doorbell), any waiting loop that has started
+ * to yield (ftp_hostmail_poll, which sees the doorbell move), or its
+ * detector thread. Everything else, and every message to another host, still goes
  * by TCP.
  *
  * A recipient with no thread waiting in an agreement (listening) is also

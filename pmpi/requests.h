@@ -95,13 +95,11 @@ extern _Atomic uint32_t ftp_ops_pending;
 void ftp_ops_progress_slow(void);
 
 /* Called by every completion call and waiting loop: completes the ops that
- * are done, and takes the host's mail. One relaxed load when there are no
- * ops, two more for the mail. */
+ * are done. One relaxed load when there are none. */
 static inline void ftp_ops_progress(void)
 {
 	if (__builtin_expect(atomic_load_explicit(&ftp_ops_pending, memory_order_relaxed) != 0, 0))
 		ftp_ops_progress_slow();
-	ftp_hostmail_poll();
 }
 
 /* A nonblocking call (c) found a failure as it started, with error err:
