@@ -416,6 +416,19 @@ uint64_t ftp_hang_watch_peer_begin(enum ftp_fn fn, int32_t peer);
 void ftp_hang_watch_peer_end(uint64_t token);
 /* The detector learned that rank failed (detector thread). */
 void ftp_hang_watch_on_failure(uint32_t rank);
+/* Whether this thread is inside one of the watched calls above (all of
+ * them blocking calls of the MPI's own, whose wait loop ftshim does not
+ * run), set by their begin and cleared by their end, and how many empty
+ * polls of the MPI's progress it has made there since it last progressed
+ * (pmpi/ucx_yield.c). Only its own thread touches it. */
+struct ftp_mpi_wait {
+	bool inside;
+	uint32_t empty_polls;
+};
+extern _Thread_local struct ftp_mpi_wait ftp_mpi_wait __attribute__((tls_model("initial-exec")));
+/* How many times the MPI's own waits yielded the CPU so far (0 where
+ * ftshim cannot make them: pmpi/ucx_yield.c). */
+uint64_t ftp_ucx_yields(void);
 
 /* Classes without a communicator. */
 static inline int ftp_pre_nocomm(struct ftp_call *c)

@@ -156,8 +156,18 @@ static bool watch_set(enum ftp_fn fn, const int32_t *members, uint32_t n, pthrea
 	return copy != NULL;
 }
 
+_Thread_local struct ftp_mpi_wait ftp_mpi_wait __attribute__((tls_model("initial-exec")));
+
+/* This thread enters or leaves a blocking call of the MPI's own. */
+static void mpi_wait_enter(void)
+{
+	ftp_mpi_wait.inside = true;
+	ftp_mpi_wait.empty_polls = 0;
+}
+
 void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n)
 {
+	mpi_wait_enter();
 	pthread_mutex_lock(&lock);
 	watch_set(fn, members, n, pthread_self());
 	pthread_mutex_unlock(&lock);
@@ -195,6 +205,7 @@ uint64_t ftp_hang_watch_peer_begin(enum ftp_fn fn, int32_t peer)
 {
 	uint64_t token = peer_token(fn, peer), free_slot = 0;
 
+	mpi_wait_enter();
 	if (atomic_load_explicit(&peer_slot, memory_order_relaxed) != 0)
 		return 0;
 	if (!atomic_compare_exchange_strong(&peer_slot, &free_slot, token))
@@ -213,6 +224,7 @@ uint64_t ftp_hang_watch_peer_begin(enum ftp_fn fn, int32_t peer)
 
 void ftp_hang_watch_peer_end(uint64_t token)
 {
+	ftp_mpi_wait.inside = false;
 	if (token == 0)
 		return;
 	uint64_t expect = token;
@@ -231,6 +243,7 @@ void ftp_hang_watch_peer_end(uint64_t token)
 
 void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns)
 {
+	mpi_wait_enter();
 	pthread_mutex_lock(&lock);
 	if (!watch.active) {
 		watch.n = 0;
@@ -257,6 +270,7 @@ void ftp_hang_watch_limit(uint64_t ns)
 
 void ftp_hang_watch_end(void)
 {
+	ftp_mpi_wait.inside = false;
 	pthread_mutex_lock(&lock);
 	if (watch.active && pthread_equal(watch.owner, pthread_self()))
 		watch.active = false;

@@ -477,6 +477,9 @@ static int end_shim(void *session)
 	atomic_store(&ftp.mode, FTP_MODE_DONE);
 	ftp_comms_fini();
 	ft_proc_table_destroy(&ftp.procs);
+	if (ftp_ucx_yields() > 0)
+		ft_debug("the MPI's own waits yielded the CPU %llu time(s) (ucp_worker_progress)",
+			 (unsigned long long)ftp_ucx_yields());
 	ft_debug("finalized");
 	ft_log_close();
 	return rc;

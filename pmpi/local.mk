@@ -33,6 +33,7 @@ libftshim_la_SOURCES = \
 	pmpi/rundir.c \
 	pmpi/self_attrs.c \
 	pmpi/spawn.c \
+	pmpi/ucx_yield.c \
 	pmpi/ulfm.c pmpi/ulfm.h
 nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h pmpi/mpi_entry.c pmpi/mpi_entry.h
 libftshim_la_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)

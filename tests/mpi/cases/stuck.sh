@@ -33,4 +33,21 @@ for what in split create_group win_create intercomm; do
 	[ $((SECONDS - t0)) -lt 30 ] || fail "$what: took $((SECONDS - t0)) s"
 	note "$what: every survivor left with its line after $((SECONDS - t0)) s (job status $RC)"
 done
+# Nobody dies; the others wait 300 ms inside MPI_Comm_create_group for
+# the last rank. On MPICH the wait is MPICH's own loop, which ftshim makes
+# yield the CPU after its spin (pmpi/ucx_yield.c): each waiting rank says
+# so at its end. Open MPI yields by itself; ftshim leaves it be.
+run_job shim 4 FTSHIM_LOG=debug -- "$prog" late
+expect_rc 0
+# (Hydra may interleave the four lines' pieces.)
+[ "$(grep -o returned "$OUT" | wc -l)" = 4 ] || fail "late: the creation did not return on every rank"
+for r in 0 1 2; do
+	if [ "$MPITEST_FLAVOUR" = mpich ]; then
+		grep -qE "ftshim\[$r\] .* debug: the MPI's own waits yielded the CPU [0-9]+ time\(s\) \(ucp_worker_progress\)$" "$ERR" ||
+			{ tail -n 20 "$ERR" >&2; fail "late: rank $r did not yield inside MPICH's MPI_Comm_create_group"; }
+	else
+		expect_err_no_match "the MPI's own waits yielded"
+	fi
+done
+note "late: the waiting ranks $( [ "$MPITEST_FLAVOUR" = mpich ] && echo yielded inside MPICH || echo left Open MPI to yield)"
 expect_no_leftovers stuck

@@ -11,7 +11,9 @@
  * leader, the rest of its half for it as their local leader.
  * The others must not hang: after the hang watch's grace period each
  * prints its line and exits with status 76. Prints "returned" if a
- * creation returned after all (it must not). */
+ * creation returned after all (it must not).
+ * Usage: stuck late: nobody dies; rank size-1 enters MPI_Comm_create_group
+ * 300 ms after the others, who wait for it inside the MPI. */
 #include <signal.h>
 #include <time.h>
 
@@ -49,6 +51,18 @@ int main(int argc, char **argv)
 		}
 		MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, second ? 0 : size / 2, 9, &inter);
 		printf("returned\n");
+		MPI_Finalize();
+		return 0;
+	}
+	if (!strcmp(what, "late")) {
+		struct timespec ts = { 0, 300 * 1000 * 1000 };
+		if (rank == size - 1)
+			nanosleep(&ts, NULL);
+		MPI_Comm_group(MPI_COMM_WORLD, &g);
+		MPI_Comm_create_group(MPI_COMM_WORLD, g, 9, &c);
+		printf("returned\n");
+		MPI_Comm_free(&c);
+		MPI_Group_free(&g);
 		MPI_Finalize();
 		return 0;
 	}
