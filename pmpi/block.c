@@ -127,6 +127,15 @@ static bool peer_may_finish(int32_t peer, uint64_t events0)
 	return ftp_events() == events0;
 }
 
+/* At least this many passes, and for at least this long. */
+#define DEAD_PEER_PASSES 16
+#define DEAD_PEER_NS (200 * FT_NSEC_PER_USEC)
+
+bool ftp_dead_peer_pass(uint32_t pass, uint64_t start)
+{
+	return pass < DEAD_PEER_PASSES || ft_clock_now() - start < DEAD_PEER_NS;
+}
+
 int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int err,
 		   MPI_Status *status)
 {
@@ -138,12 +147,11 @@ int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int e
 	if (*req == MPI_REQUEST_NULL)
 		return err;
 	if (recv && err != FTP_ERR_REVOKED) {
-		/* What the dead peer sent before it died is here already, in
-		 * shared memory or the MPI's queues, but matched only by a pass
-		 * of its progress engine: without one, a survivor that was slow
-		 * to look failed a receive whose data had arrived. */
+		/* What the dead peer sent before it died is here already
+		 * (ftp_dead_peer_pass): without looking, a survivor that was
+		 * slow to look failed a receive whose data had arrived. */
 		int rc = MPI_SUCCESS;
-		for (int pass = 0; pass < 4 && rc == MPI_SUCCESS && !flag; pass++)
+		for (uint32_t pass = 0; rc == MPI_SUCCESS && !flag && ftp_dead_peer_pass(pass, start); pass++)
 			rc = ftp_mpi.PMPI_Test(req, &flag, &st);
 		if (rc != MPI_SUCCESS || flag) {
 			if (status != MPI_STATUS_IGNORE)

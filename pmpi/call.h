@@ -159,6 +159,11 @@ enum ftp_p2p_role {
  * ftp_give_up. A null *req: err. */
 int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int err,
 		   MPI_Status *status);
+/* What a dead peer sent before it died is in shared memory or the MPI's
+ * queues already, but found only by passes of the MPI's progress, and on
+ * a crowded host a few passes may not reach it: whether to make another
+ * after `pass` of them, begun at start (ft_clock_now). */
+bool ftp_dead_peer_pass(uint32_t pass, uint64_t start);
 
 /* The end of each poll of a waiting call: spin a while, then yield, and
  * from then on take the host's mail (a revoke on its way through this

@@ -1257,12 +1257,13 @@ static void discard_from(int32_t dead)
 static bool rebuild_pending;
 
 /* Whether the dead primary `from` told this process something it has
- * not read yet (a few passes of the MPI's progress: it is all here). */
+ * not read yet (it is all here: ftp_dead_peer_pass). */
 static bool records_left(int32_t from)
 {
+	uint64_t start = ft_clock_now();
 	int flag = 0;
 
-	for (int pass = 0; pass < 4 && !flag; pass++)
+	for (uint32_t pass = 0; !flag && ftp_dead_peer_pass(pass, start); pass++)
 		ftp_mpi.PMPI_Iprobe(from, TAG_DECIDE, ftp_repl.stream, &flag, MPI_STATUS_IGNORE);
 	return flag;
 }
@@ -2956,13 +2957,14 @@ static int fwd_take(struct ftp_repl_comm *x, const struct coll_span *out)
 }
 
 /* A promoted replica: receive every result its dead primary forwarded
- * that it has not read (they are all here; a few passes of the MPI's
- * progress find them), as bytes, to read in program order. */
+ * that it has not read (they are all here: ftp_dead_peer_pass), as
+ * bytes, to read in program order. */
 static void fwd_receive(int32_t dead)
 {
 	for (size_t i = 0; i < nrepl_comms; i++) {
 		struct ftp_repl_comm *x = repl_comms[i]->repl;
-		for (int pass = 0; pass < 4;) {
+		uint64_t start = ft_clock_now();
+		for (uint32_t pass = 0; ftp_dead_peer_pass(pass, start);) {
 			MPI_Status st;
 			int flag = 0, len = 0;
 			ftp_mpi.PMPI_Iprobe(dead, x->stream_tag, ftp_repl.stream, &flag, &st);
