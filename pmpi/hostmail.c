@@ -7,8 +7,8 @@
  * takes it in whichever of its threads comes first: one waiting in an
  * agreement (woken by the doorbell), any waiting loop that has started
  * to yield (ftp_hostmail_poll, which sees the doorbell move), or its
- * detector thread. Everything else, and every message to another host, still goes
- * by TCP.
+ * detector thread. Everything else, and every message to another host,
+ * still goes by TCP.
  *
  * A recipient with no thread waiting in an agreement (listening) is also
  * sent a datagram on its bell socket (a Unix socket in the abstract
@@ -124,9 +124,8 @@ void ftp_hostmail_start(void)
 	uint64_t host = ftp.peers[ftp.rank].ep.host_id;
 
 	/* Not under replication: its recovery (team rebuilds, collectives
-	 * run again from the log) failed under load with the mailbox, and
-	 * not over TCP, nor with the mailbox read only by agreements and
-	 * the detector thread (not in waiting loops); the cause is not
+	 * run again from the log) failed under load far more often with the
+	 * mailbox than over TCP, where it failed once; the cause is not
 	 * found yet (docs/DESIGN.md). */
 	if (ftp.world_base != 0 || n < 2 || ftp_repl_requested())
 		return;
