@@ -565,29 +565,6 @@ static bool agree_take(struct agreement *a, uint32_t *value, uint8_t *failed, in
 	return true;
 }
 
-/* One pass of the MPI's progress engine, as a completion call runs it
- * (MPICH's MPI_Iprobe skips what grants a window's locks): a test of a
- * receive on MPI_COMM_SELF that nothing sends. Not in a program that uses
- * sessions only, which has no MPI_COMM_SELF to use (MPI_Initialized
- * says whether the world model is up). */
-static void mpi_progress(void)
-{
-	MPI_Request req = MPI_REQUEST_NULL;
-	int flag = 0;
-
-	if (ftp_mpi.PMPI_Initialized(&flag) != MPI_SUCCESS || !flag)
-		return;
-	flag = 0;
-
-	if (ftp_mpi.PMPI_Irecv(NULL, 0, MPI_BYTE, 0, ftp.coll_tag_ub, MPI_COMM_SELF, &req) != MPI_SUCCESS)
-		return;
-	ftp_mpi.PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-	if (!flag) {
-		ftp_mpi.PMPI_Cancel(&req);
-		ftp_mpi.PMPI_Wait(&req, MPI_STATUS_IGNORE);
-	}
-}
-
 /* Run the next agreement of e with *value and wait for the decision.
  * Returns its rc; *value and (when failed is not NULL) the failed members
  * (a bitmap in agreement_order) are filled in.
@@ -621,7 +598,7 @@ static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 			continue;
 		}
 		if (!ftp_hostmail_sleep(seen, 5 * FT_NSEC_PER_MSEC))
-			mpi_progress();
+			ftp_mpi_progress();
 	}
 	ftp_hostmail_listen(false);
 	return rc;

@@ -226,6 +226,28 @@ FTP_HOT int poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t
 	return MPI_SUCCESS;
 }
 
+void ftp_mpi_progress(void)
+{
+	MPI_Request req = MPI_REQUEST_NULL;
+	int flag = 0;
+
+	if (ftp_mpi.PMPI_Initialized(&flag) != MPI_SUCCESS || !flag) {
+		/* Sessions only: no MPI_COMM_SELF; a probe of ftshim's world
+		 * (which returns its errors) is the most there is. */
+		if (ftp.world != MPI_COMM_NULL)
+			ftp_mpi.PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ftp.world, &flag, MPI_STATUS_IGNORE);
+		return;
+	}
+	flag = 0;
+	if (ftp_mpi.PMPI_Irecv(NULL, 0, MPI_BYTE, 0, ftp.coll_tag_ub, MPI_COMM_SELF, &req) != MPI_SUCCESS)
+		return;
+	ftp_mpi.PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+	if (!flag) {
+		ftp_mpi.PMPI_Cancel(&req);
+		ftp_mpi.PMPI_Wait(&req, MPI_STATUS_IGNORE);
+	}
+}
+
 int ftp_poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t *polls)
 {
 	return poll_step(c, pending, seen, polls);

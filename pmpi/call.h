@@ -177,6 +177,16 @@ static inline void ftp_poll_pause(uint64_t *polls)
 	}
 }
 
+/* One pass of the MPI's whole progress engine, for a wait of ftshim's
+ * own that holds no request of the MPI's (the agreement, the wait for the
+ * other ranks at MPI_Finalize, a polled probe): MPICH grants a window's
+ * passive-target lock only in the target's progress, and MPI_Iprobe skips
+ * that part, so a process waiting there would hold up every rank that
+ * locks its window. A completion call runs it all: this is a test of a
+ * receive on MPI_COMM_SELF that nothing sends, cancelled. Application
+ * thread. */
+void ftp_mpi_progress(void);
+
 /* One step of a polling loop: before the first call polls == 0 and seen
  * == 0. Returns an error if what c watches failed since the last step
  * (pending as for ftp_check), else MPI_SUCCESS after spinning or, as

@@ -375,16 +375,13 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
  * and the job report's files from host to host (true while they keep it
  * on the control plane). A peer may still wait for a message of this one
  * that the MPI delivers only as the sender progresses (UCX, and any
- * transport whose queue was full), and MPI_Finalize, which would flush
- * it, is skipped after a failure. A probe progresses the whole library;
- * *arg is a communicator on which it can meet no failure: MPI_COMM_SELF,
- * or without the world model (sessions) ftshim's world, which returns
- * its errors. */
+ * transport whose queue was full), or for a lock on this one's window
+ * (MPICH), and MPI_Finalize, which would serve both, is skipped after a
+ * failure. */
 static bool leave_step(void *arg)
 {
-	int flag = 0;
-
-	ftp_mpi.PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, *(MPI_Comm *)arg, &flag, MPI_STATUS_IGNORE);
+	(void)arg;
+	ftp_mpi_progress();
 	return ftp_merge_step(ft_engine_everyone_left(engine));
 }
 
@@ -393,10 +390,7 @@ void ftp_detect_finish(void)
 	if (!engine)
 		return;
 	/* MPI_Finalize waits for every rank anyway; so does this. */
-	int world_model = 0;
-	ftp_mpi.PMPI_Initialized(&world_model);
-	MPI_Comm probed = world_model ? MPI_COMM_SELF : ftp.world;
-	int rc = ft_engine_finish(engine, UINT64_MAX / 4, leave_step, &probed);
+	int rc = ft_engine_finish(engine, UINT64_MAX / 4, leave_step, NULL);
 	engine = NULL;
 	if (rc != 0)
 		ft_warn("left the control plane before every rank had finished");
