@@ -1,11 +1,19 @@
 #!/bin/sh
 # fuzz.sh: builds tests/fuzz/fuzz_frame.c with clang's libFuzzer, ASan and
 # UBSan into $FT_BUILDDIR/tests/fuzz, writes a seed corpus of valid frames
-# of every type, and fuzzes the frame parser for FT_FUZZ_SECONDS (20 by
-# default). Fails if the fuzzer finds a crash, a leak, undefined behaviour
-# or a broken round trip (its input is kept under tests/fuzz/artifacts/ in
-# the build directory and dumped into the log); skips (77) where clang or
-# its fuzzer runtime is missing.
+# of every type (every kind of control message among them), and fuzzes
+# the frame parser. Fails if the fuzzer finds a crash, a leak, undefined
+# behaviour or a broken round trip (its input is kept under
+# tests/fuzz/artifacts/ in the build directory and dumped into the log);
+# skips (77) where clang or its fuzzer runtime is missing. At the end it
+# prints the executions, the CPU time and, where llvm-cov is installed,
+# the line and branch coverage of src/frame.c that the corpus reaches.
+#
+#   FT_FUZZ_SECONDS  how long to fuzz, wall clock (20; an hour is 3600)
+#   FT_FUZZ_JOBS     fuzzing processes side by side (1): libFuzzer's fork
+#                    mode, sharing one corpus
+#   FT_FUZZ_CORPUS   a directory to keep the corpus in, so that a long run
+#                    goes on from the last (a temporary one by default)
 set -eu
 
 : "${FT_SRCDIR:?FT_SRCDIR must name the source tree (make check sets it)}"
@@ -73,12 +81,21 @@ frame() {
 	# shellcheck disable=SC2059 # the format is the frame, escapes and all
 	printf "FTSH\\002$(printf '\\%03o' "$1")\\000\\000$(le32 "$3")$(le32 "$2")ftshim fuzz key!$4"
 }
-corpus="$tmp/corpus"
-mkdir "$corpus"
+corpus=${FT_FUZZ_CORPUS:-$tmp/corpus}
+mkdir -p "$corpus"
 hb=$(printf '%s' "$(le32 7)$(le32 0)$(le32 2)$(le32 1)$(le32 0x89abcdef)$(le32 0x01234567)$(le32 0)")
 frame 1 3 28 "$hb" >"$corpus/heartbeat"
 frame 1 63 28 "$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)" >"$corpus/heartbeat-zero"
 frame 4 5 8 "$(le32 2)$(le32 9)" >"$corpus/excluded"
+# app KIND VALUE DATA-LENGTH DATA-ESCAPES: a control message (pmpi/ftp.h's
+# enum ftp_app_kind), key 0x0123456789abcdef, sequence 5.
+app() {
+	frame 5 2 $((24 + $3)) "$(le32 0x89abcdef)$(le32 0x01234567)$(le32 5)$(le16 "$1")$(le16 0)$(le32 "$2")$(le32 "$3")$4"
+}
+for kind in 1 2 3 4 5 6 7 8; do
+	app $kind 1 0 "" >"$corpus/app-$kind"
+	app $kind 0xffffffff 8 "$(le32 3)$(le32 0xff)" >"$corpus/app-$kind-data"
+done
 frame 6 5 8 "$(le32 3)$(le32 0)" >"$corpus/probe"
 frame 6 9 8 "$(le32 0xffffffff)$(le32 3)" >"$corpus/probe-reply-recheck"
 frame 2 0 4 "$(le32 0)" >"$corpus/notice-0"
@@ -97,18 +114,32 @@ frame 3 2 48 "$(le32 0)$(le32 2)$(entry 10 1 3 2 0x2b1f2a15 0x179a6cb1)$(entry 1
 rm -rf "$artifacts"
 mkdir -p "$artifacts"
 secs=${FT_FUZZ_SECONDS:-20}
+jobs=${FT_FUZZ_JOBS:-1}
+case $secs$jobs in
+*[!0-9]*)
+	echo "fuzz.sh: FT_FUZZ_SECONDS=$secs FT_FUZZ_JOBS=$jobs: both must be whole numbers"
+	exit 1
+	;;
+esac
 set -- "$corpus"/*
-echo "fuzz.sh: fuzzing the frame parser for ${secs}s ($# seeds)"
+echo "fuzz.sh: fuzzing the frame parser for ${secs}s in $jobs process(es) ($# inputs in $corpus)"
 # libFuzzer exits 77 on a crash by default, which Automake would read as a
-# skip: make every finding exit 1. UBSan reports become fatal too.
+# skip: make every finding exit 1. UBSan reports become fatal too. The
+# limit leaves the fuzzer time to wrap up after max_total_time.
+fork=
+[ "$jobs" -gt 1 ] && fork="-fork=$jobs -ignore_crashes=0"
 status=0
+# shellcheck disable=SC2086 # $fork is a list of options
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	timeout -k 5 120 "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 \
-	-error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
+	timeout -k 5 $((secs + 120)) "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 \
+	-error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 $fork \
 	-artifact_prefix="$artifacts/" "$corpus" >"$tmp/fuzz.log" 2>&1 || status=$?
 cat "$tmp/fuzz.log"
 
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/fuzz.log")
+# The fork mode's parent prints no final stats: its last status line
+# has the executions.
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/fuzz.log" | tail -n 1)
+[ -n "$runs" ] || runs=$(sed -n 's/^#\([0-9][0-9]*\).*exec\/s.*/\1/p' "$tmp/fuzz.log" | tail -n 1)
 if [ "$status" -ne 0 ]; then
 	echo "fuzz.sh: FAIL: the fuzzer exited with status $status after ${runs:-?} executions"
 	for f in "$artifacts"/*; do
@@ -119,4 +150,26 @@ if [ "$status" -ne 0 ]; then
 	exit 1
 fi
 rmdir "$artifacts" 2>/dev/null || true
-echo "fuzz.sh: PASS: ${runs:-?} executions, no finding"
+# The children's CPU time, user and system (the second line of times).
+times >"$tmp/times"
+cpu=$(sed -n 2p "$tmp/times")
+echo "fuzz.sh: PASS: ${runs:-?} executions, no finding; CPU time of the fuzzers (user, system): $cpu"
+
+# Coverage of the parser by the corpus now in $corpus, where llvm-cov is.
+if command -v llvm-profdata >/dev/null 2>&1 && command -v llvm-cov >/dev/null 2>&1; then
+	cov="$out/fuzz_frame_cov"
+	# shellcheck disable=SC2086
+	if clang -std=c11 -g -O0 -fsanitize=fuzzer -fprofile-instr-generate -fcoverage-mapping \
+		-I"$FT_SRCDIR" -I"$FT_BUILDDIR" "$FT_SRCDIR/src/frame.c" \
+		"$FT_SRCDIR/tests/fuzz/fuzz_frame.c" -o "$cov" 2>"$tmp/cov.log" &&
+		LLVM_PROFILE_FILE="$tmp/frame.profraw" timeout -k 5 600 "$cov" -runs=0 "$corpus" >>"$tmp/cov.log" 2>&1 &&
+		llvm-profdata merge -sparse "$tmp/frame.profraw" -o "$tmp/frame.profdata" 2>>"$tmp/cov.log"; then
+		llvm-cov report "$cov" -instr-profile="$tmp/frame.profdata" "$FT_SRCDIR/src/frame.c" >"$tmp/cov.txt" 2>>"$tmp/cov.log"
+		# The TOTAL row: regions, missed, cover, functions, missed,
+		# executed, lines, missed, cover, branches, missed, cover.
+		awk '/^TOTAL/ { printf "fuzz.sh: coverage of src/frame.c by %s inputs: lines %s, branches %s, regions %s, functions %s\n", n, $10, $13, $4, $7 }' \
+			n="$(find "$corpus" -type f | wc -l)" "$tmp/cov.txt"
+	else
+		echo "fuzz.sh: no coverage figures: $(tail -n 1 "$tmp/cov.log")"
+	fi
+fi
