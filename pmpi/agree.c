@@ -604,6 +604,11 @@ static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 	return rc;
 }
 
+int ftp_agree_quiet(struct ftp_comm *e, uint32_t *value)
+{
+	return agree_run(e, value, NULL);
+}
+
 /* The report's word for an agreement's or shrink's result. */
 static const char *result_word(int rc)
 {

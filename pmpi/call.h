@@ -512,6 +512,10 @@ void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercom
  * MPI_Comm_create_group(comm, the n processes of job ranks world, tag),
  * under the hang watch. Both return an MPI error code. */
 int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n);
+/* An agreement of ftshim's own on e (the bitwise AND of every live
+ * member's *value into *value), not in the job report: MPI_SUCCESS, or
+ * an error if a member failed. */
+int ftp_agree_quiet(struct ftp_comm *e, uint32_t *value);
 int ftp_create_group_of(MPI_Comm comm, const int32_t *world, uint32_t n, int tag, enum ftp_fn fn,
 			MPI_Comm *out);
 

@@ -385,6 +385,11 @@ static bool leave_step(void *arg)
 	return ftp_merge_step(ft_engine_everyone_left(engine));
 }
 
+bool ftp_detect_on(void)
+{
+	return engine != NULL;
+}
+
 void ftp_detect_finish(void)
 {
 	if (!engine)

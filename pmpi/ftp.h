@@ -81,6 +81,11 @@ struct ftp_state {
 	 * peers entry; acquire by readers). At most ftp.procs.size. */
 	_Atomic uint32_t nprocs;
 	uint64_t init_ns;          /* ft_clock_now() on entry to MPI_Init */
+	/* ft_clock_now() once the whole job is up (ftp_job_up): the origin
+	 * of time triggers and of the log's times; 0 before. Written once
+	 * by the application thread in MPI_Init, before the injection timer
+	 * starts. */
+	uint64_t up_ns;
 	int64_t wall_offset_ns;    /* ft_clock_wall_offset() then: clock + this = wall clock */
 	uint64_t job_start_unix_ns; /* the earliest rank's MPI_Init, by the wall clock */
 	/* Every process this one can name in an MPI group, and the job rank
@@ -156,6 +161,12 @@ struct ftp_peer *ftp_job_peers_alloc(void);
  * detection (known: the news the process starts with), the run
  * directory and injection. */
 int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_t nknown);
+/* The last step of MPI_Init, once ftshim's own start is done here: wait
+ * until every process of ftp.world is that far (together: an agreement
+ * over the control plane, which a failure does not stop; a spawned
+ * process does not wait for its siblings), then start the clock of the
+ * time triggers and of the log (ftp.up_ns). */
+void ftp_job_up(bool together);
 
 /* Spawned processes (pmpi/spawn.c). In a process that MPI_Comm_spawn
  * started, from MPI_Init, before the tables: join the parents' job and
@@ -174,6 +185,8 @@ uint64_t ftp_spawn_handshake_ns(void);
  * rank has departed or failed, or stop at once. */
 int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknown);
 void ftp_detect_finish(void);
+/* Whether this process's detector runs (application thread). */
+bool ftp_detect_on(void);
 /* Tell every rank that this one ends the job (MPI_Abort, a fatal error),
  * and exit with status; they exit with it too. (The launcher may not kill
  * them itself: Hydra with -disable-auto-cleanup does not.) Returns only if
@@ -309,9 +322,12 @@ int ftp_rundir_path(const char *name, char *out, size_t len);
 void ftp_rundir_record_injection(const char *line);
 
 /* Injection (pmpi/inject.c): parse FTSHIM_INJECT before PMPI_Init (0, or
- * -EINVAL with one line in err), then carry out this rank's plan. */
+ * -EINVAL with one line in err), then carry out this rank's plan: its
+ * call and point triggers from ftp_inject_start on, its time triggers
+ * from ftp_inject_arm on (once the whole job is up, ftp_job_up). */
 int ftp_inject_parse(char *err, size_t errlen);
 void ftp_inject_start(void);
+void ftp_inject_arm(void);
 void ftp_inject_after_call(enum ftp_fn fn);
 /* Set while this rank has a call-count trigger (read by every wrapper). */
 extern _Atomic bool ftp_inject_counting;

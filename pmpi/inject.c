@@ -3,7 +3,8 @@
  * once the job is known, each rank works out its own part of the plan:
  * call triggers count calls in the wrappers (only while one is armed, so
  * that other runs pay nothing), time triggers wait on a small thread of
- * their own, point triggers wait for the program's ftshim_inject_point.
+ * their own, counting from the moment every rank is through MPI_Init
+ * (ftp.up_ns), point triggers wait for the program's ftshim_inject_point.
  * Every injection is logged and recorded in the run directory before it
  * happens. */
 #include "ftshim_config.h"
@@ -93,8 +94,8 @@ static void fire(const struct ft_inject_action *a, const char *trigger)
 	quote(c->text, clause, sizeof clause);
 	clock_gettime(CLOCK_REALTIME, &now);
 	snprintf(line, sizeof line,
-		 "time=%lld.%06ld since_init=%.6f rank=%d host=%s pid=%ld how=%s by=FTSHIM_INJECT trigger=\"%s\" clause=\"%s\"",
-		 (long long)now.tv_sec, now.tv_nsec / 1000, (double)(ft_clock_now() - ftp.init_ns) / 1e9,
+		 "time=%lld.%06ld since_start=%.6f rank=%d host=%s pid=%ld how=%s by=FTSHIM_INJECT trigger=\"%s\" clause=\"%s\"",
+		 (long long)now.tv_sec, now.tv_nsec / 1000, (double)(ft_clock_now() - (ftp.up_ns ? ftp.up_ns : ftp.init_ns)) / 1e9,
 		 ftp.rank, ftp.peers ? ftp.peers[ftp.rank].host : "?", (long)getpid(), how,
 		 trigger, clause);
 	ftp_rundir_record_injection(line);
@@ -158,7 +159,7 @@ static void *timer_main(void *arg)
 				next = (int)i;
 		if (next < 0)
 			return NULL;
-		uint64_t at = ftp.init_ns + actions[next].at_ns;
+		uint64_t at = ftp.up_ns + actions[next].at_ns;
 		struct timespec ts = { .tv_sec = (time_t)(at / FT_NSEC_PER_SEC),
 				       .tv_nsec = (long)(at % FT_NSEC_PER_SEC) };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
@@ -166,7 +167,8 @@ static void *timer_main(void *arg)
 		done[next] = true;
 		if (!ftp_active())
 			return NULL; /* MPI_Finalize is over: too late */
-		snprintf(trigger, sizeof trigger, "%.3f s after MPI_Init", (double)actions[next].at_ns / 1e9);
+		snprintf(trigger, sizeof trigger, "%.3f s after every rank's MPI_Init",
+			 (double)actions[next].at_ns / 1e9);
 		fire(&actions[next], trigger);
 	}
 }
@@ -272,26 +274,32 @@ void ftp_inject_start(void)
 	}
 	if (ftp.rank == 0)
 		log_plan();
-	bool any_time = false;
 	for (uint32_t i = 0; i < nactions; i++) {
-		if (actions[i].when == FT_AT_CALL) {
-			for (size_t f = 0; f < FT_ARRAY_SIZE(fn_names); f++)
-				if (strcmp(fn_names[f], actions[i].clause->name) == 0)
-					action_fn[i] = (int)f;
-			atomic_store(&ftp_inject_counting, true);
-		}
+		if (actions[i].when != FT_AT_CALL)
+			continue;
+		for (size_t f = 0; f < FT_ARRAY_SIZE(fn_names); f++)
+			if (strcmp(fn_names[f], actions[i].clause->name) == 0)
+				action_fn[i] = (int)f;
+		atomic_store(&ftp_inject_counting, true);
+	}
+}
+
+void ftp_inject_arm(void)
+{
+	bool any_time = false;
+
+	for (uint32_t i = 0; i < nactions; i++)
 		any_time |= actions[i].when == FT_AT_TIME;
-	}
-	if (any_time) {
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		pthread_t timer;
-		int rc = pthread_create(&timer, NULL, timer_main, NULL);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (rc != 0)
-			ft_error("cannot start the injection timer: time triggers are ignored");
-		else
-			pthread_detach(timer);
-	}
+	if (!any_time)
+		return;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t timer;
+	int rc = pthread_create(&timer, NULL, timer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		ft_error("cannot start the injection timer: time triggers are ignored");
+	else
+		pthread_detach(timer);
 }

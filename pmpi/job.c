@@ -99,6 +99,22 @@ int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_
 	return 0;
 }
 
+void ftp_job_up(bool together)
+{
+	struct ftp_comm *world = together && ftp_detect_on() ? ftp_seam_comm(ftp.world) : NULL;
+
+	if (world) {
+		uint32_t value = 0;
+		uint64_t t0 = ft_clock_now();
+		int rc = ftp_agree_quiet(world, &value);
+		ft_debug("every rank is up: agreed in %.3f ms (%s)", (double)(ft_clock_now() - t0) / 1e6,
+			 rc == MPI_SUCCESS ? "none failed" : "some failed");
+	}
+	ftp.up_ns = ft_clock_now();
+	ft_log_set_origin(ftp.up_ns);
+	ftp_inject_arm();
+}
+
 int ftp_job_start(bool usable)
 {
 	struct ftp_peer mine;

@@ -22,7 +22,7 @@
 	  "1 makes ftshim a pure pass-through: no other variable is read, nothing is " \
 	  "detected, checked or logged") \
 	X(LOG, log_level, ENUM, "info", 0, 0, "error|warn|info|debug|trace", \
-	  "How much ftshim logs; each line starts with ftshim[RANK] and the seconds since MPI_Init") \
+	  "How much ftshim logs; each line starts with ftshim[RANK] and the seconds since the job was up (every rank through MPI_Init)") \
 	X(LOG_FILE, log_file, STRING, "", 0, 0, NULL, \
 	  "Log to this file (appending) instead of stderr; %r becomes the job rank, %h the " \
 	  "host name, %p the pid, %% a percent sign") \

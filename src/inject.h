@@ -11,7 +11,8 @@
  *                spawned:0,2: the first and third processes the job
  *                spawns, whatever their job ranks will be)
  *   at=WHEN      when: call:MPI_Allreduce:10 (right after the 10th call of
- *                that function returns) | time:2.5s (after MPI_Init) |
+ *                that function returns) | time:2.5s (after every rank's
+ *                MPI_Init) |
  *                point:NAME:N (when the program calls
  *                ftshim_inject_point("NAME", N)) | exp:MEAN |
  *                weibull:SCALE:SHAPE (random times: the chosen ranks die
@@ -84,7 +85,7 @@ struct ft_inject_action {
 	const struct ft_inject_clause *clause;
 	enum ft_inject_when when;   /* FT_AT_CALL, FT_AT_TIME or FT_AT_POINT: random
 				       times are resolved to FT_AT_TIME */
-	uint64_t at_ns;             /* FT_AT_TIME: after MPI_Init */
+	uint64_t at_ns;             /* FT_AT_TIME: after every rank's MPI_Init */
 };
 
 /* Parse text. known_calls lists the function names at=call: accepts (the

@@ -176,7 +176,7 @@ START_TEST(test_report_one_failure)
 				     "not json: ignored\n");
 	char inj[256];
 	snprintf(inj, sizeof inj,
-		 "time=%llu.000000 since_init=1.0 rank=2 host=a pid=7 how=SIGKILL by=FTSHIM_INJECT "
+		 "time=%llu.000000 since_start=1.0 rank=2 host=a pid=7 how=SIGKILL by=FTSHIM_INJECT "
 		 "trigger=\"at point phase 1\" clause=\"rank=2 at=point:phase:1\"\n",
 		 (unsigned long long)(ORIGIN / SEC + 1));
 	write_text("injections", inj);

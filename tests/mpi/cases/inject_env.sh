@@ -48,8 +48,23 @@ fresh
 run_job shim 6 "$export_rundir" "FTSHIM_INJECT=rank=4 at=time:1s how=sigterm; rank=0 at=time:1.3s how=abort" -- \
 	"$prog" --expect 0,4 --iterations 100
 expect_all_checks
-records | grep -q 'rank=4 .*how=SIGTERM .*trigger="1.000 s after MPI_Init"' || { records >&2; fail "no SIGTERM record for rank 4"; }
+records | grep -q "rank=4 .*how=SIGTERM .*trigger=\"1.000 s after every rank's MPI_Init\"" || { records >&2; fail "no SIGTERM record for rank 4"; }
 records | grep -q 'rank=0 .*how=abort ' || { records >&2; fail "no abort record for rank 0"; }
+
+# Time counts from the moment every rank is through MPI_Init, ftshim's
+# own start included (issue 39, item 4): rank 3 starts 1.5 s late, and
+# rank 1 dies 300 ms after the job is up, not in the others' MPI_Init;
+# the log's times count from there too. (Counted from each rank's own
+# MPI_Init, rank 1 died inside the MPI's MPI_Init and the job failed.)
+fresh
+run_job shim 4 "$export_rundir" "FTSHIM_INJECT=rank=1 at=time:300ms" -- \
+	"$prog" --expect 1 --iterations 5 --late-rank 3 --late-ms 1500
+expect_all_checks "late start"
+expect_detected 1 0,2,3
+since=$(records | sed -n 's/.* since_start=\([0-9.]*\) rank=1 .*trigger="0.300 s after every rank.s MPI_Init".*/\1/p')
+[ -n "$since" ] || { records >&2; fail "no record of rank 1's death 0.300 s after the start"; }
+awk -v s="$since" 'BEGIN { exit !(s >= 0.3 && s < 1.0) }' || fail "rank 1 died $since s after the start, not 0.3"
+expect_err_match '^ftshim\[1\] \+0\.(3|4|5|6|7|8|9)[0-9]* info: injecting SIGKILL now'
 
 # A pause longer than the timeout: declared failed, then excluded.
 fresh

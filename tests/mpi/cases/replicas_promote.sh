@@ -81,7 +81,7 @@ primary_dies cart 6 2 1 call:MPI_Sendrecv:25
 primary_dies mw 6 2 1 call:MPI_Send:40 '^mw rank [1-9]|polls'
 # In MPI_Finalize: the primary has finished and waits there for its
 # replica, which lags (paused); it dies there, and the replica carries on.
-primary_dies mw 6 2 0 "time:750ms; rank=0 copy=replica at=call:MPI_Recv:20 how=pause:700ms" '^mw rank [1-9]|polls'
+primary_dies mw 6 2 0 "time:400ms; rank=0 copy=replica at=call:MPI_Recv:20 how=pause:700ms" '^mw rank [1-9]|polls'
 # Several at once, and one while another's replica is taking over; the
 # colls workload then splits and duplicates MPI_COMM_WORLD, made with a
 # replica standing alone for its rank.

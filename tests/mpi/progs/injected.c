@@ -2,7 +2,10 @@
  *
  *   injected (--expect R,R,... | --expect-count K) [--iterations N]
  *            [--iter-ms M] [--wait-ms W] [--linger-ms L]
+ *            [--late-rank R --late-ms D]
  *
+ * Rank R (as the launcher numbers it) sleeps D ms before MPI_Init: a
+ * slow start, which time triggers must not count.
  * Every rank runs N iterations; each marks ftshim_inject_point("iteration",
  * i), makes one MPI_Allreduce, one blocking MPI_Send and one blocking
  * MPI_Recv (all on MPI_COMM_SELF, so that a dead rank blocks nobody;
@@ -58,6 +61,10 @@ int main(int argc, char **argv)
 	failed_ranks_fn failed_ranks = (failed_ranks_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_failed_ranks");
 	point_fn point = (point_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_inject_point");
 
+	int late_rank = atoi(arg_value(argc, argv, "--late-rank", "-1"));
+	const char *launch_rank = getenv("PMI_RANK") ? getenv("PMI_RANK") : getenv("OMPI_COMM_WORLD_RANK");
+	if (late_rank >= 0 && launch_rank && atoi(launch_rank) == late_rank)
+		sleep_ms(atoi(arg_value(argc, argv, "--late-ms", "0")));
 	if (!failed_ranks || !point) {
 		fprintf(stderr, "injected needs the shim preloaded\n");
 		return 2;
