@@ -7,6 +7,10 @@
  *   micro barrier ITERS          MPI_Barrier over all ranks, us
  *   micro putflush ITERS         8-byte MPI_Put and MPI_Win_flush to the
  *                                next rank, in one lock_all epoch, us
+ *   micro commdup ITERS          MPI_Comm_dup of MPI_COMM_WORLD and
+ *                                MPI_Comm_free, us
+ *   micro commsplit ITERS        MPI_Comm_split of MPI_COMM_WORLD in two
+ *                                and MPI_Comm_free, us
  *   micro iowrite BYTES ITERS    MPI_File_write_at_all of BYTES per rank
  *                                to a file in $TMPDIR (or /tmp), MB/s of
  *                                all ranks together
@@ -81,6 +85,23 @@ static double barrier(int iters)
 	return (MPI_Wtime() - t0) / iters * 1e6;
 }
 
+/* A creation and its free (split: odd and even ranks). */
+static double creation(int split, int rank, int iters)
+{
+	MPI_Comm c;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	double t0 = MPI_Wtime();
+	for (int i = 0; i < iters; i++) {
+		if (split)
+			MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &c);
+		else
+			MPI_Comm_dup(MPI_COMM_WORLD, &c);
+		MPI_Comm_free(&c);
+	}
+	return (MPI_Wtime() - t0) / iters * 1e6;
+}
+
 static double putflush(MPI_Win win, int rank, int size, int iters)
 {
 	double one = rank;
@@ -116,7 +137,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		if (rank == 0)
 			fprintf(stderr, "usage: micro pingpong|bandwidth|iowrite BYTES ITERS | "
-					"allreduce|barrier|putflush ITERS\n");
+					"allreduce|barrier|putflush|commdup|commsplit ITERS\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -153,6 +174,8 @@ int main(int argc, char **argv)
 			v = bandwidth(rank, buf, bytes, iters);
 		else if (!strcmp(what, "allreduce"))
 			v = allreduce(iters);
+		else if (!strcmp(what, "commdup") || !strcmp(what, "commsplit"))
+			v = creation(!strcmp(what, "commsplit"), rank, iters);
 		else if (!strcmp(what, "putflush"))
 			v = putflush(win, rank, size, iters);
 		else if (!strcmp(what, "iowrite"))

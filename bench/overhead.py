@@ -14,6 +14,8 @@ ratios. Asserts nothing.
   pingpong-f 8 B    the ping-pong from Fortran (use mpi)      target ratio <= 1.05
   putflush 8 B      MPI_Put + MPI_Win_flush, 2 ranks          target ratio <= 1.05
   iowrite 1 MiB     MPI_File_write_at_all, 4 ranks, /tmp      target ratio >= 0.97
+  commdup           MPI_Comm_dup + MPI_Comm_free, 8 ranks     target ratio <= 2.0
+  commsplit         MPI_Comm_split in two + free, 8 ranks     target ratio <= 2.0
 
 --preload NAME=LIB[:LIB...] (repeatable) measures other libraries in
 place of the build's libftshim.so, each against the same plain runs,
@@ -50,6 +52,10 @@ TESTS = [
     ("pingpong-f-8B", "fortran", 2, ["pingpong", "8", "20000"], False, 1.05),
     ("putflush-8B", "c", 2, ["putflush", "200000"], False, 1.05),
     ("iowrite-1MiB", "c", 4, ["iowrite", str(1 << 20), "16"], True, 0.97),
+    # Creations: ftshim adds an agreement over the control plane to each,
+    # so that its outcome is the same at every survivor.
+    ("commdup", "c", 8, ["commdup", "100"], False, 2.0),
+    ("commsplit", "c", 8, ["commsplit", "100"], False, 2.0),
 ]
 
 

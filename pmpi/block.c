@@ -190,9 +190,35 @@ int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int e
 	return MPI_SUCCESS;
 }
 
+/* How long a collective given up on is tested first (ftp_completes_anyway). */
+#define COLL_GRACE_NS (50 * FT_NSEC_PER_MSEC)
+
+bool ftp_completes_anyway(MPI_Request *reqs, int n, MPI_Status *statuses)
+{
+	uint64_t start = ft_clock_now(), polls = 0;
+	int flag = 0;
+
+	for (uint32_t pass = 0; ftp_dead_peer_pass(pass, start) || ft_clock_now() - start < COLL_GRACE_NS;
+	     pass++) {
+		/* The test frees what completed (and sets a persistent request
+		 * inactive), as the completion call would have. */
+		int rc = n == 1 ? ftp_mpi.PMPI_Test(reqs, &flag, statuses)
+				: ftp_mpi.PMPI_Testall(n, reqs, &flag, statuses);
+		if (rc != MPI_SUCCESS)
+			return false;
+		if (flag)
+			return true;
+		ftp_poll_pause(&polls);
+	}
+	return false;
+}
+
 int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 		MPI_Status *status)
 {
+	if (c->watch.kind == FTP_WATCH_ALL && err == FTP_ERR_PROC_FAILED && *req != MPI_REQUEST_NULL &&
+	    ftp_completes_anyway(req, 1, status))
+		return MPI_SUCCESS;
 	if (c->watch.kind == FTP_WATCH_ALL || c->watch.keep) {
 		/* A collective (or partitioned request) cannot be cancelled or
 		 * freed: leave it pending; a persistent one keeps its handle,

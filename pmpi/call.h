@@ -164,6 +164,13 @@ int ftp_cancel_p2p(MPI_Request *req, int32_t peer, enum ftp_p2p_role role, int e
  * a crowded host a few passes may not reach it: whether to make another
  * after `pass` of them, begun at start (ft_clock_now). */
 bool ftp_dead_peer_pass(uint32_t pass, uint64_t start);
+/* A collective (its n requests) given up on because a member failed may
+ * still complete: ULFM fails only what cannot, and the dead member may
+ * have sent its part before it died, so that a survivor slow to look
+ * would fail what the others finished. Tests them for a bounded time (at
+ * least the passes above, and 50 ms): true if they completed (statuses,
+ * or MPI_STATUS(ES)_IGNORE, filled in). */
+bool ftp_completes_anyway(MPI_Request *reqs, int n, MPI_Status *statuses);
 
 /* The end of each poll of a waiting call: spin a while, then yield, and
  * from then on take the host's mail (a revoke on its way through this

@@ -114,6 +114,8 @@ static int exchange_wait(struct ftp_call *c, MPI_Request reqs[2], int32_t from, 
 		if (rc != MPI_SUCCESS || flag)
 			return rc;
 		int err = ftp_poll_step(c, false, &seen, &polls);
+		if (err == FTP_ERR_PROC_FAILED && ftp_completes_anyway(reqs, 2, st))
+			return MPI_SUCCESS;
 		if (err != MPI_SUCCESS) {
 			/* Even a receive that won the race: the round is lost. */
 			ftp_cancel_p2p(&reqs[0], from, FTP_P2P_RECV, err, MPI_STATUS_IGNORE);

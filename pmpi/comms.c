@@ -469,9 +469,35 @@ void ftp_comms_fini(void)
 	ft_comm_registry_destroy(&ftp.comms);
 }
 
+/* A creation's outcome is the same at every surviving member of the
+ * parent, as in ULFM's Open MPI (which agrees on the new context id):
+ * after the MPI's call each member says whether it succeeded, in an
+ * agreement of ftshim's own over the parent; where another member failed
+ * (its call found a failure first), the communicator made here is freed
+ * and the call fails here too. Every member that called the creation
+ * takes part, whatever happened to it, an error before the MPI was
+ * called included, so that none waits for one that left. Not where
+ * ftshim detects nothing, nor over an intercommunicator or a replicated
+ * parent, whose creations are the mode's. */
+static int same_outcome(struct ftp_call *c, int rc, MPI_Comm *newcomm)
+{
+	struct ftp_comm *e = c->comm;
+
+	if (c->direct || !e || e->core->remote_size || ftp_repl_comm(e) || !ftp_detect_on())
+		return rc;
+	uint32_t ok = rc == MPI_SUCCESS;
+	ftp_agree_quiet(e, &ok);
+	if (ok || rc != MPI_SUCCESS)
+		return rc;
+	if (*newcomm != MPI_COMM_NULL)
+		ftp_mpi.PMPI_Comm_free(newcomm);
+	return ft_comm_is_revoked(e->core) ? FTP_ERR_REVOKED : FTP_ERR_PROC_FAILED;
+}
+
 int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	ftp_hang_watch_end();
+	rc = same_outcome(c, rc, newcomm);
 	register_create(c, rc, newcomm);
 	return ftp_post_plain(c, rc);
 }
@@ -479,6 +505,7 @@ int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	ftp_hang_watch_end();
+	rc = same_outcome(c, rc, newcomm);
 	register_dup(c, rc, newcomm);
 	return ftp_post_plain(c, rc);
 }
