@@ -26,8 +26,10 @@
  * Each exchange is watched like the collective it is part of (every
  * member): a member that fails anywhere makes every survivor give up with
  * MPI_ERR_PROC_FAILED, whether or not it was this round's partner, since
- * the partner may itself be waiting on the dead one. Given up, receives
- * are cancelled and sends freed.
+ * the partner may itself be waiting on the dead one; but only once the
+ * round could not complete in ftp_completes_anyway's time (the dead one
+ * may have sent its part). Given up, receives are cancelled and sends
+ * freed.
  *
  * Sharing: application threads; ftp.private_world is immutable after
  * MPI_Init, and MPI forbids two threads to run collectives on one
