@@ -428,6 +428,11 @@ void ftp_hang_watch_end(void);
 /* Watch the current call with a plain deadline: if it has not returned
  * after ns, the process exits as above. */
 void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns);
+/* The deadline of a call that every rank makes at about the same moment
+ * but that a death nobody can see would hold for ever (the MPI's
+ * MPI_Finalize; ftshim's collectives at MPI_Init, before its detector
+ * runs): 10 heartbeat timeouts, at least 5 s. */
+uint64_t ftp_hang_watch_long(void);
 /* Give this thread's member watch a deadline too (ns), which a member's
  * failure still shortens to the grace period. */
 void ftp_hang_watch_limit(uint64_t ns);

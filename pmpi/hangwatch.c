@@ -92,6 +92,10 @@ static void *timer_main(void *arg)
 			 "their MPI_Init (they give up after %.1f s), so this rank exits (status %d) rather "
 			 "than hang",
 			 fn, (double)g / 1e9, (double)ftp_spawn_handshake_ns() / 1e9, FT_EXIT_STUCK);
+	else if ((watch.fn == FTP_FN_MPI_Init || watch.fn == FTP_FN_MPI_Init_thread) && ftp.world_size > 0)
+		ft_error("stuck in ftshim's start in %s for %.1f s: a rank must have died while the job was "
+			 "starting, before ftshim could watch it, so this rank exits (status %d) rather than hang",
+			 fn, (double)g / 1e9, FT_EXIT_STUCK);
 	else if (watch.fn == FTP_FN_MPI_Init || watch.fn == FTP_FN_MPI_Init_thread)
 		ft_error("this spawned process is stuck in the MPI library's %s for %.1f s: its parents must "
 			 "have failed while they spawned it, so it exits (status %d) rather than hang",
@@ -239,6 +243,13 @@ void ftp_hang_watch_peer_end(uint64_t token)
 		atomic_store(&peer_slot, 0);
 		pthread_mutex_unlock(&lock);
 	}
+}
+
+uint64_t ftp_hang_watch_long(void)
+{
+	uint64_t t = 10 * ftp.cfg.hb_timeout;
+
+	return t < 5 * FT_NSEC_PER_SEC ? 5 * FT_NSEC_PER_SEC : t;
 }
 
 void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns)

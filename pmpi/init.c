@@ -468,8 +468,7 @@ static int end_shim(void *session)
 			ftp_mpi.PMPI_Comm_free(&ftp.world);
 		/* All agree that nobody failed; but a rank that died after it
 		 * had left the control plane would hold this for ever. */
-		uint64_t grace = 10 * ftp.cfg.hb_timeout;
-		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, grace < 5 * FT_NSEC_PER_SEC ? 5 * FT_NSEC_PER_SEC : grace);
+		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, ftp_hang_watch_long());
 		atomic_store(&mpi_finalizing, true);
 		rc = mpi_end(session);
 		ftp_hang_watch_end();

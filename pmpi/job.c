@@ -89,6 +89,7 @@ int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_
 		snprintf(ftp.job_id + 2 * i, 3, "%02x", ftp.secret[8 + i]);
 	set_spin_polls();
 	ftp_coll_p2p_start();
+	ftp_hang_watch_end(); /* ftp_job_start's */
 	if (!usable)
 		return -1;
 	ftp_hostmail_start();
@@ -121,6 +122,11 @@ int ftp_job_start(bool usable)
 	int listen_fd = ftp_job_self(usable, &mine);
 
 	ftp.peers = ftp_job_peers_alloc();
+	/* Until the detector runs, nothing sees a rank die: one that dies
+	 * now (after the MPI's MPI_Init returned) would hold the others in
+	 * this collective, and in the private duplicate of ftp_job_go, for
+	 * ever. They end under a deadline instead. */
+	ftp_hang_watch_deadline(FTP_FN_MPI_Init, ftp_hang_watch_long());
 	ftp_mpi.PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE, ftp.world);
 	memcpy(ftp.secret, ftp.peers[0].nonce, sizeof ftp.secret);
 	ftp.job_start_unix_ns = mine.init_unix_ns;
