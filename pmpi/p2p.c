@@ -4,6 +4,7 @@
  * peer; MPI_Sendrecv_replace sends from a copy of the buffer). */
 #include "ftshim_config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,6 +254,26 @@ FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, 
 FTP_ALSO_PMPI(MPI_Sendrecv_replace);
 
 #if MPI_VERSION >= 4
+static int isend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		   MPI_Request *req)
+{
+	return ftp_mpi.PMPI_Isend_c(buf, count, dt, dest, tag, comm, req);
+}
+
+static int irecv_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+		   MPI_Request *req)
+{
+	return ftp_mpi.PMPI_Irecv_c(buf, count, dt, source, tag, comm, req);
+}
+
+/* On a replicated communicator a large-count send-receive is its base
+ * call while its counts fit an int, which is all the replicated
+ * point-to-point path carries; beyond that it is refused. */
+static bool fits_int(MPI_Count count)
+{
+	return count >= 0 && count <= INT_MAX;
+}
+
 FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
 			     int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
 			     MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
@@ -263,6 +284,12 @@ FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
+	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+		return ftp_post_plain(&c, fits_int(sendcount) && fits_int(recvcount)
+						  ? ftp_repl_MPI_Sendrecv(&c, sendbuf, (int)sendcount, sendtype, dest,
+									  sendtag, recvbuf, (int)recvcount, recvtype,
+									  source, recvtag, status)
+						  : ftp_repl_refuse(&c));
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
@@ -286,6 +313,10 @@ FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype da
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
+	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+		return ftp_post_plain(&c, fits_int(count) ? repl_sendrecv_replace(&c, buf, (int)count, datatype, dest,
+										  sendtag, source, recvtag, status)
+							  : ftp_repl_refuse(&c));
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
@@ -293,7 +324,7 @@ FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype da
 					     c.real, status);
 	else if (rc == MPI_SUCCESS)
 		rc = sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source, recvtag, status,
-				      PMPI_Isend_c, PMPI_Irecv_c);
+				      isend_c, irecv_c);
 	ftp_status_out(c.comm, status);
 	return ftp_post_plain(&c, rc);
 }

@@ -24,6 +24,9 @@
  *   timed    each rank works until MPI_Wtime says 50 ms have passed and
  *            counts its steps (timing: equal only between the copies of
  *            a rank, which must agree on the time)
+ *   bigcount the large-count send-receives of MPI-4 (MPI_Sendrecv_c,
+ *            MPI_Sendrecv_replace_c) in a ring, each step's value
+ *            depending on the last (an MPI without them says so)
  *   refused  a call replication does not support (MPI_Win_create)
  *
  * An optional second argument repeats the work that many times (default
@@ -110,6 +113,28 @@ static void stencil(void)
 		HASH(h, u[i]);
 	printf("stencil rank %d: residual %.17g token %.17g hash %016llx\n", rank, resid, token,
 	       (unsigned long long)h);
+}
+
+static void bigcount(void)
+{
+#if MPI_VERSION >= 4
+	double x = rank + 1, got[2];
+	uint64_t h = FNV;
+
+	for (int step = 0; step < 100 * rounds; step++) {
+		double out[2] = { x, x * 0.5 };
+		MPI_Sendrecv_c(out, 2, MPI_DOUBLE, (rank + 1) % size, 8, got, 2, MPI_DOUBLE,
+			       (rank + size - 1) % size, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Sendrecv_replace_c(got, 2, MPI_DOUBLE, (rank + size - 1) % size, 9, (rank + 1) % size, 9,
+				       MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		x = 0.5 * x + 0.25 * got[0] + got[1] + step;
+		HASH(h, x);
+		pace();
+	}
+	printf("bigcount rank %d: x %.17g hash %016llx\n", rank, x, (unsigned long long)h);
+#else
+	printf("bigcount rank %d: this MPI has no large-count calls\n", rank);
+#endif
 }
 
 enum { TAG_ASK = 10, TAG_TASK = 11, TAG_STOP = 12 };
@@ -453,6 +478,8 @@ int main(int argc, char **argv)
 		cart();
 	} else if (strcmp(what, "timed") == 0) {
 		timed();
+	} else if (strcmp(what, "bigcount") == 0) {
+		bigcount();
 	} else if (strcmp(what, "node") == 0) {
 		node();
 	} else if (strcmp(what, "refused") == 0) {
@@ -462,7 +489,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|node|timed|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|node|timed|bigcount|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
