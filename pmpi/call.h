@@ -84,7 +84,7 @@ static inline enum ftp_watch_kind ftp_source_kind(int source)
 }
 
 /* Make c a watched call on e (a communicator ftshim tracks); watch.rank
- * is already the MPI's (ftp_watch_peer). */
+ * is already the MPI's (ftp_watch_on translates it). */
 FTP_HOT void ftp_call_on(struct ftp_call *c, struct ftp_comm *e, struct ftp_watch watch)
 {
 	c->comm = e;

@@ -93,7 +93,7 @@ struct ftp_state {
 	 * the processes spawned with this one or by it (pmpi/spawn.c).
 	 * job_of is NULL while the group is ftp.world's of a job's first
 	 * processes (member i is job rank i). Application threads, under
-	 * ftp_job_group_lock. */
+	 * job_group_lock (pmpi/comms.c, which alone touches them). */
 	MPI_Group job_group;
 	int32_t *job_of;
 	struct ft_config cfg;

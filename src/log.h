@@ -1,11 +1,12 @@
 /* log.h: the one logger of ftshim. Each line is written with a single
- * write(2), prefixed with the world rank and the time since MPI_Init:
+ * write(2), prefixed with the job rank and the time since the origin
+ * that ft_log_set_origin gave (the moment the job was up):
  *
  *     ftshim[3] +1.234567 warn: rank 5 failed (...)
  *
  * to stderr or to the file FTSHIM_LOG_FILE names. Thread rule: every
- * function is safe from any thread once ft_log_setup has run; the setters
- * are meant for MPI_Init and MPI_Finalize. Not async-signal-safe
+ * function is safe from any thread; the setters (ft_log_set_*) are meant
+ * for MPI_Init and MPI_Finalize. Not async-signal-safe
  * (vsnprintf); signal handlers must not log. */
 #ifndef FTSHIM_LOG_H
 #define FTSHIM_LOG_H
@@ -33,7 +34,7 @@ enum ft_log_level { FT_LOG_LEVELS(FT_LOG_ENUM) FT_LOG_LEVEL_COUNT };
 /* Lines longer than this are cut and end in "...". */
 #define FT_LOG_LINE_MAX 1024
 
-/* Written by MPI_Init (ft_log_setup), read by every logging thread. */
+/* Written by MPI_Init (ft_log_set_level), read by every logging thread. */
 extern _Atomic int ft_log_threshold;
 
 static inline bool ft_log_enabled(enum ft_log_level level)
