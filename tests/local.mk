@@ -133,7 +133,7 @@ AM_TESTS_ENVIRONMENT = \
 
 clean-local: clean-mpitest
 clean-mpitest:
-	rm -rf tests/mpi/out tests/mpi/matrix-*.md tests/fuzz/fuzz_frame tests/fuzz/artifacts
+	rm -rf tests/mpi/out tests/mpi/matrix-*.md tests/fuzz/fuzz_frame tests/fuzz/fuzz_frame_cov tests/fuzz/artifacts
 .PHONY: clean-mpitest
 
 # The README's and the man page's FTSHIM_* tables match the parser's.

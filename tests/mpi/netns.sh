@@ -108,6 +108,11 @@ netns_setup() {
 	exec {lockfd}>&-
 	ip link set "$NETNS_BRIDGE" up
 	NETNS_MAP=
+	# Open MPI's session directories of these host names, left by an
+	# earlier case whose processes were killed (netns_teardown): a job of
+	# the same job family would start in them (Slurm numbers jobs from 1
+	# in every cluster these cases make).
+	ompi_session_dirs_remove "$n"
 	for k in $(seq 1 "$n"); do
 		ns="ftn${NETNS_ID}h$k"
 		veth="ftv${NETNS_ID}h$k"
@@ -205,8 +210,17 @@ netns_heal() {
 	NETNS_SPLIT=()
 }
 
+# ompi_session_dirs_remove N: Open MPI's session directories of hosts h1..hN.
+ompi_session_dirs_remove() {
+	local k
+	for k in $(seq 1 "$1"); do
+		rm -rf "${TMPDIR:-/tmp}/ompi.h$k".*
+	done
+}
+
 # netns_teardown: kill every process in our namespaces, delete them, the
-# veths and the bridge. Idempotent; runs from the EXIT trap too.
+# veths and the bridge, and what Open MPI left of them in /tmp.
+# Idempotent; runs from the EXIT trap too.
 netns_teardown() {
 	local item ns pids i
 	for item in "${NETNS_CREATED[@]}"; do
@@ -230,6 +244,7 @@ netns_teardown() {
 		link:*) ip link del "${item#link:}" 2>/dev/null || true ;;
 		esac
 	done
+	[ "${#NETNS_HOSTNAMES[@]}" = 0 ] || ompi_session_dirs_remove "${#NETNS_HOSTNAMES[@]}"
 	NETNS_CREATED=()
 }
 
