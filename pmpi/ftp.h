@@ -162,11 +162,11 @@ struct ftp_peer *ftp_job_peers_alloc(void);
  * directory and injection. */
 int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_t nknown);
 /* The last step of MPI_Init, once ftshim's own start is done here: wait
- * until every process of ftp.world is that far (together: an agreement
- * over the control plane, which a failure does not stop; a spawned
- * process does not wait for its siblings), then start the clock of the
- * time triggers and of the log (ftp.up_ns). */
-void ftp_job_up(bool together);
+ * until every process of ftp.world is that far (an agreement over the
+ * control plane, which a failure does not stop; a spawned process does
+ * not wait for its siblings), then start the clock of the time triggers
+ * and of the log (ftp.up_ns). */
+void ftp_job_up(void);
 
 /* Spawned processes (pmpi/spawn.c). In a process that MPI_Comm_spawn
  * started, from MPI_Init, before the tables: join the parents' job and

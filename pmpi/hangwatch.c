@@ -92,6 +92,8 @@ static void *timer_main(void *arg)
 			 "their MPI_Init (they give up after %.1f s), so this rank exits (status %d) rather "
 			 "than hang",
 			 fn, (double)g / 1e9, (double)ftp_spawn_handshake_ns() / 1e9, FT_EXIT_STUCK);
+	/* MPI_Init's watches: ftshim's start (the world is known by then), or
+	 * a spawned process waiting in the MPI's start (it is not yet). */
 	else if ((watch.fn == FTP_FN_MPI_Init || watch.fn == FTP_FN_MPI_Init_thread) && ftp.world_size > 0)
 		ft_error("stuck in ftshim's start in %s for %.1f s: a rank must have died while the job was "
 			 "starting, before ftshim could watch it, so this rank exits (status %d) rather than hang",

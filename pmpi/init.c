@@ -283,7 +283,7 @@ static int init_common(int rc)
 		ftp_job_start(ok);
 	if (ok && !spawned)
 		ftp_repl_start();
-	ftp_job_up(!spawned);
+	ftp_job_up();
 	return rc;
 }
 

@@ -57,7 +57,8 @@ build() {
 	[ "$prog" = "$name" ] || src="$MPITEST_SRCDIR/../../examples/$prog.c"
 	bin="$MPITEST_BINDIR/$prog"
 	mkdir -p "$MPITEST_BINDIR"
-	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$MPITEST_SRCDIR/progs/testutil.h" -nt "$bin" ]; then
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$MPITEST_SRCDIR/progs/testutil.h" -nt "$bin" ] ||
+		[ "$MPITEST_SRCDIR/progs/launch_rank.h" -nt "$bin" ]; then
 		"$MPITEST_MPICC" -I"$MPITEST_SRCDIR/../../include" -std=gnu11 -O1 -g -Wall -Werror -Wno-stringop-overread -o "$bin.tmp.$$" "$src" "$@" -ldl -lm ||
 			fail "cannot build $prog"
 		mv -f "$bin.tmp.$$" "$bin"
@@ -99,7 +100,7 @@ build_fortran() {
 build_lib() {
 	local src="$MPITEST_SRCDIR/progs/$1.c" lib="$MPITEST_BINDIR/$1.so"
 	mkdir -p "$MPITEST_BINDIR"
-	if [ ! -f "$lib" ] || [ "$src" -nt "$lib" ]; then
+	if [ ! -f "$lib" ] || [ "$src" -nt "$lib" ] || [ "$MPITEST_SRCDIR/progs/launch_rank.h" -nt "$lib" ]; then
 		"$MPITEST_MPICC" -std=gnu11 -O1 -g -Wall -Werror -shared -fPIC -o "$lib.tmp.$$" "$src" ||
 			fail "cannot build $1.so"
 		mv -f "$lib.tmp.$$" "$lib"

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "launch_rank.h"
+
 typedef int (*failed_ranks_fn)(int *, int);
 
 static MPI_Request held = MPI_REQUEST_NULL;
@@ -25,11 +27,8 @@ static struct timespec since, known; /* held; a failure known (0: not yet) */
 
 static int holding_rank(void)
 {
-	if (armed < 0) {
-		const char *want = getenv("HOLD_RANK");
-		const char *me = getenv("PMI_RANK") ? getenv("PMI_RANK") : getenv("OMPI_COMM_WORLD_RANK");
-		armed = want && me && atoi(want) == atoi(me);
-	}
+	if (armed < 0)
+		armed = tu_launch_rank_is("HOLD_RANK");
 	return armed;
 }
 

@@ -62,8 +62,7 @@ int main(int argc, char **argv)
 	point_fn point = (point_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "ftshim_inject_point");
 
 	int late_rank = atoi(arg_value(argc, argv, "--late-rank", "-1"));
-	const char *launch_rank = getenv("PMI_RANK") ? getenv("PMI_RANK") : getenv("OMPI_COMM_WORLD_RANK");
-	if (late_rank >= 0 && launch_rank && atoi(launch_rank) == late_rank)
+	if (late_rank >= 0 && tu_launch_rank() == late_rank)
 		sleep_ms(atoi(arg_value(argc, argv, "--late-ms", "0")));
 	if (!failed_ranks || !point) {
 		fprintf(stderr, "injected needs the shim preloaded\n");

@@ -6,19 +6,15 @@
  * -shared, it finds the MPI's PMPI_Finalize with dlsym. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <stdlib.h>
 #include <unistd.h>
+
+#include "launch_rank.h"
 
 int PMPI_Finalize(void);
 
 int PMPI_Finalize(void)
 {
-	const char *victim = getenv("SKIPFIN_RANK");
-	const char *me = getenv("PMI_RANK");
-
-	if (!me)
-		me = getenv("OMPI_COMM_WORLD_RANK");
-	if (victim && me && atoi(victim) == atoi(me))
+	if (tu_launch_rank_is("SKIPFIN_RANK"))
 		_exit(0);
 	int (*real)(void) = (int (*)(void))dlsym(RTLD_NEXT, "PMPI_Finalize");
 	return real ? real() : 0;

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "launch_rank.h"
+
 static int tu_failures;
 
 #define TU_CHECK(cond, ...) \
