@@ -282,7 +282,7 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 		int err = ftp_check(c, nonblocking);
 		/* A replicated rank may have moved to another copy as ftp_check
 		 * applied a failure (pmpi/replica.h): look at that one. */
-		if (err != MPI_SUCCESS && c->comm->repl) {
+		if (err != MPI_SUCCESS && c->comm->cover) {
 			if (kind == FTP_WATCH_PEER)
 				ftp_repl_await_view(ftp_peer_world(c->comm->core, c->watch.rank));
 			c->watch = ftp_watch_on(c->comm, kind, rank, recv);

@@ -23,7 +23,6 @@
 #include "src/comm_table.h"
 
 struct ft_rank_map;
-struct ftp_repl_comm;
 
 struct ftp_comm {
 	MPI_Comm handle;       /* the application's handle; immutable */
@@ -32,8 +31,10 @@ struct ftp_comm {
 	 * are real's. Set before the entry is inserted, freed with it;
 	 * immutable in between. */
 	struct ft_rank_map *map;
-	/* Its replication (pmpi/replica.h), set with map; NULL: none. */
-	struct ftp_repl_comm *repl;
+	/* What the active recovery mode keeps of it (pmpi/mode/mode.h: the
+	 * mode's own type), set with map; NULL: the communicator is not
+	 * covered by a mode. */
+	void *cover;
 	struct ft_comm *core;  /* members, id, revoked flag; owned by this entry */
 	bool in_world;         /* every member is in ftp.world; immutable */
 	/* Whether a member has failed, as of ftp.events == checked. Any

@@ -22,6 +22,7 @@ libftshim_la_SOURCES = \
 	pmpi/init.c \
 	pmpi/inject.c \
 	pmpi/job.c \
+	pmpi/mode/mode.h \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
 	pmpi/replica.c pmpi/replica.h \

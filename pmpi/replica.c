@@ -91,7 +91,7 @@ static void fwd_receive(int32_t dead);
 
 void ftp_repl_release(struct ftp_comm *e)
 {
-	struct ftp_repl_comm *x = e->repl;
+	struct ftp_repl_comm *x = e->cover;
 
 	if (!x)
 		return;
@@ -112,7 +112,7 @@ void ftp_repl_release(struct ftp_comm *e)
 	free(x->replica);
 	free(x->cart);
 	free(x);
-	e->repl = NULL;
+	e->cover = NULL;
 }
 
 /* Whether world rank w is a replica (a copy that may be dropped). */
@@ -235,7 +235,7 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 		lone |= is_replica_world(w);
 		x->size++;
 	}
-	if (ok && lone && parent && parent->repl) {
+	if (ok && lone && parent && parent->cover) {
 		/* The MPI ordered the new communicator by the program's key, then
 		 * by rank in what it was made from, where a replica that stands
 		 * alone comes after the primaries: order the program ranks by
@@ -295,7 +295,7 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 		x->stream_tag = TAG_DATA + (int)(next_data_slot++ % TAG_DATA_SLOTS);
 		/* A split takes the topology it was made for; a dup keeps its
 		 * parent's. */
-		const struct ftp_repl_cart *pc = parent && parent->repl ? parent->repl->cart : NULL;
+		const struct ftp_repl_cart *pc = parent && parent->cover ? ftp_repl_of(parent)->cart : NULL;
 		if (split_cart) {
 			x->cart = split_cart;
 			split_cart = NULL;
@@ -303,7 +303,7 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 			x->cart = cart_new(pc->ndims, pc->v, pc->v + pc->ndims);
 		}
 		repl_comms[nrepl_comms++] = e;
-		e->repl = x;
+		e->cover = x;
 		ftp_comm_give_map(e, map);
 		x = NULL;
 		map = NULL;
@@ -619,7 +619,7 @@ static void count_received(const struct ftp_comm *e, int source, int tag)
  * one it is posted to dies. */
 static bool paired_rank(const struct ftp_comm *e, int k)
 {
-	const struct ftp_repl_comm *x = e->repl;
+	const struct ftp_repl_comm *x = e->cover;
 
 	return k >= 0 && (uint32_t)k < x->size && x->primary[k] >= 0 && x->replica[k] >= 0;
 }
@@ -649,7 +649,7 @@ static uint64_t note_send(const struct ftp_comm *e, int dest, int tag, const voi
 	skip[FT_SLOT_PRIMARY] = seq <= n->skip[FT_SLOT_PRIMARY];
 	skip[FT_SLOT_REPLICA] = seq <= n->skip[FT_SLOT_REPLICA];
 	bool logged = ftp_repl.copy == FTP_COPY_REPLICA ||
-		      (ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() && e->repl->replica[dest] >= 0);
+		      (ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() && ftp_repl_of(e)->replica[dest] >= 0);
 	if (!logged)
 		return seq;
 	int size = 0, pos = 0;
@@ -904,7 +904,7 @@ static void resends_progress(bool wait)
 /* The program rank of logical rank l in e, or -1. */
 static int prog_rank_of(const struct ftp_comm *e, int32_t l)
 {
-	const struct ftp_repl_comm *x = e->repl;
+	const struct ftp_repl_comm *x = e->cover;
 
 	for (uint32_t k = 0; k < x->size; k++)
 		if (ftp_repl.plan.logical_of[world_at(e, lead_of(x, (int)k))] == l)
@@ -1086,7 +1086,7 @@ static void serve_one(int32_t w, enum ft_copy_slot slot)
 	for (size_t i = 0; v && i < nrepl_comms; i++) {
 		struct ftp_comm *e = repl_comms[i];
 		int k = prog_rank_of(e, j);
-		int32_t to = k < 0 ? -1 : slot == FT_SLOT_REPLICA ? e->repl->replica[k] : e->repl->primary[k];
+		int32_t to = k < 0 ? -1 : slot == FT_SLOT_REPLICA ? ftp_repl_of(e)->replica[k] : ftp_repl_of(e)->primary[k];
 		if (to < 0)
 			continue;
 		struct reported r = {.v = v, .n = n, .comm = e->core->id, .e = e, .to = to};
@@ -1166,7 +1166,7 @@ static void view_forget(int32_t dead)
 {
 	for (size_t i = 0; i < nrepl_comms; i++) {
 		struct ftp_comm *e = repl_comms[i];
-		struct ftp_repl_comm *x = e->repl;
+		struct ftp_repl_comm *x = e->cover;
 		for (uint32_t k = 0; k < x->size; k++) {
 			int32_t *slot = x->primary[k] >= 0 && world_at(e, x->primary[k]) == dead
 					    ? &x->primary[k]
@@ -1426,7 +1426,7 @@ static int settle_dead(const struct ftp_comm *e, const int32_t *alive, uint32_t 
 int ftp_repl_creation(struct ftp_call *c)
 {
 	struct ftp_comm *e = c->comm;
-	struct ftp_repl_comm *x = e->repl;
+	struct ftp_repl_comm *x = e->cover;
 	int32_t *alive = malloc(((size_t)e->core->local_size + 1) * sizeof *alive);
 	uint32_t n = 0;
 	int size = 0;
@@ -1482,7 +1482,7 @@ int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *ne
  * processes; MPI_UNDEFINED if none. */
 static int lowest_lead_in(const struct ftp_comm *e, MPI_Comm kind)
 {
-	const struct ftp_repl_comm *x = e->repl;
+	const struct ftp_repl_comm *x = e->cover;
 	MPI_Group in = MPI_GROUP_NULL, real = MPI_GROUP_NULL;
 	int n = 0, color = MPI_UNDEFINED;
 
@@ -1596,7 +1596,7 @@ int ftp_repl_MPI_Cart_create(struct ftp_call *c, int ndims, const int dims[], co
 {
 	(void)reorder;
 	int64_t n;
-	int rc = grid_span(ndims, dims, c->comm->repl->size, &n);
+	int rc = grid_span(ndims, dims, ftp_repl_of(c->comm)->size, &n);
 
 	if (rc == MPI_SUCCESS && ndims > 0 && !periods)
 		rc = MPI_ERR_DIMS;
@@ -1611,7 +1611,7 @@ int ftp_repl_MPI_Cart_create(struct ftp_call *c, int ndims, const int dims[], co
 
 int ftp_repl_MPI_Cart_sub(struct ftp_call *c, const int remain_dims[], MPI_Comm *newcomm)
 {
-	const struct ftp_repl_cart *t = c->comm->repl->cart;
+	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
 
 	if (!t)
 		return creation_error(c, MPI_ERR_TOPOLOGY);
@@ -1635,7 +1635,7 @@ int ftp_repl_MPI_Cart_sub(struct ftp_call *c, const int remain_dims[], MPI_Comm 
 
 int ftp_repl_MPI_Cart_get(struct ftp_call *c, int maxdims, int dims[], int periods[], int coords[])
 {
-	const struct ftp_repl_cart *t = c->comm->repl->cart;
+	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
@@ -1649,7 +1649,7 @@ int ftp_repl_MPI_Cart_get(struct ftp_call *c, int maxdims, int dims[], int perio
 
 int ftp_repl_MPI_Cart_rank(struct ftp_call *c, const int coords[], int *rank)
 {
-	const struct ftp_repl_cart *t = c->comm->repl->cart;
+	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
@@ -1662,7 +1662,7 @@ int ftp_repl_MPI_Cart_rank(struct ftp_call *c, const int coords[], int *rank)
 
 int ftp_repl_MPI_Cart_coords(struct ftp_call *c, int rank, int maxdims, int coords[])
 {
-	const struct ftp_repl_cart *t = c->comm->repl->cart;
+	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
@@ -1677,7 +1677,7 @@ int ftp_repl_MPI_Cart_coords(struct ftp_call *c, int rank, int maxdims, int coor
 int ftp_repl_MPI_Cart_shift(struct ftp_call *c, int direction, int disp, int *rank_source,
 			    int *rank_dest)
 {
-	const struct ftp_repl_cart *t = c->comm->repl->cart;
+	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
@@ -1700,7 +1700,7 @@ int ftp_repl_MPI_Cart_map(struct ftp_call *c, int ndims, const int dims[], const
 {
 	(void)periods;
 	int64_t n;
-	int rc = grid_span(ndims, dims, c->comm->repl->size, &n);
+	int rc = grid_span(ndims, dims, ftp_repl_of(c->comm)->size, &n);
 
 	if (rc != MPI_SUCCESS)
 		return comm_error(c, rc);
@@ -1711,7 +1711,7 @@ int ftp_repl_MPI_Cart_map(struct ftp_call *c, int ndims, const int dims[], const
 
 int ftp_repl_MPI_Cartdim_get(struct ftp_call *c, int *ndims)
 {
-	const struct ftp_repl_cart *t = c->comm->repl->cart;
+	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
@@ -1721,7 +1721,7 @@ int ftp_repl_MPI_Cartdim_get(struct ftp_call *c, int *ndims)
 
 int ftp_repl_MPI_Topo_test(struct ftp_call *c, int *status)
 {
-	*status = c->comm->repl->cart ? MPI_CART : MPI_UNDEFINED;
+	*status = ftp_repl_of(c->comm)->cart ? MPI_CART : MPI_UNDEFINED;
 	return ftp_post_plain(c, MPI_SUCCESS);
 }
 
@@ -1862,7 +1862,7 @@ struct send_args {
 
 static struct targets dest_targets(const struct ftp_comm *e, int dest, struct send_args a)
 {
-	const struct ftp_repl_comm *x = e->repl;
+	const struct ftp_repl_comm *x = e->cover;
 	struct targets t = {.n = 1, .rank = {ftp_rank_in(e, dest), MPI_PROC_NULL}};
 	bool skip[2] = {false, false};
 
@@ -2518,7 +2518,7 @@ struct coll_rec {
 
 static int coll_size(const struct ftp_comm *e)
 {
-	return (int)e->repl->size;
+	return (int)ftp_repl_of(e)->size;
 }
 
 /* The logical rank of this process in e's communicator: a replica's is
@@ -2753,7 +2753,7 @@ static int *copy_array(int **to, const int *from, int n)
  * memory; it cannot be run again). */
 static struct coll_rec *coll_log_add(struct ftp_comm *e, const struct coll_args *a, uint64_t seq)
 {
-	struct ftp_repl_comm *x = e->repl;
+	struct ftp_repl_comm *x = e->cover;
 	struct coll_rec *r = calloc(1, sizeof *r);
 	struct coll_span in, out;
 	int n = coll_size(e), me = my_rank_in(e);
@@ -2819,7 +2819,7 @@ static void coll_completed(struct ftp_repl_comm *x, const struct coll_rec *r, en
 /* The world ranks of e's team now, in program rank order (n of them). */
 static int32_t *team_members(const struct ftp_comm *e)
 {
-	const struct ftp_repl_comm *x = e->repl;
+	const struct ftp_repl_comm *x = e->cover;
 	int32_t *w = malloc(((size_t)x->size + 1) * sizeof *w);
 
 	for (uint32_t k = 0; w && k < x->size; k++)
@@ -2837,7 +2837,7 @@ static int32_t *team_members(const struct ftp_comm *e)
  * the call's, as for any collective. */
 static int team_wait(struct ftp_call *c, int rc, uint32_t epoch)
 {
-	struct ftp_repl_comm *x = c->comm->repl;
+	struct ftp_repl_comm *x = c->comm->cover;
 	uint64_t seen = 0, polls = 0, events = ftp_events();
 	int flag = 0;
 
@@ -2962,7 +2962,7 @@ static int fwd_take(struct ftp_repl_comm *x, const struct coll_span *out)
 static void fwd_receive(int32_t dead)
 {
 	for (size_t i = 0; i < nrepl_comms; i++) {
-		struct ftp_repl_comm *x = repl_comms[i]->repl;
+		struct ftp_repl_comm *x = repl_comms[i]->cover;
 		uint64_t start = ft_clock_now();
 		for (uint32_t pass = 0; ftp_dead_peer_pass(pass, start);) {
 			MPI_Status st;
@@ -2997,7 +2997,7 @@ static void fwd_receive(int32_t dead)
 static int coll_run(struct ftp_call *c, const struct coll_args *a)
 {
 	struct ftp_comm *e = c->comm;
-	struct ftp_repl_comm *x = e->repl;
+	struct ftp_repl_comm *x = e->cover;
 	uint64_t seq = x->coll_done + 1;
 	struct coll_rec *r = coll_log_add(e, a, seq);
 	MPI_Datatype built = MPI_DATATYPE_NULL;
@@ -3061,8 +3061,8 @@ static int coll_replay(struct ftp_comm *e, const struct coll_rec *r)
 		a.rbuf = scratch - out_lb;
 	if (a.sbuf != MPI_IN_PLACE && !r->in_rbuf && r->in)
 		a.sbuf = r->in - r->in_lb;
-	c.real = e->repl->team;
-	int rc = team_wait(&c, coll_start(&a, c.real, &c.req), e->repl->team_epoch);
+	c.real = ftp_repl_of(e)->team;
+	int rc = team_wait(&c, coll_start(&a, c.real, &c.req), ftp_repl_of(e)->team_epoch);
 	free(scratch);
 	return rc;
 }
@@ -3186,7 +3186,7 @@ static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
  * got in e's collectives: *hi, and the least: *lo. */
 static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
 {
-	struct ftp_repl_comm *x = e->repl;
+	struct ftp_repl_comm *x = e->cover;
 	int32_t *w = team_members(e);
 	MPI_Comm team = MPI_COMM_NULL;
 	int rc = w ? MPI_SUCCESS : MPI_ERR_NO_MEM;
@@ -3274,7 +3274,7 @@ static bool teams_rebuild(void)
 		changed = rc[i] == TEAM_VIEW_CHANGED;
 	}
 	for (size_t i = 0; i < n && !changed; i++) {
-		struct ftp_repl_comm *x = comms[i]->repl;
+		struct ftp_repl_comm *x = comms[i]->cover;
 		for (uint64_t s = lo[i] + 1; rc[i] == MPI_SUCCESS && s <= hi[i] && s <= x->coll_done; s++) {
 			const struct coll_rec *r = x->coll_log;
 			while (r && r->seq != s)

@@ -69,7 +69,7 @@ struct ftp_replication {
 
 extern struct ftp_replication ftp_repl;
 
-/* What a replicated communicator adds to its entry (struct ftp_comm.repl). */
+/* What a replicated communicator adds to its entry (struct ftp_comm.cover). */
 struct ftp_repl_comm {
 	/* The primaries and singles, in program rank order: where collectives
 	 * run. MPI_COMM_NULL on a replica. */
@@ -105,6 +105,12 @@ struct ftp_repl_comm {
 	struct ftp_repl_cart *cart;
 };
 
+/* The replication of e (its cover), or NULL. */
+static inline struct ftp_repl_comm *ftp_repl_of(const struct ftp_comm *e)
+{
+	return e->cover;
+}
+
 /* FTSHIM_REPLICAS asks for replicas (parsed at MPI_Init). */
 bool ftp_repl_requested(void);
 
@@ -131,7 +137,7 @@ static inline int32_t ftp_repl_program_rank(int32_t w)
  * general path: a test of a field of the entry it has just found). */
 static inline bool ftp_repl_comm(const struct ftp_comm *e)
 {
-	return __builtin_expect(e && e->repl, 0);
+	return ftp_seam_covered(e);
 }
 
 /* At MPI_Init: before PMPI_Init, parse FTSHIM_REPLICAS; once the

@@ -41,6 +41,15 @@ FTP_HOT struct ftp_comm *ftp_seam_comm(MPI_Comm handle)
 	return ftp_active() ? ftp_comm_lookup(handle) : NULL;
 }
 
+/* e is covered by the active recovery mode (pmpi/mode/mode.h): every
+ * wrapper with a communicator asks, on its general path, and hands a
+ * covered call to the mode's form, runs it as on any communicator, or
+ * refuses it, as the mode says. */
+FTP_HOT bool ftp_seam_covered(const struct ftp_comm *e)
+{
+	return __builtin_expect(e && e->cover, 0);
+}
+
 /* The handle to give the MPI for a program's handle: a call's second
  * communicator (role other_comm). */
 static inline MPI_Comm ftp_seam_real(MPI_Comm handle)

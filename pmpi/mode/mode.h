@@ -1,0 +1,278 @@
+/* mode.h: the recovery-mode contract, the one way between ftshim's core
+ * (pmpi/*.c: the seam, the watch, the detector's fan-out, MPI_Init and
+ * MPI_Finalize) and a recovery mode (a folder of its own under pmpi/mode/,
+ * replication the first). A mode is a const struct ftp_mode; at MPI_Init
+ * the registry (pmpi/mode/registry.c) asks every mode it lists whether its
+ * variables request it, and at most one is active for the job. The core
+ * calls the active mode only through the inline ftp_mode_* functions
+ * below, each of which does nothing (or answers as a job without a mode
+ * would) when no mode is active or the mode leaves the hook NULL.
+ *
+ * What a mode may hook, in the order a job meets it:
+ *   - plan: at MPI_Init, which processes serve which program rank (a
+ *     replica, a spare that waits inside MPI_Init), before any MPI call;
+ *   - start: at the end of MPI_Init, collectively, the mode's own set-up
+ *     (its private communicators, MPI_COMM_WORLD as the program sees it,
+ *     where a copy's output goes);
+ *   - ranks: the program rank a job rank serves, and whether a job rank's
+ *     death is covered (another process carries its program rank on);
+ *   - communicators: creation (before the MPI makes one from a covered
+ *     parent), derivation (what a new entry covers) and release;
+ *   - calls on a covered communicator: the mode's own forms of the calls
+ *     it takes over (struct ftp_mode_calls, generated from
+ *     pmpi/ftshim-api.tsv: one slot per wrapped call), and for every other
+ *     call its role class (the table's @mode= column) decides whether it
+ *     runs as on any communicator or is refused with one line;
+ *   - outcomes: the completion calls of a process whose outcomes the mode
+ *     records or replays (which sender matched, test results), and
+ *     MPI_Wtime;
+ *   - failures: a failure learned (applied to the mode's views), and a
+ *     call's peer that died while another process carries its rank on;
+ *   - restart and checkpoints: unwinding this process to a restart point,
+ *     and saving and restoring the program's registered memory (spares and
+ *     local rollback; replication has neither);
+ *   - names: how ftshim-inject and FTSHIM_INJECT name a copy, and what the
+ *     report and the timeline say of each job rank;
+ *   - finish: at MPI_Finalize, before ftshim's own end.
+ *
+ * Sharing: ftp_mode_active is written once at MPI_Init, before ftshim is
+ * on, and only read after; a mode's hooks run on the application thread
+ * unless their comment says otherwise. */
+#ifndef FTSHIM_PMPI_MODE_MODE_H
+#define FTSHIM_PMPI_MODE_MODE_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ftp_call;
+struct ftp_comm;
+struct ft_inject_copies;
+struct ftp_mode_calls; /* generated: pmpi/mode_calls.h */
+
+/* What a row of pmpi/ftshim-api.tsv is to a recovery mode (its @mode=
+ * token): every mode interprets each class, and a mode that takes a call
+ * over gives its own form in struct ftp_mode_calls. */
+enum ftp_mode_role {
+	FTP_ROLE_NONE = 0, /* touches no other process's state (datatypes, info) */
+	FTP_ROLE_QUERY,    /* local query of a communicator: the seam translates */
+	FTP_ROLE_P2P,      /* point-to-point traffic, probes included */
+	FTP_ROLE_COLL,     /* collective traffic */
+	FTP_ROLE_CREATE,   /* communicator creation, duplication and release */
+	FTP_ROLE_COMPLETE, /* completion calls: outcomes that depend on timing */
+	FTP_ROLE_CLOCK,    /* MPI_Wtime and MPI_Wtick */
+	FTP_ROLE_ONESIDED, /* windows and RMA */
+	FTP_ROLE_IO,       /* files */
+	FTP_ROLE_PROCESS,  /* start, end, spawn, connect, abort, sessions */
+	FTP_ROLE_ULFM,     /* the fault-tolerance calls themselves */
+	FTP_ROLE_COUNT
+};
+
+/* What the report says of one job rank under the active mode. */
+struct ftp_mode_rank {
+	bool serves_other; /* it runs the program of another job rank (a replica) */
+	int32_t program;   /* the program rank it serves */
+	int32_t other;     /* job rank of another process planned for that program rank, or -1 */
+};
+
+/* The completion calls of a process whose outcomes the mode decides or
+ * follows (replication: a primary tells its replica, which does the
+ * same). Each is the call's whole work, statuses in the program's ranks. */
+struct ftp_mode_completion {
+	int (*wait)(MPI_Request *request, MPI_Status *status);
+	int (*test)(MPI_Request *request, int *flag, MPI_Status *status);
+	int (*waitall)(int count, MPI_Request requests[], MPI_Status statuses[]);
+	int (*testall)(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+	int (*waitany)(int count, MPI_Request requests[], int *index, MPI_Status *status);
+	int (*testany)(int count, MPI_Request requests[], int *index, int *flag,
+		       MPI_Status *status);
+	int (*waitsome)(int incount, MPI_Request requests[], int *outcount, int indices[],
+			MPI_Status statuses[]);
+	int (*testsome)(int incount, MPI_Request requests[], int *outcount, int indices[],
+			MPI_Status statuses[]);
+};
+
+struct ftp_mode {
+	const char *name; /* as the log and the report name it */
+
+	/* --- MPI_Init ------------------------------------------------------ */
+	/* Before PMPI_Init: parse the mode's variables. 1: the mode is
+	 * requested; 0: not; -EINVAL with one line in err (the same on every
+	 * rank). */
+	int (*parse)(char *err, size_t errlen);
+	/* Once the world's size is known: 0, or -EINVAL with one line. */
+	int (*check)(char *err, size_t errlen);
+	/* Once the job's hosts are known, with no MPI call: who serves which
+	 * program rank (the injection plan and the report read it). */
+	int (*plan)(void);
+	/* At the end of MPI_Init, collective over the world: 0, or an error
+	 * after which the job runs without the mode. */
+	int (*start)(void);
+	/* Whether the host mailbox may carry the control plane under this
+	 * mode (pmpi/hostmail.c). */
+	bool hostmail;
+
+	/* --- ranks -------------------------------------------------------- */
+	/* The rank in MPI_COMM_WORLD the program knows job rank j by. */
+	int32_t (*program_rank)(int32_t j);
+	/* Job rank j's death is not the program's failure: another process
+	 * carries j's program rank on. Any thread. */
+	bool (*covered)(int32_t j);
+
+	/* --- failures ----------------------------------------------------- */
+	/* Apply the failures learned since the last call (ftp_check, and
+	 * before a covered call picks its peers); a no-op while one runs. */
+	void (*failures)(void);
+	/* Job rank j, a covered call's peer, is known failed: return once the
+	 * mode has moved j's program rank to the process that carries it on,
+	 * so that the call can look its peer up again. */
+	void (*await_peer)(int32_t j);
+
+	/* --- communicators ------------------------------------------------- */
+	/* Before the MPI makes a communicator from covered c->comm (split,
+	 * dup, create): set c->real to what it is made from. */
+	int (*creation)(struct ftp_call *c);
+	/* e was just made from covered parent (NULL: e is MPI_COMM_WORLD);
+	 * collective over e's members: give e its map and cover. */
+	void (*derive)(struct ftp_comm *e, const struct ftp_comm *parent);
+	/* Free what derive gave e, with the entry. */
+	void (*release)(struct ftp_comm *e);
+
+	/* --- calls on a covered communicator --------------------------------- */
+	/* The mode's own forms; a NULL slot: the call's role decides. */
+	const struct ftp_mode_calls *calls;
+	/* Whether a call with no form of the mode's, of role role, runs as
+	 * on any communicator (the seam's translations and derive are all it
+	 * needs) rather than being refused with one line. */
+	bool (*runs_as_is)(int fn, enum ftp_mode_role role);
+
+	/* --- outcomes ------------------------------------------------------ */
+	/* The mode's completion forms while this process's completion
+	 * outcomes go through it, else NULL. */
+	const struct ftp_mode_completion *(*completion)(void);
+	/* MPI_Wtime of a process whose clock the mode decides or follows (a
+	 * replica reads its primary's), else NULL. */
+	double (*wtime)(void);
+
+	/* --- restart and checkpoints (spares, local rollback) ---------------- */
+	/* Unwind this process to its restart point (never returns), or NULL. */
+	void (*unwind)(void);
+	/* Save and restore the memory the program registered, or NULL. */
+	int (*checkpoint)(void);
+	int (*restore)(void);
+
+	/* --- names ---------------------------------------------------------- */
+	/* How ftshim-inject and FTSHIM_INJECT name the processes that serve a
+	 * program rank (copy=, spare:), or NULL with nothing to name. */
+	const struct ft_inject_copies *(*inject_names)(struct ft_inject_copies *room);
+	/* What the report says of job rank j (false: nothing). */
+	bool (*report_rank)(int32_t j, struct ftp_mode_rank *out);
+
+	/* --- MPI_Finalize ------------------------------------------------------ */
+	void (*finish)(void);
+};
+
+/* The active mode, or NULL. */
+extern const struct ftp_mode *ftp_mode_active;
+
+/* At MPI_Init, before PMPI_Init: ask every mode the registry lists; at
+ * most one may be requested. 0, or -EINVAL with one line in err. */
+int ftp_mode_select(char *err, size_t errlen);
+
+/* A call with no form of the active mode's on a covered communicator:
+ * one line, then the communicator's error handler with
+ * MPI_ERR_UNSUPPORTED_OPERATION (pmpi/mode/registry.c). */
+int ftp_mode_refuse(struct ftp_call *c);
+
+static inline bool ftp_mode_on(void)
+{
+	return __builtin_expect(ftp_mode_active != NULL, 0);
+}
+
+static inline int ftp_mode_check(char *err, size_t errlen)
+{
+	return ftp_mode_on() && ftp_mode_active->check ? ftp_mode_active->check(err, errlen) : 0;
+}
+
+static inline int ftp_mode_plan(void)
+{
+	return ftp_mode_on() && ftp_mode_active->plan ? ftp_mode_active->plan() : 0;
+}
+
+static inline int ftp_mode_start(void)
+{
+	return ftp_mode_on() && ftp_mode_active->start ? ftp_mode_active->start() : 0;
+}
+
+static inline void ftp_mode_finish(void)
+{
+	if (ftp_mode_on() && ftp_mode_active->finish)
+		ftp_mode_active->finish();
+}
+
+static inline bool ftp_mode_hostmail(void)
+{
+	return !ftp_mode_on() || ftp_mode_active->hostmail;
+}
+
+static inline int32_t ftp_mode_program_rank(int32_t j)
+{
+	return ftp_mode_on() && ftp_mode_active->program_rank ? ftp_mode_active->program_rank(j)
+							      : j;
+}
+
+static inline bool ftp_mode_covered(int32_t j)
+{
+	return ftp_mode_on() && ftp_mode_active->covered && ftp_mode_active->covered(j);
+}
+
+static inline void ftp_mode_failures(void)
+{
+	if (ftp_mode_on() && ftp_mode_active->failures)
+		ftp_mode_active->failures();
+}
+
+static inline void ftp_mode_await_peer(int32_t j)
+{
+	if (ftp_mode_on() && ftp_mode_active->await_peer)
+		ftp_mode_active->await_peer(j);
+}
+
+static inline int ftp_mode_creation(struct ftp_call *c)
+{
+	return ftp_mode_on() && ftp_mode_active->creation ? ftp_mode_active->creation(c)
+							  : MPI_SUCCESS;
+}
+
+static inline void ftp_mode_derive(struct ftp_comm *e, const struct ftp_comm *parent)
+{
+	if (ftp_mode_on() && ftp_mode_active->derive)
+		ftp_mode_active->derive(e, parent);
+}
+
+static inline void ftp_mode_release(struct ftp_comm *e)
+{
+	if (ftp_mode_on() && ftp_mode_active->release)
+		ftp_mode_active->release(e);
+}
+
+/* The active mode's completion forms while this process's outcomes go
+ * through it, else NULL (without a mode: one load and a test). */
+static inline const struct ftp_mode_completion *ftp_mode_completion(void)
+{
+	return ftp_mode_on() && ftp_mode_active->completion ? ftp_mode_active->completion() : NULL;
+}
+
+static inline const struct ft_inject_copies *ftp_mode_inject_names(struct ft_inject_copies *room)
+{
+	return ftp_mode_on() && ftp_mode_active->inject_names ? ftp_mode_active->inject_names(room)
+							      : NULL;
+}
+
+static inline bool ftp_mode_report_rank(int32_t j, struct ftp_mode_rank *out)
+{
+	return ftp_mode_on() && ftp_mode_active->report_rank && ftp_mode_active->report_rank(j, out);
+}
+
+#endif
