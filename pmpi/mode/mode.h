@@ -1,5 +1,5 @@
 /* mode.h: the recovery-mode contract, the one way between ftshim's core
- * (pmpi/*.c: the seam, the watch, the detector's fan-out, MPI_Init and
+ * (the files of pmpi/: the seam, the watch, the detector's fan-out, MPI_Init and
  * MPI_Finalize) and a recovery mode (a folder of its own under pmpi/mode/,
  * replication the first). A mode is a const struct ftp_mode; at MPI_Init
  * the registry (pmpi/mode/registry.c) asks every mode it lists whether its
@@ -94,7 +94,11 @@ struct ftp_mode_completion {
 };
 
 struct ftp_mode {
-	const char *name; /* as the log and the report name it */
+	const char *name;	 /* as the log and the report name it */
+	const char *variable;	 /* the FTSHIM_ variable that asks for it */
+	const char *const *setting; /* that variable's value (in ftp.cfg) */
+	const char *covered_as;	 /* what a refusal calls a covered communicator */
+	const char *man_section; /* where ftshim(7) says what the mode covers */
 
 	/* --- MPI_Init ------------------------------------------------------ */
 	/* Before PMPI_Init: parse the mode's variables. 1: the mode is
@@ -182,12 +186,23 @@ int ftp_mode_select(char *err, size_t errlen);
 
 /* A call with no form of the active mode's on a covered communicator:
  * one line, then the communicator's error handler with
- * MPI_ERR_UNSUPPORTED_OPERATION (pmpi/mode/registry.c). */
+ * MPI_ERR_UNSUPPORTED_OPERATION (pmpi/mode/registry.c), which it
+ * returns. ftp_mode_refuse_because says why instead of " yet" (why
+ * starts with a space, as in " when a count exceeds INT_MAX"). */
 int ftp_mode_refuse(struct ftp_call *c);
+int ftp_mode_refuse_because(struct ftp_call *c, const char *why);
 
 static inline bool ftp_mode_on(void)
 {
 	return __builtin_expect(ftp_mode_active != NULL, 0);
+}
+
+/* A call with no form of the active mode's, of role role, on a covered
+ * communicator runs as on any (else the wrapper refuses it). */
+static inline bool ftp_mode_runs_as_is(int fn, enum ftp_mode_role role)
+{
+	return ftp_mode_on() && ftp_mode_active->runs_as_is &&
+	       ftp_mode_active->runs_as_is(fn, role);
 }
 
 static inline int ftp_mode_check(char *err, size_t errlen)
