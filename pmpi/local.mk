@@ -22,7 +22,8 @@ libftshim_la_SOURCES = \
 	pmpi/init.c \
 	pmpi/inject.c \
 	pmpi/job.c \
-	pmpi/mode/mode.h pmpi/mode/registry.c \
+	pmpi/leave.c \
+	pmpi/mode/mode.c pmpi/mode/mode.h pmpi/mode/registry.c \
 	pmpi/mode/replication/mode.c \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
@@ -36,6 +37,7 @@ libftshim_la_SOURCES = \
 	pmpi/rundir.c \
 	pmpi/self_attrs.c \
 	pmpi/spawn.c \
+	pmpi/state.c \
 	pmpi/ucx_yield.c \
 	pmpi/ulfm.c pmpi/ulfm.h
 nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h pmpi/mpi_entry.c pmpi/mpi_entry.h
