@@ -518,7 +518,7 @@ def main(argv):
         c.write(HEADER)
         c.write("/* The mechanical wrappers: one per row of a generated class. */\n\n")
         c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n"
-                "#include \"pmpi/objects.h\"\n#include \"pmpi/replica.h\"\n\n")
+                "#include \"pmpi/objects.h\"\n#include \"pmpi/mode/replication/replica.h\"\n\n")
         c.write("\n\n".join(bodies) + "\n")
     with open(os.path.join(outdir, "wrapped.txt.tmp"), "w") as w:
         for f in wrapped:

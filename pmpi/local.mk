@@ -24,10 +24,11 @@ libftshim_la_SOURCES = \
 	pmpi/job.c \
 	pmpi/mode/mode.h pmpi/mode/registry.c \
 	pmpi/mode/replication/mode.c \
+	pmpi/mode/replication/replica.h \
+	pmpi/mode/replication/setup.c \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
 	pmpi/ranks.c pmpi/ranks.h \
-	pmpi/replica.c pmpi/replica.h \
 	pmpi/report_merge.c \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \

@@ -7,7 +7,7 @@
 #include <errno.h>
 
 #include "pmpi/mode/mode.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/replication/replica.h"
 #include "src/inject.h"
 
 static int parse(char *err, size_t errlen)

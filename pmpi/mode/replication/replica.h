@@ -31,8 +31,8 @@
  * behind the seam and freed with it; views change its arrays and map.
  * Replication assumes the program calls MPI from one thread at a time
  * (the stream is read in call order). */
-#ifndef FTSHIM_PMPI_REPLICA_H
-#define FTSHIM_PMPI_REPLICA_H
+#ifndef FTSHIM_PMPI_MODE_REPLICATION_REPLICA_H
+#define FTSHIM_PMPI_MODE_REPLICATION_REPLICA_H
 
 #include <mpi.h>
 #include <stdbool.h>

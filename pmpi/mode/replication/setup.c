@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "ftshim.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/replication/replica.h"
 #include "pmpi/requests.h"
 #include "src/events.h"
 #include "src/log.h"
