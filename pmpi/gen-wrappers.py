@@ -66,7 +66,7 @@ ROLE_TYPES = {
     "other_comm": "MPI_Comm", "comm_out": "MPI_Comm *", "comm_freed": "MPI_Comm *",
     "group": "MPI_Group", "group_out": "MPI_Group *", "procs_out": "MPI_Group *",
 }
-# What a wrapper does on a replicated communicator (pmpi/replica.h), from
+# What a wrapper does on a replicated communicator (pmpi/mode/replication/replica.h), from
 # the row's @replicas= token: hand the call to its replicated form
 # ftp_repl_NAME (own), or make it as on any other (same: the seam's
 # translations suffice). A communicating row with neither is refused
@@ -324,7 +324,7 @@ def translate_out(fn):
 
 def replicated(fn, comms):
     """Lines that hand a call on a replicated communicator to its
-    replicated form, or refuse it there (pmpi/replica.h)."""
+    replicated form, or refuse it there (pmpi/mode/replication/replica.h)."""
     if fn.cls not in WITH_COMM or fn.replicas == "same":
         return []
     if fn.replicas == "own":
@@ -518,7 +518,7 @@ def main(argv):
         c.write(HEADER)
         c.write("/* The mechanical wrappers: one per row of a generated class. */\n\n")
         c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n"
-                "#include \"pmpi/objects.h\"\n#include \"pmpi/replica.h\"\n\n")
+                "#include \"pmpi/objects.h\"\n#include \"pmpi/mode/replication/replica.h\"\n\n")
         c.write("\n\n".join(bodies) + "\n")
     with open(os.path.join(outdir, "wrapped.txt.tmp"), "w") as w:
         for f in wrapped:

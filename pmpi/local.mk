@@ -24,11 +24,24 @@ libftshim_la_SOURCES = \
 	pmpi/job.c \
 	pmpi/leave.c \
 	pmpi/mode/mode.c pmpi/mode/mode.h pmpi/mode/registry.c \
+	pmpi/mode/replication/cart.c \
+	pmpi/mode/replication/coll.c pmpi/mode/replication/coll_log.c \
+	pmpi/mode/replication/comm.c \
+	pmpi/mode/replication/complete.c \
+	pmpi/mode/replication/counts.c \
+	pmpi/mode/replication/internal.h \
 	pmpi/mode/replication/mode.c \
+	pmpi/mode/replication/p2p.c \
+	pmpi/mode/replication/promote.c \
+	pmpi/mode/replication/recv.c \
+	pmpi/mode/replication/replica.h \
+	pmpi/mode/replication/setup.c \
+	pmpi/mode/replication/stream.c \
+	pmpi/mode/replication/team.c \
+	pmpi/mode/replication/views.c \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
 	pmpi/ranks.c pmpi/ranks.h \
-	pmpi/replica.c pmpi/replica.h \
 	pmpi/report_merge.c \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \
