@@ -66,6 +66,7 @@ static void destroy(struct ft_agreement *a)
 	free(a->my_bits);
 	free(a->decided_failed);
 	free(a->got);
+	free(a->heard);
 	free(a->failed);
 	free(a->acked);
 	free(a);
@@ -87,9 +88,10 @@ static struct ft_agreement *get(struct ft_agreements *t, uint64_t id, uint32_t s
 	a->my_bits = calloc(2, b + 1);
 	a->decided_failed = calloc(1, b + 1);
 	a->got = calloc(1, b + 1);
+	a->heard = calloc(1, b + 1);
 	a->failed = calloc(1, b + 1);
 	a->acked = malloc(b + 1);
-	if (!a->my_bits || !a->decided_failed || !a->got || !a->failed || !a->acked) {
+	if (!a->my_bits || !a->decided_failed || !a->got || !a->heard || !a->failed || !a->acked) {
 		destroy(a);
 		return NULL;
 	}
@@ -134,15 +136,19 @@ static void send_contribution(struct ft_agreements *t, struct ft_agreement *a,
 			      const struct ft_agree_view *v)
 {
 	size_t b = ft_agree_bytes(a->n);
-	uint8_t *d = malloc(4 + 2 * b);
+	uint8_t *d = malloc(8 + 2 * b);
 	uint32_t to = coordinator(t, v);
 
 	if (!d || to == UINT32_MAX) {
 		free(d);
 		return;
 	}
+	/* A coordinator that asked knows of failures this one does not yet. */
+	if (a->promised > to && a->promised < v->n && !member_failed(t, v, a->promised))
+		to = a->promised;
 	memcpy(d, &a->n, 4);
-	memcpy(d + 4, a->my_bits, 2 * b);
+	memcpy(d + 4, &a->promised, 4);
+	memcpy(d + 8, a->my_bits, 2 * b);
 	a->sent_to = to;
 	if (to == v->self) {
 		/* Its own contribution, taken here rather than sent. */
@@ -151,28 +157,31 @@ static void send_contribution(struct ft_agreements *t, struct ft_agreement *a,
 		m.app.seq = a->seq;
 		m.app.kind = FT_AGREE_CONTRIB;
 		m.app.value = a->my_value;
-		m.app.len = (uint32_t)(4 + 2 * b);
+		m.app.len = (uint32_t)(8 + 2 * b);
 		m.app.data = d;
 		on_contribution(t, a, v, to, &m);
 	} else {
-		post(t, v, to, FT_AGREE_CONTRIB, a, a->my_value, d, (uint32_t)(4 + 2 * b));
+		post(t, v, to, FT_AGREE_CONTRIB, a, a->my_value, d, (uint32_t)(8 + 2 * b));
 	}
 	free(d);
 }
 
+/* Send a's decision to member to, with ballot (this process's index, or
+ * FT_AGREE_REPORT). */
 static void send_decision(struct ft_agreements *t, const struct ft_agreement *a,
-			  const struct ft_agree_view *v, uint32_t to)
+			  const struct ft_agree_view *v, uint32_t to, uint32_t ballot)
 {
 	size_t b = ft_agree_bytes(a->n);
-	uint8_t *d = malloc(8 + b);
+	uint8_t *d = malloc(12 + b);
 	uint32_t rc = (uint32_t)a->rc;
 
 	if (!d)
 		return;
 	memcpy(d, &a->n, 4);
 	memcpy(d + 4, &rc, 4);
-	memcpy(d + 8, a->decided_failed, b);
-	post(t, v, to, FT_AGREE_DECIDE, a, a->value, d, (uint32_t)(8 + b));
+	memcpy(d + 8, &ballot, 4);
+	memcpy(d + 12, a->decided_failed, b);
+	post(t, v, to, FT_AGREE_DECIDE, a, a->value, d, (uint32_t)(12 + b));
 	free(d);
 }
 
@@ -181,11 +190,15 @@ static void broadcast_decision(struct ft_agreements *t, const struct ft_agreemen
 {
 	for (uint32_t i = 0; i < v->n; i++)
 		if (i != v->self && !member_failed(t, v, i))
-			send_decision(t, a, v, i);
+			send_decision(t, a, v, i, v->self);
 }
 
-static void set_decided(struct ft_agreements *t, struct ft_agreement *a, uint32_t value, int rc,
-			const uint8_t *failed)
+/* Decide a. Members that sent their contribution here (they took this
+ * process for their coordinator) hear the decision from it, unless
+ * broadcast_decision follows. */
+static void set_decided(struct ft_agreements *t, struct ft_agreement *a,
+			const struct ft_agree_view *v, uint32_t value, int rc, const uint8_t *failed,
+			bool broadcast)
 {
 	a->decided = true;
 	a->value = value;
@@ -193,6 +206,13 @@ static void set_decided(struct ft_agreements *t, struct ft_agreement *a, uint32_
 	memcpy(a->decided_failed, failed, ft_agree_bytes(a->n));
 	if (t->ops.decided)
 		t->ops.decided(t->ops.ctx, a);
+	if (broadcast) {
+		broadcast_decision(t, a, v);
+		return;
+	}
+	for (uint32_t i = 0; i < v->n; i++)
+		if (i != v->self && ft_agree_bit(a->heard, i) && !member_failed(t, v, i))
+			send_decision(t, a, v, i, v->self);
 }
 
 /* As the coordinator: decide once every live member has contributed. A
@@ -203,9 +223,15 @@ static void try_decide(struct ft_agreements *t, struct ft_agreement *a, const st
 		return;
 	if (v->self != 0 && !a->asked) {
 		a->asked = true;
+		if (a->promised < v->self)
+			a->promised = v->self;
 		for (uint32_t i = 0; i < v->n; i++)
 			if (i != v->self && !member_failed(t, v, i))
 				post(t, v, i, FT_AGREE_ASK, a, 0, NULL, 0);
+		/* Its own contribution, under its own promise now; it decides
+		 * from there once it has every other. */
+		send_contribution(t, a, v);
+		return;
 	}
 	for (uint32_t i = 0; i < v->n; i++)
 		if (!ft_agree_bit(a->got, i) && !member_failed(t, v, i))
@@ -221,30 +247,36 @@ static void try_decide(struct ft_agreements *t, struct ft_agreement *a, const st
 		if (ft_agree_bit(failed, i) && !ft_agree_bit(a->acked, i))
 			rc = t->unacked_rc;
 	}
-	set_decided(t, a, a->and_value, rc, failed);
+	set_decided(t, a, v, a->and_value, rc, failed, true);
 	free(failed);
-	broadcast_decision(t, a, v);
 }
 
 static void on_contribution(struct ft_agreements *t, struct ft_agreement *a,
 			    const struct ft_agree_view *v, uint32_t from, const struct ft_msg *m)
 {
 	size_t b = ft_agree_bytes(a->n);
+	uint32_t promise;
 
-	if (m->app.len != 4 + 2 * b)
+	if (m->app.len != 8 + 2 * b)
 		return;
 	if (a->decided) {
-		send_decision(t, a, v, from); /* late, or asking again */
+		send_decision(t, a, v, from, v->self); /* late, or asking again */
 		return;
 	}
-	if (!ft_agree_bit(a->got, from)) {
-		set_bit(a->got, from);
+	memcpy(&promise, m->app.data + 4, 4);
+	if (!ft_agree_bit(a->heard, from)) {
+		/* A member's contributions to one agreement are all alike. */
+		set_bit(a->heard, from);
 		a->and_value &= m->app.value;
 		for (size_t i = 0; i < b; i++) {
-			a->failed[i] |= m->app.data[4 + i];
-			a->acked[i] &= m->app.data[4 + b + i];
+			a->failed[i] |= m->app.data[8 + i];
+			a->acked[i] &= m->app.data[8 + b + i];
 		}
 	}
+	/* Counted only under a promise to this coordinator (or a later one):
+	 * then the member takes no older decision any more. */
+	if (promise >= v->self)
+		set_bit(a->got, from);
 	try_decide(t, a, v);
 }
 
@@ -252,16 +284,19 @@ static void on_decision(struct ft_agreements *t, struct ft_agreement *a,
 			const struct ft_agree_view *v, const struct ft_msg *m)
 {
 	size_t b = ft_agree_bytes(a->n);
-	uint32_t rc;
+	uint32_t rc, ballot;
 
-	if (m->app.len != 8 + b || a->decided)
+	if (m->app.len != 12 + b || a->decided)
 		return;
 	memcpy(&rc, m->app.data + 4, 4);
-	set_decided(t, a, m->app.value, (int)rc, m->app.data + 8);
+	memcpy(&ballot, m->app.data + 8, 4);
+	/* A member's answer is for the coordinator that asked; any other
+	 * decision only under a ballot this process has not promised past. */
+	if (ballot == FT_AGREE_REPORT ? !a->asked : ballot < a->promised)
+		return;
 	/* A coordinator that took over adopts a decision someone held, and
 	 * makes sure every live member gets it. */
-	if (coordinator(t, v) == v->self)
-		broadcast_decision(t, a, v);
+	set_decided(t, a, v, m->app.value, (int)rc, m->app.data + 12, coordinator(t, v) == v->self);
 }
 
 static void hold(struct ft_agreements *t, const struct ft_msg *m)
@@ -387,9 +422,13 @@ void ft_agree_receive(struct ft_agreements *t, const struct ft_msg *m)
 			on_decision(t, a, &v, m);
 			break;
 		case FT_AGREE_ASK:
-			if (a->decided)
-				send_decision(t, a, &v, from);
-			else if (a->joined)
+			if (a->decided) {
+				send_decision(t, a, &v, from, FT_AGREE_REPORT);
+				break;
+			}
+			if (from > a->promised)
+				a->promised = from;
+			if (a->joined)
 				send_contribution(t, a, &v);
 			break;
 		}

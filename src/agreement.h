@@ -22,7 +22,16 @@
  * for a decision it may hold: a decision that reached anyone alive is
  * adopted and sent on, so every survivor returns the same result even
  * when the coordinator dies half-way through sending it. Decisions are
- * kept after the caller took them, to answer such questions. Messages
+ * kept after the caller took them, to answer such questions.
+ *
+ * Ballots keep that uniform when messages race: a coordinator's ballot
+ * is its index. A member that answers coordinator c's question promises
+ * c to take no decision sent with a lower ballot from then on (a dead
+ * coordinator's, still on its way), and c counts only contributions sent
+ * under a promise of c or higher, so that it decides anew only when no
+ * live member holds, or can still take, an older decision. A process
+ * that takes a decision while others wait for it as their coordinator
+ * (they knew of a failure before it did) sends it to them. Messages
  * about a communicator this process has not made yet (creation is not
  * ordered across processes) are kept and replayed when it is made.
  *
@@ -45,14 +54,19 @@
 /* The protocol's messages (FT_MSG_APP, key: the communicator's id, seq:
  * the agreement's number on it). The values are the MPI side's kinds
  * (pmpi/ftp.h), which pmpi/agree.c asserts. CONTRIB: value the flag,
- * data u32 n, then the failed and the acknowledged bitmaps. DECIDE: value
- * the flag decided, data u32 n, u32 rc, then the failed bitmap. ASK: no
- * data. */
+ * data u32 n, u32 the sender's promise, then the failed and the
+ * acknowledged bitmaps. DECIDE: value the flag decided, data u32 n, u32
+ * rc, u32 ballot (the sender's index, or FT_AGREE_REPORT for a member's
+ * answer to a question), then the failed bitmap. ASK: no data. */
 enum ft_agree_kind {
 	FT_AGREE_CONTRIB = 2, /* a member's contribution */
 	FT_AGREE_DECIDE = 3,  /* the decision */
 	FT_AGREE_ASK = 4,     /* a new coordinator asks for decisions */
 };
+
+/* The ballot of a decision sent as an answer to a question: taken only by
+ * the coordinator that asked. */
+#define FT_AGREE_REPORT UINT32_MAX
 
 /* One communicator as this process sees it, filled by ops.view. */
 struct ft_agree_view {
@@ -97,8 +111,12 @@ struct ft_agreement {
 	uint32_t value;
 	int rc;               /* 0, or ft_agreements.unacked_rc */
 	uint8_t *decided_failed; /* bytes(n) */
+	/* The highest coordinator this process answered (or is, having
+	 * asked): decisions sent with a lower ballot are not taken. */
+	uint32_t promised;
+	uint8_t *heard;       /* bytes(n): members that sent a contribution here */
 	/* as the coordinator */
-	uint8_t *got;         /* bytes(n): contributions received */
+	uint8_t *got;         /* bytes(n): contributions counted (under a promise) */
 	uint32_t and_value;
 	uint8_t *failed;      /* bytes(n): union of failures reported */
 	uint8_t *acked;       /* bytes(n): intersection of acknowledgements */

@@ -118,6 +118,10 @@ EXTRA_DIST += tests/inject_cmd_errors.sh
 TESTS += tests/timeline.sh
 EXTRA_DIST += tests/timeline.sh
 
+# The agreement protocol under the simulator, many seeds (no MPI).
+TESTS += tests/sim_agree.sh
+EXTRA_DIST += tests/sim_agree.sh
+
 # The MPI integration driver: real jobs with this build's MPI.
 TESTS += tests/mpi/driver
 EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/sanitizer.supp tests/mpi/netns.sh tests/mpi/netns-agent tests/mpi/netns-delay \

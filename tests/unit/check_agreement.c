@@ -12,7 +12,10 @@
  * decided until the coordinator learns it); the coordinator dead before
  * deciding (the next one asks and decides); the coordinator dead half-way
  * through sending its decision (every survivor returns that decision,
- * adopted by the next coordinator from whoever holds it); late questions
+ * adopted by the next coordinator from whoever holds it); a decision
+ * that races a takeover (the new coordinator holds every contribution
+ * before it hears of the decision) and one that reaches only a member
+ * others wait on as their coordinator; late questions
  * answered from kept decisions, and forgotten after many agreements;
  * several agreements in a row; messages for a communicator not made yet,
  * replayed when it is; malformed messages dropped; and the agreement
@@ -33,6 +36,7 @@
 #define MAX_N 16
 #define MAX_SEQ 80
 #define COMM_ID UINT64_C(0x1234)
+#define HELD_ANY (UINT32_MAX - 1)
 
 struct model;
 
@@ -59,7 +63,8 @@ struct model {
 	struct member p[MAX_N];
 	bool dead[MAX_N];
 	int32_t sends_left[MAX_N];   /* dies after that many more sends; -1: never */
-	uint32_t held_back;          /* messages to it wait in later; UINT32_MAX: none */
+	uint32_t held_back;          /* messages to it wait in later; UINT32_MAX: none,
+					HELD_ANY: to anyone */
 	uint32_t held_from;          /* only those from it; UINT32_MAX: from anyone */
 	struct qmsg *q, *later;
 	uint32_t nq, nlater;
@@ -117,7 +122,8 @@ static void op_send(void *ctx, uint32_t to, const struct ft_msg *msg)
 	x.data = malloc(msg->app.len + 1);
 	memcpy(x.data, msg->app.data ? msg->app.data : (const uint8_t *)"", msg->app.len);
 	x.msg.app.data = x.data;
-	if (x.to == m->held_back && (m->held_from == UINT32_MAX || x.from == m->held_from))
+	if ((x.to == m->held_back || m->held_back == HELD_ANY) &&
+	    (m->held_from == UINT32_MAX || x.from == m->held_from))
 		push(&m->later, &m->nlater, &x);
 	else
 		push(&m->q, &m->nq, &x);
@@ -196,6 +202,21 @@ static void release_held_back(struct model *m)
 {
 	for (uint32_t k = 0; k < m->nlater; k++)
 		push(&m->q, &m->nq, &m->later[k]);
+	m->nlater = 0;
+	m->held_back = m->held_from = UINT32_MAX;
+	run(m);
+}
+
+/* The messages held back reach every member but lost_to (theirs are
+ * lost), after what is in flight now. */
+static void release_held_back_but(struct model *m, uint32_t lost_to)
+{
+	for (uint32_t k = 0; k < m->nlater; k++) {
+		if (m->later[k].to == lost_to)
+			free(m->later[k].data);
+		else
+			push(&m->q, &m->nq, &m->later[k]);
+	}
 	m->nlater = 0;
 	m->held_back = m->held_from = UINT32_MAX;
 	run(m);
@@ -516,6 +537,70 @@ START_TEST(test_coordinator_dies_half_way)
 }
 END_TEST
 
+/* Members 2 and 3 learn that coordinator 0 died, and send their
+ * contributions to member 1, before 0's decision reaches them (it never
+ * reaches 1). Member 1 then takes over holding every live member's
+ * contribution; it must still learn 0's decision from them rather than
+ * decide anew (0's flag is in it, and in no other). */
+START_TEST(test_decision_races_takeover)
+{
+	struct model m;
+	uint32_t values[4] = { 0x0f, 0xff, 0xff, 0xff };
+
+	model_init(&m, 4, NULL);
+	m.held_back = HELD_ANY;
+	m.held_from = 0;
+	start_all_live(&m, 0, values);
+	run(&m);
+	ck_assert_uint_eq(m.nlater, 3); /* 0's decision, to 1, 2 and 3 */
+	m.dead[0] = true;
+	learn(&m, 2, 0);
+	learn(&m, 3, 0);
+	release_held_back_but(&m, 1);
+	struct decision d2, none;
+	ck_assert(take(&m, 2, 0, &d2));
+	ck_assert_uint_eq(d2.value, 0x0f);
+	ck_assert(!take(&m, 1, 0, &none));
+	learn(&m, 1, 0);
+	run(&m);
+	struct decision d = expect_uniform(&m, 0);
+	ck_assert_uint_eq(d.value, 0x0f);
+	ck_assert_uint_eq(failed_set(&d, 4), 0);
+	model_fini(&m);
+}
+END_TEST
+
+/* Member 3 learns that coordinator 0 died and sends its contribution to
+ * member 1, which does not know it yet; 0's decision then reaches 1 (not
+ * 3, which it never reaches). Member 1 must send it to 3: 3 waits on 1,
+ * which lives, and asks nobody else. */
+START_TEST(test_decision_reaches_waiting_member)
+{
+	struct model m;
+	uint32_t values[4] = { 0x0f, 0xff, 0xff, 0xff };
+
+	model_init(&m, 4, NULL);
+	m.held_back = HELD_ANY;
+	m.held_from = 0;
+	start_all_live(&m, 0, values);
+	run(&m);
+	m.dead[0] = true;
+	learn(&m, 3, 0);
+	run(&m); /* 3's contribution reaches 1 */
+	release_held_back_but(&m, 3);
+	learn(&m, 1, 0);
+	learn(&m, 2, 0);
+	run(&m);
+	m.now += 2 * FT_AGREE_RECHECK_NS;
+	struct decision none;
+	(void)take(&m, 3, 0, &none);
+	run(&m);
+	struct decision d = expect_uniform(&m, 0);
+	ck_assert_uint_eq(d.value, 0x0f);
+	model_fini(&m);
+}
+END_TEST
+
 /* A question after everyone took the decision is answered from the kept
  * one; after many more agreements it is forgotten. */
 START_TEST(test_late_question)
@@ -729,6 +814,8 @@ static Suite *agreement_suite(void)
 	tcase_add_test(tc, test_member_dies_before_contributing);
 	tcase_add_test(tc, test_coordinator_dies_before_deciding);
 	tcase_add_test(tc, test_coordinator_dies_half_way);
+	tcase_add_test(tc, test_decision_races_takeover);
+	tcase_add_test(tc, test_decision_reaches_waiting_member);
 	tcase_add_test(tc, test_late_question);
 	tcase_add_test(tc, test_in_a_row);
 	tcase_add_test(tc, test_not_made_yet);
