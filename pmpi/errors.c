@@ -200,3 +200,22 @@ FT_EXPORT int MPI_Error_class(int errorcode, int *errorclass)
 	return ftp_mpi.PMPI_Error_class(errorcode, errorclass);
 }
 FTP_ALSO_PMPI(MPI_Error_class);
+
+/* --- refusals of the active recovery mode (pmpi/mode/mode.h) ----------- */
+
+int ftp_mode_refuse_because(struct ftp_call *c, const char *why)
+{
+	static const char *const names[] = FTP_FN_NAMES;
+	const struct ftp_mode *m = ftp_mode_active;
+
+	ft_error("%s on a %s communicator is not supported%s (%s=%s); run without %s, or see "
+		 "'man 7 ftshim' (%s) for what is",
+		 names[c->fn], m->covered_as, why, m->variable, *m->setting, m->variable, m->man_section);
+	ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, MPI_ERR_UNSUPPORTED_OPERATION);
+	return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+int ftp_mode_refuse(struct ftp_call *c)
+{
+	return ftp_mode_refuse_because(c, " yet");
+}

@@ -129,6 +129,12 @@ struct ftp_state {
 
 extern struct ftp_state ftp;
 
+/* How many entries have a rank map: while none has, the completion calls
+ * look no request up just to translate its status. Written by whoever
+ * gives an entry a map or frees one (pmpi/comms.c); read by any thread
+ * (pmpi/seam.h). */
+extern _Atomic uint32_t ftp_seam_maps;
+
 /* Now by the wall clock (ns since the epoch), for the job report. */
 static inline uint64_t ftp_wall_now(void)
 {

@@ -23,7 +23,7 @@ libftshim_la_SOURCES = \
 	pmpi/inject.c \
 	pmpi/job.c \
 	pmpi/leave.c \
-	pmpi/mode/mode.c pmpi/mode/mode.h pmpi/mode/registry.c \
+	pmpi/mode/mode.h pmpi/mode/registry.c \
 	pmpi/mode/replication/cart.c \
 	pmpi/mode/replication/coll.c pmpi/mode/replication/coll_log.c \
 	pmpi/mode/replication/comm.c \

@@ -77,11 +77,7 @@ FTP_HOT struct ftp_comm *ftp_seam_cached(MPI_Comm handle)
 	return k->entry;
 }
 
-/* How many entries have a rank map: while none has, the completion calls
- * look no request up just to translate its status. Written by whoever
- * gives an entry a map or frees one (pmpi/comms.c); read by any thread. */
-extern _Atomic uint32_t ftp_seam_maps;
-
+/* Whether any entry has a rank map (ftp_seam_maps, pmpi/ftp.h). */
 static inline bool ftp_seam_mapped(void)
 {
 	return atomic_load_explicit(&ftp_seam_maps, memory_order_relaxed) != 0;

@@ -177,7 +177,7 @@ struct ftp_mode {
 	void (*finish)(void);
 };
 
-/* The active mode, or NULL. */
+/* The active mode, or NULL (pmpi/state.c). */
 extern const struct ftp_mode *ftp_mode_active;
 
 /* At MPI_Init, before PMPI_Init: ask every mode the registry lists; at
@@ -187,8 +187,9 @@ int ftp_mode_select(char *err, size_t errlen);
 /* A call with no form of the active mode's on a covered communicator:
  * one line, then the communicator's error handler with
  * MPI_ERR_UNSUPPORTED_OPERATION (pmpi/mode/registry.c), which it
- * returns. ftp_mode_refuse_because says why instead of " yet" (why
- * starts with a space, as in " when a count exceeds INT_MAX"). */
+ * returns (pmpi/errors.c, the one place that raises errors).
+ * ftp_mode_refuse_because says why instead of " yet" (why starts with a
+ * space, as in " when a count exceeds INT_MAX"). */
 int ftp_mode_refuse(struct ftp_call *c);
 int ftp_mode_refuse_because(struct ftp_call *c, const char *why);
 

@@ -3,7 +3,7 @@
  * mode is one more entry of `modes`, and a folder beside replication/.
  * Called by pmpi/init.c (ftp_mode_select) only: it sits above every mode
  * it names, and the core reaches the active one through ftp_mode_active
- * (pmpi/mode/mode.c). */
+ * (pmpi/state.c). */
 #include "ftshim_config.h"
 
 #include <errno.h>
