@@ -22,9 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmpi/agree.h"
 #include "pmpi/call.h"
 #include "pmpi/requests.h"
 #include "pmpi/ulfm.h"
+#include "pmpi/detect.h"
+#include "pmpi/hostmail.h"
 #include "src/agreement.h"
 #include "src/clock.h"
 #include "src/log.h"

@@ -28,8 +28,10 @@
 #include "pmpi/errors.h"
 #include "pmpi/fn_table.h"
 #include "pmpi/ftp.h"
+#include "pmpi/hostmail.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/ranks.h"
+#include "pmpi/inject.h"
 #include "src/common.h"
 
 /* The generated file wraps deprecated functions too (MPI_Attr_get, ...). */
@@ -498,20 +500,6 @@ void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_
 /* Register *newintercomm, made by MPI_Intercomm_create(..., tag, ...)
  * from survivors of c's intercommunicator (MPIX_Comm_shrink of one). */
 void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercomm);
-
-/* Agreement and creation over survivors (pmpi/agree.c), which shrink is
- * made of. ftp_agree_alive: agree, as MPIX_Comm_shrink does, on which
- * members of c's intracommunicator live; their job ranks, in rank order,
- * go to alive (room for its size), *n of them. ftp_create_group_of:
- * MPI_Comm_create_group(comm, the n processes of job ranks world, tag),
- * under the hang watch. Both return an MPI error code. */
-int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n);
-/* An agreement of ftshim's own on e (the bitwise AND of every live
- * member's *value into *value), not in the job report: MPI_SUCCESS, or
- * an error if a member failed. */
-int ftp_agree_quiet(struct ftp_comm *e, uint32_t *value);
-int ftp_create_group_of(MPI_Comm comm, const int32_t *world, uint32_t n, int tag, enum ftp_fn fn,
-			MPI_Comm *out);
 
 /* The fast path of the blocking point-to-point wrappers (classes send and
  * recv). In a small-message ping-pong every instruction between a

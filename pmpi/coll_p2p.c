@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmpi/coll_p2p.h"
 #include "pmpi/call.h"
 #include "pmpi/mode/replication/replica.h"
 

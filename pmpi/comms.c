@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmpi/comms.h"
 #include "pmpi/call.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/requests.h"
+#include "pmpi/agree.h"
+#include "pmpi/detect.h"
+#include "pmpi/revoke.h"
 #include "src/log.h"
 
 struct members {

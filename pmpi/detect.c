@@ -13,7 +13,13 @@
 #include <unistd.h>
 
 #include "ftshim.h"
+#include "pmpi/detect.h"
 #include "pmpi/call.h"
+#include "pmpi/agree.h"
+#include "pmpi/hostmail.h"
+#include "pmpi/leave.h"
+#include "pmpi/report_merge.h"
+#include "pmpi/revoke.h"
 #include "src/clock.h"
 #include "src/engine.h"
 #include "src/hash.h"

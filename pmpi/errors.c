@@ -11,6 +11,7 @@
 #include "pmpi/call.h"
 #include "pmpi/objects.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/detect.h"
 #include "src/callsite.h"
 #include "src/log.h"
 

@@ -37,6 +37,8 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
+#include "pmpi/leave.h"
+#include "pmpi/spawn.h"
 #include "src/log.h"
 
 static const char *const fn_names[] = FTP_FN_NAMES;

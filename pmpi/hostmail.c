@@ -40,8 +40,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "pmpi/hostmail.h"
 #include "pmpi/call.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/detect.h"
 #include "src/log.h"
 #include "src/mailbox.h"
 

@@ -21,8 +21,11 @@
 #include <unistd.h>
 
 #include "ftshim.h"
+#include "pmpi/inject.h"
 #include "pmpi/call.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/leave.h"
+#include "pmpi/rundir.h"
 #include "src/clock.h"
 #include "src/log.h"
 

@@ -14,8 +14,16 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "pmpi/job.h"
 #include "pmpi/call.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/agree.h"
+#include "pmpi/coll_p2p.h"
+#include "pmpi/detect.h"
+#include "pmpi/hostmail.h"
+#include "pmpi/inject.h"
+#include "pmpi/leave.h"
+#include "pmpi/rundir.h"
 #include "src/clock.h"
 #include "src/hash.h"
 #include "src/log.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pmpi/leave.h"
 #include "pmpi/ftp.h"
 #include "pmpi/ranks.h"
 #include "src/log.h"

@@ -6,23 +6,23 @@ ftshimlibdir = $(libdir)/ftshim/$(MPI_FLAVOUR)
 ftshimlib_LTLIBRARIES = libftshim.la
 
 libftshim_la_SOURCES = \
-	pmpi/agree.c pmpi/ops.c pmpi/hangwatch.c \
+	pmpi/agree.c pmpi/agree.h pmpi/ops.c pmpi/hangwatch.c \
 	pmpi/block.c \
 	pmpi/call.h \
-	pmpi/coll_p2p.c \
+	pmpi/coll_p2p.c pmpi/coll_p2p.h \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/seam.h \
-	pmpi/comms.c \
+	pmpi/comms.c pmpi/comms.h \
 	pmpi/complete.c pmpi/complete.h \
-	pmpi/detect.c \
+	pmpi/detect.c pmpi/detect.h \
 	pmpi/errors.c pmpi/errors.h \
 	pmpi/fortran.c \
-	pmpi/hostmail.c \
+	pmpi/hostmail.c pmpi/hostmail.h \
 	pmpi/ftp.h \
 	pmpi/init.c \
-	pmpi/inject.c \
-	pmpi/job.c \
-	pmpi/leave.c \
+	pmpi/inject.c pmpi/inject.h \
+	pmpi/job.c pmpi/job.h \
+	pmpi/leave.c pmpi/leave.h \
 	pmpi/mode/mode.h pmpi/mode/registry.c \
 	pmpi/mode/replication/cart.c \
 	pmpi/mode/replication/coll.c pmpi/mode/replication/coll_log.c \
@@ -42,14 +42,14 @@ libftshim_la_SOURCES = \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
 	pmpi/ranks.c pmpi/ranks.h \
-	pmpi/report_merge.c \
+	pmpi/report_merge.c pmpi/report_merge.h \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \
 	pmpi/retire.c \
-	pmpi/revoke.c \
-	pmpi/rundir.c \
-	pmpi/self_attrs.c \
-	pmpi/spawn.c \
+	pmpi/revoke.c pmpi/revoke.h \
+	pmpi/rundir.c pmpi/rundir.h \
+	pmpi/self_attrs.c pmpi/self_attrs.h \
+	pmpi/spawn.c pmpi/spawn.h \
 	pmpi/state.c \
 	pmpi/ucx_yield.c \
 	pmpi/ulfm.c pmpi/ulfm.h

@@ -33,7 +33,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pmpi/report_merge.h"
 #include "pmpi/call.h"
+#include "pmpi/detect.h"
+#include "pmpi/rundir.h"
 #include "src/log.h"
 #include "src/report.h"
 

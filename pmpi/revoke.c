@@ -18,8 +18,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "pmpi/revoke.h"
 #include "pmpi/call.h"
 #include "pmpi/ulfm.h"
+#include "pmpi/detect.h"
+#include "pmpi/hostmail.h"
 #include "src/log.h"
 #include "src/spread.h"
 

@@ -18,8 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pmpi/rundir.h"
 #include "pmpi/call.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/detect.h"
+#include "pmpi/report_merge.h"
 #include "src/log.h"
 #include "src/prune.h"
 #include "src/report.h"

@@ -19,6 +19,7 @@
 
 #include "pmpi/comm_lookup.h"
 #include "pmpi/ftp.h"
+#include "pmpi/inject.h"
 #include "src/rank_map.h"
 
 /* The failure-free path of a wrapper is inlined whole: in a file of some

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "pmpi/self_attrs.h"
 #include "pmpi/call.h"
 #include "src/log.h"
 

@@ -36,7 +36,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pmpi/spawn.h"
 #include "pmpi/call.h"
+#include "pmpi/detect.h"
+#include "pmpi/job.h"
 #include "src/clock.h"
 #include "src/log.h"
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "pmpi/mode/replication/internal.h"
+#include "pmpi/agree.h"
 #include "src/log.h"
 
 /* The next communicator's slot among the data tags. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pmpi/mode/replication/internal.h"
+#include "pmpi/detect.h"
 #include "src/log.h"
 
 /* What this process counted of its messages on replicated communicators

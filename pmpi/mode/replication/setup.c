@@ -31,6 +31,8 @@
 
 #include "ftshim.h"
 #include "pmpi/mode/replication/internal.h"
+#include "pmpi/detect.h"
+#include "pmpi/rundir.h"
 #include "src/log.h"
 
 struct ftp_replication ftp_repl = {.partner = -1, .stream = MPI_COMM_NULL};

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "pmpi/mode/replication/internal.h"
+#include "pmpi/agree.h"
+#include "pmpi/detect.h"
 #include "src/log.h"
 
 /* The world ranks of e's team now, in program rank order (n of them). */

@@ -1,0 +1,30 @@
+/* agree.h: the agreement's MPI side (pmpi/agree.c). */
+#ifndef FTSHIM_PMPI_AGREE_H
+#define FTSHIM_PMPI_AGREE_H
+
+#include "pmpi/ftp.h"
+
+struct ftp_call;
+struct ftp_comm;
+
+/* Its messages and failures, on the detector thread; a communicator
+ * made (messages kept for it are taken now). */
+void ftp_agree_on_msg(const struct ft_msg *m);
+void ftp_agree_on_failure(void);
+void ftp_agree_on_create(uint64_t id);
+
+/* Agreement and creation over survivors, which shrink is
+ * made of. ftp_agree_alive: agree, as MPIX_Comm_shrink does, on which
+ * members of c's intracommunicator live; their job ranks, in rank order,
+ * go to alive (room for its size), *n of them. ftp_create_group_of:
+ * MPI_Comm_create_group(comm, the n processes of job ranks world, tag),
+ * under the hang watch. Both return an MPI error code. */
+int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n);
+/* An agreement of ftshim's own on e (the bitwise AND of every live
+ * member's *value into *value), not in the job report: MPI_SUCCESS, or
+ * an error if a member failed. */
+int ftp_agree_quiet(struct ftp_comm *e, uint32_t *value);
+int ftp_create_group_of(MPI_Comm comm, const int32_t *world, uint32_t n, int tag, enum ftp_fn fn,
+			MPI_Comm *out);
+
+#endif
