@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/mode.h"
 #include "pmpi/requests.h"
 #include "src/log.h"
 
@@ -33,15 +33,15 @@ int32_t ftp_peer_world(const struct ft_comm *core, int r)
 	return (uint32_t)r < core->local_size ? core->members[r] : -1;
 }
 
-/* A member whose failure matters: not one copy of a logical rank whose
- * other copy lives (pmpi/replica.h). */
+/* A member whose failure matters: not one whose program rank another
+ * process carries on (the recovery mode covers it). */
 static bool is_member(const struct ft_comm *core, int32_t world)
 {
 	uint32_t n = core->local_size + core->remote_size;
 
 	for (uint32_t i = 0; i < n; i++)
 		if (core->members[i] == world)
-			return !ftp_repl_covered(world);
+			return !ftp_mode_covered(world);
 	return false;
 }
 
@@ -57,7 +57,7 @@ static bool failed_member(struct ftp_comm *e, uint64_t events)
 	bool any = false;
 	for (uint32_t i = 0; i < n && !any; i++)
 		any = ft_proc_ever_failed(&ftp.procs, (uint32_t)core->members[i]) &&
-		      !ftp_repl_covered(core->members[i]);
+		      !ftp_mode_covered(core->members[i]);
 	atomic_store_explicit(&e->failed_member, any, memory_order_relaxed);
 	atomic_store_explicit(&e->checked, events, memory_order_release);
 	return any;
@@ -90,8 +90,8 @@ int ftp_check(struct ftp_call *c, bool pending)
 
 	if (!e || events == 0)
 		return MPI_SUCCESS;
-	if (__builtin_expect(ftp_repl.r != 0, 0)) {
-		ftp_repl_views();
+	if (ftp_mode_on()) {
+		ftp_mode_failures();
 		events = ftp_events();
 	}
 	if (ft_comm_is_revoked(e->core))
@@ -312,9 +312,9 @@ int ftp_pre_dup(struct ftp_call *c, MPI_Comm comm)
 {
 	int rc = ftp_pre_coll(c, comm);
 
-	if (rc != MPI_SUCCESS || c->direct || !ftp_repl_comm(c->comm))
+	if (rc != MPI_SUCCESS || c->direct || !ftp_seam_covered(c->comm))
 		return rc;
-	return ftp_repl_creation(c);
+	return ftp_mode_creation(c);
 }
 
 int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
@@ -323,8 +323,8 @@ int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
 
 	if (rc != MPI_SUCCESS || c->direct)
 		return rc;
-	if (ftp_repl_comm(c->comm))
-		return ftp_repl_creation(c);
+	if (ftp_seam_covered(c->comm))
+		return ftp_mode_creation(c);
 	/* MPI has no nonblocking split or create: a barrier that can fail
 	 * first narrows the window in which a death could hang them to the
 	 * call itself, which the hang watch covers. */

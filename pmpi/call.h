@@ -28,6 +28,7 @@
 #include "pmpi/errors.h"
 #include "pmpi/fn_table.h"
 #include "pmpi/ftp.h"
+#include "pmpi/mode/mode.h"
 #include "src/common.h"
 
 /* The generated file wraps deprecated functions too (MPI_Attr_get, ...). */
@@ -258,13 +259,6 @@ FTP_HOT int ftp_block(struct ftp_call *c, int rc, MPI_Status *status)
 	return ftp_block_wait(c, status);
 }
 
-/* w, a world rank known failed here: if it is one copy of a replicated
- * rank, return once this process's view has applied its death
- * (pmpi/replica.c: the process table shows a death before its list of
- * deaths, which the view reads, does), so that a call's peer can be
- * looked up again. Not while a view is applied. */
-void ftp_repl_await_view(int32_t w);
-
 /* Resolve comm, set what the call watches, and (unless check is false)
  * refuse to start what waits on a failure already known. A nonblocking
  * receive from MPI_ANY_SOURCE starts anyway: it reports
@@ -280,11 +274,12 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 	ftp_call_on(c, c->comm, ftp_watch_on(c->comm, kind, rank, recv));
 	if (check && __builtin_expect(ftp_events() != 0, 0)) {
 		int err = ftp_check(c, nonblocking);
-		/* A replicated rank may have moved to another copy as ftp_check
-		 * applied a failure (pmpi/replica.h): look at that one. */
-		if (err != MPI_SUCCESS && c->comm->cover) {
+		/* A covered program rank may have moved to another process as
+		 * ftp_check applied a failure (pmpi/mode/mode.h): look at that
+		 * one. */
+		if (err != MPI_SUCCESS && ftp_seam_covered(c->comm)) {
 			if (kind == FTP_WATCH_PEER)
-				ftp_repl_await_view(ftp_peer_world(c->comm->core, c->watch.rank));
+				ftp_mode_await_peer(ftp_peer_world(c->comm->core, c->watch.rank));
 			c->watch = ftp_watch_on(c->comm, kind, rank, recv);
 			err = ftp_check(c, nonblocking);
 		}
@@ -390,7 +385,7 @@ FTP_HOT int ftp_pre_comm(struct ftp_call *c, MPI_Comm comm)
 
 #define ftp_pre_local ftp_pre_comm
 /* MPI_Comm_dup and its _with_info form: a collective (pmpi/block.c); on
- * a replicated communicator, a creation (pmpi/replica.h). */
+ * a communicator a recovery mode covers, a creation (pmpi/mode/mode.h). */
 int ftp_pre_dup(struct ftp_call *c, MPI_Comm comm);
 #define ftp_pre_idup ftp_pre_coll
 #define ftp_pre_free ftp_pre_comm

@@ -253,7 +253,7 @@ FT_EXPORT int MPI_Barrier(MPI_Comm comm)
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Barrier);
 	int rc = ftp_pre_coll(&c, comm);
 
-	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
 		return ftp_repl_MPI_Barrier(&c);
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)
@@ -274,7 +274,7 @@ FT_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 	int rc = ftp_pre_coll(&c, comm);
 	size_t bytes;
 
-	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
 		return ftp_repl_MPI_Allreduce(&c, sendbuf, recvbuf, count, datatype, op);
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)

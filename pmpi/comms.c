@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/mode.h"
 #include "pmpi/requests.h"
 #include "src/log.h"
 
@@ -190,8 +190,8 @@ static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct me
 	for (uint32_t i = 0; i < e->core->local_size + e->core->remote_size; i++)
 		if (e->core->members[i] < ftp.world_base || e->core->members[i] >= ftp.world_base + ftp.world_size)
 			e->in_world = false;
-	if (ftp_repl_comm(parent))
-		ftp_repl_derive(e, parent);
+	if (ftp_seam_covered(parent))
+		ftp_mode_derive(e, parent);
 	int rc = ft_comm_registry_add(&ftp.comms, e->core);
 	if (rc != 0) {
 		ft_warn("communicator id %016llx is already in use (%d); this one is not tracked",
@@ -241,7 +241,8 @@ void ftp_comm_give_map(struct ftp_comm *e, struct ft_rank_map *map)
 /* Free what translates e's ranks. */
 static void comm_release_map(struct ftp_comm *e)
 {
-	ftp_repl_release(e);
+	if (e->cover)
+		ftp_mode_release(e);
 	if (e->map) {
 		ft_rank_map_fini(e->map);
 		free(e->map);
@@ -339,7 +340,7 @@ static void register_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 /* Duplication: the members are the parent's, so the new communicator is
  * never queried (MPI_Comm_idup's may not be used before it completes);
  * unless the MPI duplicated another communicator than the parent's own
- * (a replicated parent's creation base, pmpi/replica.h): a creation. */
+ * (a covered parent's creation base, pmpi/mode/mode.h): a creation. */
 static void register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	if (rc != MPI_SUCCESS || !c->comm)
@@ -483,7 +484,7 @@ static int same_outcome(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	struct ftp_comm *e = c->comm;
 
-	if (c->direct || !e || e->core->remote_size || ftp_repl_comm(e) || !ftp_detect_on())
+	if (c->direct || !e || e->core->remote_size || ftp_seam_covered(e) || !ftp_detect_on())
 		return rc;
 	uint32_t ok = rc == MPI_SUCCESS;
 	ftp_agree_quiet(e, &ok);

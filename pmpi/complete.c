@@ -20,13 +20,19 @@
  * ftshim's own nonblocking calls (MPIX_Comm_iagree, MPIX_Comm_ishrink)
  * make generalized requests that ftshim completes (pmpi/ops.c): every
  * call here first lets them progress, never gives up on them, and
- * reports their result, once the MPI has completed them, as their error. */
+ * reports their result, once the MPI has completed them, as their error.
+ *
+ * A process whose completion outcomes a recovery mode decides or follows
+ * (pmpi/mode/mode.h: a replicated primary and its replica) completes
+ * through the mode's forms, which call the plain ones here
+ * (pmpi/complete.h). */
 #include "ftshim_config.h"
 
 #include <sched.h>
 #include <stdlib.h>
 
-#include "pmpi/replica.h"
+#include "pmpi/complete.h"
+#include "pmpi/mode/mode.h"
 #include "pmpi/requests.h"
 
 #define STACK_REQUESTS 16
@@ -141,11 +147,13 @@ int ftp_wait_plain(MPI_Request *request, MPI_Status *status)
 	return wait_body(request, status);
 }
 
-/* A replicated process: the primary decides (pmpi/replica.h). */
+/* A process whose outcomes the recovery mode decides or follows
+ * completes through the mode (pmpi/mode/mode.h). */
 FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
-		return ftp_repl_wait(request, FTP_STATUS(status));
+	const struct ftp_mode_completion *m = ftp_mode_completion();
+	if (m && ftp_active())
+		return m->wait(request, FTP_STATUS(status));
 	return wait_body(request, status);
 }
 FTP_ALSO_PMPI(MPI_Wait);
@@ -220,11 +228,13 @@ int ftp_test_plain(MPI_Request *request, int *flag, MPI_Status *status)
 	return test_body(request, flag, status);
 }
 
-/* A replicated process: the primary decides (pmpi/replica.h). */
+/* A process whose outcomes the recovery mode decides or follows
+ * completes through the mode (pmpi/mode/mode.h). */
 FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
-		return ftp_repl_test(request, flag, FTP_STATUS(status));
+	const struct ftp_mode_completion *m = ftp_mode_completion();
+	if (m && ftp_active())
+		return m->test(request, flag, FTP_STATUS(status));
 	return test_body(request, flag, status);
 }
 FTP_ALSO_PMPI(MPI_Test);
@@ -553,11 +563,13 @@ int ftp_waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[])
 	return waitall_body(count, requests, statuses);
 }
 
-/* A replicated process: the primary decides (pmpi/replica.h). */
+/* A process whose outcomes the recovery mode decides or follows
+ * completes through the mode (pmpi/mode/mode.h). */
 FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
-	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
-		return ftp_repl_waitall(count, requests, FTP_STATUSES(statuses));
+	const struct ftp_mode_completion *m = ftp_mode_completion();
+	if (m && ftp_active())
+		return m->waitall(count, requests, FTP_STATUSES(statuses));
 	return waitall_body(count, requests, statuses);
 }
 FTP_ALSO_PMPI(MPI_Waitall);
@@ -590,11 +602,13 @@ int ftp_testall_plain(int count, MPI_Request requests[], int *flag, MPI_Status s
 	return testall_body(count, requests, flag, statuses);
 }
 
-/* A replicated process: the primary decides (pmpi/replica.h). */
+/* A process whose outcomes the recovery mode decides or follows
+ * completes through the mode (pmpi/mode/mode.h). */
 FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
-	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
-		return ftp_repl_testall(count, requests, flag, FTP_STATUSES(statuses));
+	const struct ftp_mode_completion *m = ftp_mode_completion();
+	if (m && ftp_active())
+		return m->testall(count, requests, flag, FTP_STATUSES(statuses));
 	return testall_body(count, requests, flag, statuses);
 }
 FTP_ALSO_PMPI(MPI_Testall);
@@ -651,11 +665,13 @@ int ftp_waitany_plain(int count, MPI_Request requests[], int *index, MPI_Status 
 	return waitany_body(count, requests, index, status);
 }
 
-/* A replicated process: the primary decides (pmpi/replica.h). */
+/* A process whose outcomes the recovery mode decides or follows
+ * completes through the mode (pmpi/mode/mode.h). */
 FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
-	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
-		return ftp_repl_waitany(count, requests, index, FTP_STATUS(status));
+	const struct ftp_mode_completion *m = ftp_mode_completion();
+	if (m && ftp_active())
+		return m->waitany(count, requests, index, FTP_STATUS(status));
 	return waitany_body(count, requests, index, status);
 }
 FTP_ALSO_PMPI(MPI_Waitany);
@@ -691,12 +707,14 @@ int ftp_testany_plain(int count, MPI_Request requests[], int *index, int *flag,
 	return testany_body(count, requests, index, flag, status);
 }
 
-/* A replicated process: the primary decides (pmpi/replica.h). */
+/* A process whose outcomes the recovery mode decides or follows
+ * completes through the mode (pmpi/mode/mode.h). */
 FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
 			  MPI_Status *status)
 {
-	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
-		return ftp_repl_testany(count, requests, index, flag, FTP_STATUS(status));
+	const struct ftp_mode_completion *m = ftp_mode_completion();
+	if (m && ftp_active())
+		return m->testany(count, requests, index, flag, FTP_STATUS(status));
 	return testany_body(count, requests, index, flag, status);
 }
 FTP_ALSO_PMPI(MPI_Testany);
@@ -766,12 +784,14 @@ int ftp_waitsome_plain(int incount, MPI_Request requests[], int *outcount, int i
 	return waitsome_body(incount, requests, outcount, indices, statuses);
 }
 
-/* A replicated process: the primary decides (pmpi/replica.h). */
+/* A process whose outcomes the recovery mode decides or follows
+ * completes through the mode (pmpi/mode/mode.h). */
 FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
 			   MPI_Status statuses[])
 {
-	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
-		return ftp_repl_waitsome(incount, requests, outcount, indices,
+	const struct ftp_mode_completion *m = ftp_mode_completion();
+	if (m && ftp_active())
+		return m->waitsome(incount, requests, outcount, indices,
 					 FTP_STATUSES(statuses));
 	return waitsome_body(incount, requests, outcount, indices, statuses);
 }
@@ -806,12 +826,14 @@ int ftp_testsome_plain(int incount, MPI_Request requests[], int *outcount, int i
 	return testsome_body(incount, requests, outcount, indices, statuses);
 }
 
-/* A replicated process: the primary decides (pmpi/replica.h). */
+/* A process whose outcomes the recovery mode decides or follows
+ * completes through the mode (pmpi/mode/mode.h). */
 FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
 			   MPI_Status statuses[])
 {
-	if (__builtin_expect(ftp_repl_paired(), 0) && ftp_active())
-		return ftp_repl_testsome(incount, requests, outcount, indices,
+	const struct ftp_mode_completion *m = ftp_mode_completion();
+	if (m && ftp_active())
+		return m->testsome(incount, requests, outcount, indices,
 					 FTP_STATUSES(statuses));
 	return testsome_body(incount, requests, outcount, indices, statuses);
 }

@@ -2,10 +2,10 @@
  * the hand-written wrappers and the policy functions. Everything here may
  * include mpi.h; nothing in src/ may.
  *
- * Sharing: ftp.mode is written by the application thread in MPI_Init and
+ * Sharing: ftp.phase is written by the application thread in MPI_Init and
  * MPI_Finalize and read by every wrapper (relaxed: a thread that calls MPI
  * concurrently with MPI_Init or MPI_Finalize is erroneous anyway). The
- * other fields are set in MPI_Init before mode becomes FTP_MODE_ON and are
+ * other fields are set in MPI_Init before phase becomes FTP_PHASE_ON and are
  * read-only while it is. */
 #ifndef FTSHIM_PMPI_FTP_H
 #define FTSHIM_PMPI_FTP_H
@@ -36,11 +36,11 @@
 #define FTP_ALSO_PMPI(name) \
 	extern __typeof__(name) P##name __attribute__((alias(#name), visibility("default")))
 
-enum ftp_mode {
-	FTP_MODE_OFF = 0, /* MPI_Init not called (yet): every wrapper passes through */
-	FTP_MODE_PASS,    /* FTSHIM_DISABLE=1: every wrapper passes through */
-	FTP_MODE_ON,      /* between MPI_Init and the end of MPI_Finalize */
-	FTP_MODE_DONE,    /* after MPI_Finalize */
+enum ftp_phase {
+	FTP_PHASE_OFF = 0, /* MPI_Init not called (yet): every wrapper passes through */
+	FTP_PHASE_PASS,    /* FTSHIM_DISABLE=1: every wrapper passes through */
+	FTP_PHASE_ON,      /* between MPI_Init and the end of MPI_Finalize */
+	FTP_PHASE_DONE,    /* after MPI_Finalize */
 };
 
 /* What every rank told the others at MPI_Init (pmpi/job.c). Plain bytes,
@@ -56,7 +56,7 @@ struct ftp_peer {
 };
 
 struct ftp_state {
-	_Atomic int mode;          /* enum ftp_mode */
+	_Atomic int phase;         /* enum ftp_phase */
 	/* Bumped (release) after a failure is recorded in procs or a
 	 * communicator is revoked, by whichever thread does it; 0 until
 	 * something has happened. The one load of every wrapper's fast path. */
@@ -137,7 +137,7 @@ static inline uint64_t ftp_wall_now(void)
 
 static inline bool ftp_active(void)
 {
-	return atomic_load_explicit(&ftp.mode, memory_order_relaxed) == FTP_MODE_ON;
+	return atomic_load_explicit(&ftp.phase, memory_order_relaxed) == FTP_PHASE_ON;
 }
 
 /* Register the predefined communicators (MPI_Init); free what needs MPI

@@ -435,7 +435,7 @@ def large_count_form(fn, base, comms):
                              % (fn.lineno, fn.name, n, tc, base.name, tb, fn.name))
     if not converted or (arrays and (fn.with_role("root") or "neighbor_" in fn.name.lower())):
         return ["\t\tif (mode && mode->%s)" % base.name,
-                "\t\t\treturn ftp_mode_refuse_why(&c, FTP_MODE_COUNT_NOT_CONVERTED);"]
+                "\t\t\treturn ftp_mode_refuse_because(&c, FTP_MODE_COUNT_NOT_CONVERTED);"]
     fits = ["!ftp_mode_count_fits(%s)" % n for n in scalars]
     fits += ["!%s(n, %s, %s_int)" % (check, n, n) for n, check in arrays]
     lines = ["\t\tif (mode && mode->%s) {" % base.name]
@@ -444,7 +444,7 @@ def large_count_form(fn, base, comms):
                   "\t\t\tint %s;" % ", ".join("%s_int[n > 0 ? n : 1]" % n for n, _ in arrays)]
     if fits:
         lines += ["\t\t\tif (%s)" % " ||\n\t\t\t    ".join(fits),
-                  "\t\t\t\treturn ftp_mode_refuse_why(&c, FTP_MODE_COUNT_TOO_BIG);"]
+                  "\t\t\t\treturn ftp_mode_refuse_because(&c, FTP_MODE_COUNT_TOO_BIG);"]
     return lines + ["\t\t\treturn mode->%s(%s);" % (base.name, ", ".join(args)), "\t\t}"]
 
 

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/mode.h"
 #include "src/log.h"
 #include "src/mailbox.h"
 
@@ -123,11 +123,9 @@ void ftp_hostmail_start(void)
 	uint32_t n = (uint32_t)ftp.world_size, nlocal = 0, self = 0;
 	uint64_t host = ftp.peers[ftp.rank].ep.host_id;
 
-	/* Not under replication: its recovery (team rebuilds, collectives
-	 * run again from the log) failed under load far more often with the
-	 * mailbox than over TCP, where it failed once; the cause is not
-	 * found yet (docs/DESIGN.md). */
-	if (ftp.world_base != 0 || n < 2 || ftp_repl_requested())
+	/* Not under a recovery mode that says it cannot use the mailbox
+	 * (struct ftp_mode.hostmail). */
+	if (ftp.world_base != 0 || n < 2 || !ftp_mode_hostmail())
 		return;
 	local_of = malloc(n * sizeof *local_of);
 	world_of = malloc(n * sizeof *world_of);

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/mode.h"
 #include "src/clock.h"
 #include "src/log.h"
 #include "src/overlay.h"
@@ -158,7 +158,7 @@ static bool init_config(void)
 	}
 	if (ftp_inject_parse(err, sizeof err) != 0)
 		stop_on_config_error(err);
-	if (ftp_repl_parse(err, sizeof err) != 0)
+	if (ftp_mode_select(err, sizeof err) != 0)
 		stop_on_config_error(err);
 	if (ft_overlay_check_iface(ftp.cfg.iface, path, sizeof path) != 0) {
 		snprintf(err, sizeof err, "FTSHIM_IFACE=%s: %s; accepted: an interface name or IPv4 address of this host",
@@ -192,7 +192,7 @@ static int init_state(void)
 		return -1;
 	}
 	find_done_request();
-	atomic_store(&ftp.mode, FTP_MODE_ON);
+	atomic_store(&ftp.phase, FTP_PHASE_ON);
 	if (ftp.world_base)
 		ft_debug("on: rank %d, spawned (rank %d of %d in its MPI_COMM_WORLD), %s", ftp.rank,
 			 ftp.rank - ftp.world_base, ftp.world_size, FT_MPI_FLAVOUR);
@@ -258,7 +258,7 @@ static int init_common(int rc)
 	/* A launch size that does not fit FTSHIM_REPLICAS stops every rank
 	 * alike, before anything starts, rank 0 saying why. */
 	char err[FT_CONFIG_ERR_MAX];
-	if (ftp_repl_check(err, sizeof err) != 0) {
+	if (ftp_mode_check(err, sizeof err) != 0) {
 		if (world_rank == 0)
 			say_config_error(err);
 		ftp_mpi.PMPI_Finalize();
@@ -273,7 +273,7 @@ static int init_common(int rc)
 		/* Without its tables ftshim cannot help; say so and get out of
 		 * the way rather than fail the application. */
 		ft_error("out of memory at MPI_Init; ftshim is off for this rank");
-		atomic_store(&ftp.mode, FTP_MODE_PASS);
+		atomic_store(&ftp.phase, FTP_PHASE_PASS);
 	}
 	/* Collective: every rank takes part, whatever happened above; a rank
 	 * that cannot detect turns detection off for the whole job. */
@@ -282,7 +282,7 @@ static int init_common(int rc)
 	else
 		ftp_job_start(ok);
 	if (ok && !spawned)
-		ftp_repl_start();
+		ftp_mode_start();
 	ftp_job_up();
 	return rc;
 }
@@ -363,10 +363,10 @@ static bool world_from_session;
  * FTSHIM_DISABLE turns it off here. */
 static bool start_here(void)
 {
-	if (atomic_load(&ftp.mode) != FTP_MODE_OFF)
+	if (atomic_load(&ftp.phase) != FTP_PHASE_OFF)
 		return false;
 	if (!init_config()) {
-		atomic_store(&ftp.mode, FTP_MODE_PASS);
+		atomic_store(&ftp.phase, FTP_PHASE_PASS);
 		return false;
 	}
 	save_sigusr1();
@@ -474,7 +474,7 @@ static int end_shim(void *session)
 		ftp_hang_watch_end();
 		ft_supervisor_pmix_finalized();
 	}
-	atomic_store(&ftp.mode, FTP_MODE_DONE);
+	atomic_store(&ftp.phase, FTP_PHASE_DONE);
 	ftp_comms_fini();
 	ft_proc_table_destroy(&ftp.procs);
 	if (ftp_ucx_yields() > 0)
@@ -495,7 +495,7 @@ FT_EXPORT int MPI_Finalize(void)
 	 * skipped. The shim stays on through PMPI_Finalize too, for
 	 * attributes set where ftshim does not see them (Fortran). */
 	ftp_self_attrs_delete();
-	ftp_repl_finish();
+	ftp_mode_finish();
 	return sessions_open > 0 ? end_one(NULL) : end_shim(NULL);
 }
 FTP_ALSO_PMPI(MPI_Finalize);
@@ -525,7 +525,7 @@ FT_EXPORT int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Ses
 
 	if (start && rc == MPI_SUCCESS && world_of_session(*session) != MPI_SUCCESS) {
 		ft_error("MPI_Session_init: cannot make a communicator of the process set mpi://WORLD; ftshim is off for this process");
-		atomic_store(&ftp.mode, FTP_MODE_PASS);
+		atomic_store(&ftp.phase, FTP_PHASE_PASS);
 		return rc;
 	}
 	if (start)
@@ -567,7 +567,7 @@ FTP_ALSO_PMPI(MPI_Initialized);
 /* After ftshim's MPI_Finalize the answer is yes, whatever the MPI says. */
 FT_EXPORT int MPI_Finalized(int *flag)
 {
-	if (atomic_load(&ftp.mode) == FTP_MODE_DONE) {
+	if (atomic_load(&ftp.phase) == FTP_PHASE_DONE) {
 		*flag = 1;
 		return MPI_SUCCESS;
 	}

@@ -22,7 +22,7 @@
 
 #include "ftshim.h"
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/mode.h"
 #include "src/clock.h"
 #include "src/log.h"
 
@@ -173,22 +173,13 @@ static void *timer_main(void *arg)
 	}
 }
 
-/* The program's ranks and their replicas (FTSHIM_REPLICAS), or NULL. */
-static const struct ft_inject_copies *copies_of_job(struct ft_inject_copies *room)
-{
-	if (ftp_repl.r == 0)
-		return NULL;
-	*room = (struct ft_inject_copies){.n = ftp_repl.plan.n, .replica_of = ftp_repl.plan.replica_of};
-	return room;
-}
-
 /* Rank 0 says once what the plan is, so that a log shows what to expect.
  * A list may name the ranks of processes the job will spawn; in a
  * replicated job, the processes are named after the program's ranks. */
 static void log_plan(void)
 {
 	struct ft_inject_copies room;
-	const struct ft_inject_copies *copies = copies_of_job(&room);
+	const struct ft_inject_copies *copies = ftp_mode_inject_names(&room);
 
 	uint64_t *host_ids = malloc((size_t)ftp.world_size * sizeof *host_ids);
 	uint32_t *victims = malloc((size_t)ftp.procs.size * sizeof *victims);
@@ -241,7 +232,7 @@ void ftp_inject_start(void)
 	if (ftp.inject.n == 0)
 		return;
 	struct ft_inject_copies room;
-	const struct ft_inject_copies *copies = copies_of_job(&room);
+	const struct ft_inject_copies *copies = ftp_mode_inject_names(&room);
 
 	if (!spawned && ft_inject_check_ranks(&ftp.inject, ftp.nfirst, ftp.procs.size - ftp.nfirst, copies,
 					      err, sizeof err) != 0) {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/mode.h"
 #include "src/clock.h"
 #include "src/hash.h"
 #include "src/log.h"
@@ -94,7 +94,7 @@ int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_
 		return -1;
 	ftp_hostmail_start();
 	ftp_detect_start(listen_fd, known, nknown);
-	ftp_repl_plan();
+	ftp_mode_plan();
 	ftp_rundir_start();
 	ftp_inject_start();
 	return 0;

@@ -13,7 +13,7 @@ libftshim_la_SOURCES = \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/seam.h \
 	pmpi/comms.c \
-	pmpi/complete.c \
+	pmpi/complete.c pmpi/complete.h \
 	pmpi/detect.c \
 	pmpi/errors.c pmpi/errors.h \
 	pmpi/fortran.c \
@@ -22,8 +22,8 @@ libftshim_la_SOURCES = \
 	pmpi/init.c \
 	pmpi/inject.c \
 	pmpi/job.c \
-	pmpi/mode/mode.h \
-	pmpi/mode/replication/calls.c \
+	pmpi/mode/mode.h pmpi/mode/registry.c \
+	pmpi/mode/replication/calls.c pmpi/mode/replication/mode.c \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
 	pmpi/replica.c pmpi/replica.h \

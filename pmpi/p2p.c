@@ -46,7 +46,7 @@ FT_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 
 	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS)
-		rc = ftp_repl_comm(c.comm) ? ftp_repl_MPI_Probe(&c, source, tag, status)
+		rc = ftp_seam_covered(c.comm) ? ftp_repl_MPI_Probe(&c, source, tag, status)
 					   : ftp_probe_on(&c, source, tag, status);
 	return ftp_post_plain(&c, rc);
 }
@@ -58,8 +58,8 @@ FT_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messag
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Mprobe);
 	int rc = ftp_pre_recv(&c, comm, source);
 
-	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
-		rc = ftp_repl_refuse(&c);
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
+		rc = ftp_mode_refuse(&c);
 
 	status = FTP_STATUS(status);
 	source = ftp_rank_in(c.comm, source);
@@ -120,7 +120,7 @@ FT_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
-	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
 		return ftp_post_plain(&c, ftp_repl_MPI_Sendrecv(&c, sendbuf, sendcount, sendtype, dest, sendtag,
 								 recvbuf, recvcount, recvtype, source, recvtag,
 								 status));
@@ -237,7 +237,7 @@ FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, 
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
-	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
 		return ftp_post_plain(&c, repl_sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source,
 								recvtag, status));
 	dest = ftp_rank_in(c.comm, dest);
@@ -284,12 +284,12 @@ FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
-	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
 		return ftp_post_plain(&c, fits_int(sendcount) && fits_int(recvcount)
 						  ? ftp_repl_MPI_Sendrecv(&c, sendbuf, (int)sendcount, sendtype, dest,
 									  sendtag, recvbuf, (int)recvcount, recvtype,
 									  source, recvtag, status)
-						  : ftp_repl_refuse(&c));
+						  : ftp_mode_refuse(&c));
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
@@ -313,10 +313,10 @@ FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype da
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
-	if (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
 		return ftp_post_plain(&c, fits_int(count) ? repl_sendrecv_replace(&c, buf, (int)count, datatype, dest,
 										  sendtag, source, recvtag, status)
-							  : ftp_repl_refuse(&c));
+							  : ftp_mode_refuse(&c));
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)

@@ -156,6 +156,13 @@ int ftp_repl_check(char *err, size_t errlen);
 int ftp_repl_plan(void);
 int ftp_repl_start(void);
 
+/* w, a world rank known failed here: if it is one copy of a replicated
+ * rank, return once this process's view has applied its death (the
+ * process table shows a death before its list of deaths, which the view
+ * reads, does), so that a call's peer can be looked up again. Not while
+ * a view is applied. */
+void ftp_repl_await_view(int32_t w);
+
 /* Apply the failures learned since the last call to the view: a dead
  * replica is dropped (see above). Called by ftp_check and before a
  * replicated call picks its peers; does nothing while one runs, or

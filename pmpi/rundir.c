@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/mode.h"
 #include "src/log.h"
 #include "src/prune.h"
 #include "src/report.h"
@@ -79,11 +79,12 @@ static int write_job_files(void)
 		const struct ftp_peer *p = &ftp.peers[r];
 		if (!p->pid)
 			continue; /* joined where this process did not see it */
-		/* A replica names the program's rank it serves (ftshim-inject
-		 * --copy). */
+		/* A process that serves another's program rank (a replica) names
+		 * it (ftshim-inject --copy). */
 		char serves[32] = "";
-		if (ftp_repl.r && r >= ftp_repl.plan.n && r < ftp_repl.plan.n + ftp_repl.r)
-			snprintf(serves, sizeof serves, " replica-of=%d", ftp_repl.plan.logical_of[r]);
+		struct ftp_mode_rank m;
+		if (ftp_mode_report_rank((int32_t)r, &m) && m.serves_other)
+			snprintf(serves, sizeof serves, " replica-of=%d", m.program);
 		int w = snprintf(ranks + used, cap - used, "%u %s %d %llu%s\n", r, p->host, p->pid,
 				 (unsigned long long)p->start_ticks, serves);
 		if (w < 0 || (size_t)w >= cap - used)
@@ -200,12 +201,12 @@ void ftp_rundir_report(void)
 		ranks[r].detector = p->detector >= 0 ? (uint32_t)p->detector : 0;
 		ranks[r].failed_unix_ns = ftp_failed_at(r);
 		ranks[r].learned_unix_ns = p->learned_ns + (uint64_t)ftp.wall_offset_ns;
-		if (ftp_repl.r && r < ftp_repl.plan.n + ftp_repl.r) {
-			int32_t other = ftp_repl.copy_of[r];
-			ranks[r].replica = r >= ftp_repl.plan.n;
-			ranks[r].replica_of = (uint32_t)ftp_repl.plan.logical_of[r];
-			ranks[r].copy_lived = other >= 0 && !ft_proc_is_failed(&ftp.procs, (uint32_t)other);
-			ranks[r].copy = other >= 0 ? (uint32_t)other : 0;
+		struct ftp_mode_rank m;
+		if (ftp_mode_report_rank((int32_t)r, &m)) {
+			ranks[r].replica = m.serves_other;
+			ranks[r].replica_of = (uint32_t)m.program;
+			ranks[r].copy_lived = m.other >= 0 && !ft_proc_is_failed(&ftp.procs, (uint32_t)m.other);
+			ranks[r].copy = m.other >= 0 ? (uint32_t)m.other : 0;
 		}
 	}
 	char program[PATH_MAX] = "";

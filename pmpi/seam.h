@@ -6,12 +6,12 @@
  * program ranks to the MPI's going in (dest, source, root, rank), the
  * MPI's to the program's coming out (rank_out, a status's MPI_SOURCE, a
  * group in program order). An entry with no rank map (every
- * communicator unless FTSHIM_REPLICAS is set) translates nothing: each
+ * communicator unless a recovery mode covers it) translates nothing: each
  * translation is then one test of a pointer, on the general path only,
  * since ftp_seam_cached never returns a mapped entry. A recovery mode
  * that hands the MPI a communicator of its own gives the entry a map
- * (src/rank_map.h); what it does beyond translating, the table says per
- * call (replication: @replicas=, pmpi/replica.h). */
+ * (src/rank_map.h) and a cover (ftp_seam_covered); what it does beyond
+ * translating, its forms and each call's role say (pmpi/mode/mode.h). */
 #ifndef FTSHIM_PMPI_SEAM_H
 #define FTSHIM_PMPI_SEAM_H
 

@@ -37,7 +37,6 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
 #include "src/clock.h"
 #include "src/log.h"
 
@@ -417,8 +416,8 @@ static int spawn_pre(struct ftp_call *c, MPI_Comm comm)
 {
 	int rc = ftp_pre_create(c, comm);
 
-	if (rc == MPI_SUCCESS && ftp_repl_comm(c->comm))
-		rc = ftp_repl_refuse(c);
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c->comm) && !ftp_mode_runs_as_is(c->fn, FTP_ROLE_PROCESS))
+		rc = ftp_mode_refuse(c);
 	if (rc == MPI_SUCCESS && !c->direct)
 		ftp_hang_watch_limit(2 * ftp_spawn_handshake_ns());
 	return rc;

@@ -1,5 +1,5 @@
 /* mode.h: the recovery-mode contract, the one way between ftshim's core
- * (pmpi/*.c: the seam, the watch, the detector's fan-out, MPI_Init and
+ * (the files of pmpi/: the seam, the watch, the detector's fan-out, MPI_Init and
  * MPI_Finalize) and a recovery mode (a folder of its own under pmpi/mode/,
  * replication the first). A mode is a const struct ftp_mode; at MPI_Init
  * the registry (pmpi/mode/registry.c) asks every mode it lists whether its
@@ -95,7 +95,11 @@ struct ftp_mode_completion {
 };
 
 struct ftp_mode {
-	const char *name; /* as the log and the report name it */
+	const char *name;	 /* as the log and the report name it */
+	const char *variable;	 /* the FTSHIM_ variable that asks for it */
+	const char *const *setting; /* that variable's value (in ftp.cfg) */
+	const char *covered_as;	 /* what a refusal calls a covered communicator */
+	const char *man_section; /* where ftshim(7) says what the mode covers */
 
 	/* --- MPI_Init ------------------------------------------------------ */
 	/* Before PMPI_Init: parse the mode's variables. 1: the mode is
@@ -183,22 +187,26 @@ int ftp_mode_select(char *err, size_t errlen);
 
 /* A call with no form of the active mode's on a covered communicator:
  * one line, then the communicator's error handler with
- * MPI_ERR_UNSUPPORTED_OPERATION (pmpi/mode/registry.c). */
+ * MPI_ERR_UNSUPPORTED_OPERATION (pmpi/mode/registry.c), which it
+ * returns. ftp_mode_refuse_because says why instead of " yet" (why
+ * starts with a space, as in " when a count exceeds INT_MAX"). */
 int ftp_mode_refuse(struct ftp_call *c);
+int ftp_mode_refuse_because(struct ftp_call *c, const char *why);
 
 static inline bool ftp_mode_on(void)
 {
 	return __builtin_expect(ftp_mode_active != NULL, 0);
 }
 
-/* --- calls on a covered communicator (the generated wrappers) ---------- */
+/* A call with no form of the active mode's, of role role, on a covered
+ * communicator runs as on any (else the wrapper refuses it). */
+static inline bool ftp_mode_runs_as_is(int fn, enum ftp_mode_role role)
+{
+	return ftp_mode_on() && ftp_mode_active->runs_as_is &&
+	       ftp_mode_active->runs_as_is(fn, role);
+}
 
-/* The sibling of ftp_mode_refuse that says why in its line: the call
- * has a form of the mode's, but not for these arguments. */
-int ftp_mode_refuse_why(struct ftp_call *c, const char *why);
-#define FTP_MODE_COUNT_TOO_BIG "a count or displacement does not fit in an int"
-#define FTP_MODE_COUNT_NOT_CONVERTED \
-	"its large counts are not converted to the int counts of its base call's form"
+/* --- calls on a covered communicator (the generated wrappers) ---------- */
 
 /* The active mode's own forms of the calls it takes over, or NULL. */
 static inline const struct ftp_mode_calls *ftp_mode_calls(void)
@@ -207,14 +215,19 @@ static inline const struct ftp_mode_calls *ftp_mode_calls(void)
 }
 
 /* A call with no form of the mode's on a covered communicator: MPI_SUCCESS
- * if the mode runs fn, of role role, as on any communicator, else the
- * refusal's error. */
+ * if it runs as on any (fn: the call, or the base of a large-count call),
+ * else the refusal's error. */
 static inline int ftp_mode_as_is(struct ftp_call *c, int fn, enum ftp_mode_role role)
 {
-	return ftp_mode_on() && ftp_mode_active->runs_as_is && ftp_mode_active->runs_as_is(fn, role)
-		       ? MPI_SUCCESS
-		       : ftp_mode_refuse(c);
+	return ftp_mode_runs_as_is(fn, role) ? MPI_SUCCESS : ftp_mode_refuse(c);
 }
+
+/* Why a large-count call whose base call has a form of the mode's is
+ * refused (ftp_mode_refuse_because): a count that does not fit the
+ * base's int, or counts the wrapper does not convert (arrays of another
+ * length than the communicator's, a count returned). */
+#define FTP_MODE_COUNT_TOO_BIG " when a count or displacement does not fit in an int"
+#define FTP_MODE_COUNT_NOT_CONVERTED " in its large-count form (its counts are not converted)"
 
 /* A large-count call goes through its base call's form while every
  * count and displacement fits the base call's int. */
