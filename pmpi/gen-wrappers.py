@@ -139,6 +139,7 @@ class Function:
         self.roles_text = roles
         self.mode = None
         self.base = None  # of a large-count row NAME_c: the row of NAME
+        self.note = ""
         for item in roles.split():
             if item.startswith("@"):
                 key, sep, value = item[1:].partition("=")
@@ -219,6 +220,7 @@ def read_table(path):
                     path, lineno, cls, "why no other process can make it wait" if cls == "pass"
                     else "what it waits on"))
             fn = Function(cls, proto, lineno, roles)
+            fn.note = " ".join(notes)
             if cls in UNWRAPPED and fn.roles:
                 raise TableError("%s:%d: %s is not wrapped: parameter roles mean nothing on it"
                                  % (path, lineno, fn.name))
@@ -267,9 +269,22 @@ def derive_large_count(base, text):
     fn = Function(base.cls, "%s %s(%s)" % (ret, name, ", ".join(protos)), base.lineno,
                   base.roles_text)
     fn.base = base
+    fn.note = base.note
     if fn.cls not in UNWRAPPED:
         fn.check_roles()
     return fn
+
+
+def read_rows(table, decls):
+    """The rows of table, the derived ones included, and the functions the
+    preprocessed mpi.h at decls declares: the table as the build reads it
+    (tests/api_complete.py reads it here too)."""
+    funcs = read_table(table)
+    with open(decls) as f:
+        text = f.read()
+    declared = declared_functions(text)
+    large_count_rows(funcs, text, declared)
+    return funcs, declared
 
 
 def large_count_rows(funcs, text, declared):
@@ -399,8 +414,8 @@ def covered(fn, comms):
                   "\t\t\treturn mode->%s(%s);" % (fn.name, ", ".join(["&c"] + args))]
     elif form is not fn:
         lines += large_count_form(fn, form, comms)
-    lines += ["\t\trc = ftp_mode_as_is(&c, FTP_FN_%s, FTP_ROLE_%s);" % (form.name, form.mode.upper()),
-              "\t}"]
+    as_is = "rc = ftp_mode_as_is(&c, FTP_FN_%s, FTP_ROLE_%s);" % (form.name, form.mode.upper())
+    lines += ["\t\t" + ("\t" if lines[-1].endswith("else") else "") + as_is, "\t}"]
     return lines
 
 
@@ -435,17 +450,23 @@ def large_count_form(fn, base, comms):
                              % (fn.lineno, fn.name, n, tc, base.name, tb, fn.name))
     if not converted or (arrays and (fn.with_role("root") or "neighbor_" in fn.name.lower())):
         return ["\t\tif (mode && mode->%s)" % base.name,
-                "\t\t\treturn ftp_mode_refuse_because(&c, FTP_MODE_COUNT_NOT_CONVERTED);"]
-    fits = ["!ftp_mode_count_fits(%s)" % n for n in scalars]
-    fits += ["!%s(n, %s, %s_int)" % (check, n, n) for n, check in arrays]
+                "\t\t\trc = ftp_mode_refuse_because(&c, FTP_MODE_COUNT_NOT_CONVERTED);",
+                "\t\telse"]
+    call = "return mode->%s(%s);" % (base.name, ", ".join(args))
+    fits = ["ftp_mode_count_fits(%s)" % n for n in scalars]
+    fits += ["%s(n, %s, %s_int)" % (check, n, n) for n, check in arrays]
     lines = ["\t\tif (mode && mode->%s) {" % base.name]
     if arrays:
         lines += ["\t\t\tint n = ftp_seam_size(c.comm);",
-                  "\t\t\tint %s;" % ", ".join("%s_int[n > 0 ? n : 1]" % n for n, _ in arrays)]
+                  "\t\t\tint %s;" % ", ".join("%s_int[n > 0 ? n : 1]" % n for n, _ in arrays),
+                  ""]
     if fits:
-        lines += ["\t\t\tif (%s)" % " ||\n\t\t\t    ".join(fits),
-                  "\t\t\t\treturn ftp_mode_refuse_because(&c, FTP_MODE_COUNT_TOO_BIG);"]
-    return lines + ["\t\t\treturn mode->%s(%s);" % (base.name, ", ".join(args)), "\t\t}"]
+        lines += ["\t\t\tif (%s)" % " &&\n\t\t\t    ".join(fits),
+                  "\t\t\t\t" + call,
+                  "\t\t\trc = ftp_mode_refuse_because(&c, FTP_MODE_COUNT_TOO_BIG);"]
+    else:
+        lines.append("\t\t\t" + call)
+    return lines + ["\t\t} else"]
 
 
 def twin_call(fn, twin, args, req):
@@ -599,11 +620,7 @@ def main(argv):
         return 2
     table, decls, outdir = argv[1:]
     try:
-        funcs = read_table(table)
-        with open(decls) as f:
-            text = f.read()
-        declared = declared_functions(text)
-        large_count_rows(funcs, text, declared)
+        funcs, declared = read_rows(table, decls)
         missing = sorted(declared - set(funcs))
         if missing:
             raise TableError("%s: mpi.h declares %d function(s) that no row classifies: %s"
