@@ -747,7 +747,7 @@ int ftp_create_group_of(MPI_Comm comm, const int32_t *world, uint32_t n, int tag
 	for (uint32_t i = 0; i < n; i++)
 		idx[i] = (int)i;
 	ftp_mpi.PMPI_Comm_group(comm, &parent);
-	if (ftp_group_of_ranks(world, (int)n, &named) == MPI_SUCCESS &&
+	if (ftp_group_of_jobs(world, (int)n, &named) == MPI_SUCCESS &&
 	    ftp_mpi.PMPI_Group_translate_ranks(named, (int)n, idx, parent, ranks) == MPI_SUCCESS)
 		ftp_mpi.PMPI_Group_incl(parent, (int)n, ranks, &group);
 	free(ranks);

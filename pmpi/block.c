@@ -22,27 +22,11 @@
 #include "pmpi/requests.h"
 #include "src/log.h"
 
-/* The world rank of rank r of the group a point-to-point call addresses:
- * the remote group of an intercommunicator, else the local one. */
-int32_t ftp_peer_world(const struct ft_comm *core, int r)
-{
-	if (r < 0)
-		return -1;
-	if (core->remote_size)
-		return (uint32_t)r < core->remote_size ? core->members[core->local_size + r] : -1;
-	return (uint32_t)r < core->local_size ? core->members[r] : -1;
-}
-
 /* A member whose failure matters: not one whose program rank another
  * process carries on (the recovery mode covers it). */
-static bool is_member(const struct ft_comm *core, int32_t world)
+static bool is_member(const struct ft_comm *core, int32_t job)
 {
-	uint32_t n = core->local_size + core->remote_size;
-
-	for (uint32_t i = 0; i < n; i++)
-		if (core->members[i] == world)
-			return !ftp_mode_covered(world);
-	return false;
+	return ftp_member_index(core, job) >= 0 && !ftp_mode_covered(job);
 }
 
 /* Has a member (of either group) failed? Cached per value of ftp.events.
@@ -53,11 +37,11 @@ static bool failed_member(struct ftp_comm *e, uint64_t events)
 	if (atomic_load_explicit(&e->checked, memory_order_acquire) == events)
 		return atomic_load_explicit(&e->failed_member, memory_order_relaxed);
 	const struct ft_comm *core = e->core;
-	uint32_t n = core->local_size + core->remote_size;
 	bool any = false;
-	for (uint32_t i = 0; i < n && !any; i++)
-		any = ft_proc_ever_failed(&ftp.procs, (uint32_t)core->members[i]) &&
-		      !ftp_mode_covered(core->members[i]);
+	for (uint32_t i = 0; i < ftp_members(core) && !any; i++) {
+		int32_t j = ftp_member_job(core, i);
+		any = ft_proc_ever_failed(&ftp.procs, (uint32_t)j) && !ftp_mode_covered(j);
+	}
 	atomic_store_explicit(&e->failed_member, any, memory_order_relaxed);
 	atomic_store_explicit(&e->checked, events, memory_order_release);
 	return any;
@@ -98,7 +82,7 @@ int ftp_check(struct ftp_call *c, bool pending)
 		return FTP_ERR_REVOKED;
 	switch (c->watch.kind) {
 	case FTP_WATCH_PEER: {
-		int32_t w = ftp_peer_world(e->core, c->watch.rank);
+		int32_t w = ftp_job_at(e->core, c->watch.rank);
 		if (w >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)w))
 			return FTP_ERR_PROC_FAILED;
 		break;
@@ -118,7 +102,7 @@ int ftp_check(struct ftp_call *c, bool pending)
 }
 
 /* Whether the process at the other end of a request may still finish it:
- * peer (a world rank) is not known failed; for peer -1 (a receive from
+ * peer (a job rank) is not known failed; for peer -1 (a receive from
  * MPI_ANY_SOURCE), no failure was learned since events0. */
 static bool peer_may_finish(int32_t peer, uint64_t events0)
 {
@@ -227,7 +211,7 @@ int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 			*req = MPI_REQUEST_NULL;
 		return err;
 	}
-	int32_t peer = c->watch.kind == FTP_WATCH_PEER ? ftp_peer_world(c->comm->core, c->watch.rank) : -1;
+	int32_t peer = c->watch.kind == FTP_WATCH_PEER ? ftp_job_at(c->comm->core, c->watch.rank) : -1;
 	enum ftp_p2p_role role = (c->watch.recv ? FTP_P2P_RECV : FTP_P2P_SEND) |
 				 (persistent ? FTP_P2P_PERSISTENT : 0);
 	return ftp_cancel_p2p(req, peer, role, err, status);
@@ -330,8 +314,7 @@ int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
 	 * call itself, which the hang watch covers. */
 	rc = ftp_block(c, ftp_mpi.PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
 	if (rc == MPI_SUCCESS)
-		ftp_hang_watch_begin(c->fn, c->comm->core->members,
-				     c->comm->core->local_size + c->comm->core->remote_size);
+		ftp_hang_watch_begin(c->fn, ftp_member_jobs(c->comm->core), ftp_members(c->comm->core));
 	return rc;
 }
 
@@ -351,11 +334,11 @@ int ftp_pre_create_inter(struct ftp_call *c, MPI_Comm local_comm, MPI_Comm peer_
 	int32_t *members = malloc((n + 1) * sizeof *members);
 	if (!members)
 		return MPI_SUCCESS;
-	memcpy(members, c->comm->core->members, n * sizeof *members);
+	memcpy(members, ftp_member_jobs(c->comm->core), n * sizeof *members);
 	struct ftp_comm *peer = peer_comm != MPI_COMM_NULL ? ftp_seam_comm(peer_comm) : NULL;
 	int leader = peer ? ftp_rank_in(peer, remote_leader) : -1;
 	if (leader >= 0 && (uint32_t)leader < peer->core->local_size)
-		members[n++] = peer->core->members[leader];
+		members[n++] = ftp_member_job(peer->core, (uint32_t)leader);
 	ftp_hang_watch_begin(c->fn, members, n);
 	free(members);
 	return MPI_SUCCESS;
@@ -373,7 +356,7 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
 	if (ftp_mpi.PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0)
 		return MPI_SUCCESS; /* the MPI will say what is wrong */
 	uint32_t n = 0;
-	int32_t *ranks = ftp_group_ranks(group, &n);
+	int32_t *ranks = ftp_group_jobs(group, &n);
 	if (!ranks)
 		return MPI_SUCCESS; /* a process ftshim cannot name: unwatched */
 	/* As for any collective, a member re-admitted since it failed still

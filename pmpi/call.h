@@ -29,6 +29,7 @@
 #include "pmpi/fn_table.h"
 #include "pmpi/ftp.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/ranks.h"
 #include "src/common.h"
 
 /* The generated file wraps deprecated functions too (MPI_Attr_get, ...). */
@@ -110,24 +111,10 @@ FTP_HOT void ftp_resolve(struct ftp_call *c, MPI_Comm comm)
 	c->direct = c->comm == NULL;
 }
 
-/* The job ranks of a group's members, in group order (malloc'ed); NULL
- * if this process cannot name one (see ftp.job_group) or memory ran out
- * (pmpi/comms.c). The one translation from MPI processes to job ranks;
- * ftp_group_of_ranks is the one back. */
-int32_t *ftp_group_ranks(MPI_Group group, uint32_t *n);
-/* The group of the processes of job ranks ranks[0..n), in that order. */
-int ftp_group_of_ranks(const int32_t *ranks, int n, MPI_Group *group);
-/* The processes of group more, of job ranks ranks (in group order), can
- * be named from now on (spawned processes). */
-int ftp_job_group_add(MPI_Group more, const int32_t *ranks);
 /* Track handle under id with these members (job ranks); 0, or -1 if it
  * stays untracked. */
 int ftp_track(MPI_Comm handle, uint64_t id, const int32_t *local, uint32_t nlocal, const int32_t *remote,
 	      uint32_t nremote);
-
-/* The world rank of rank r of the group a point-to-point call on core
- * addresses (the remote group of an intercommunicator), or -1. */
-int32_t ftp_peer_world(const struct ft_comm *core, int r);
 
 /* Whether what c watches has failed or its communicator was revoked
  * (pmpi/block.c): MPI_SUCCESS, or the error to return. Called only once
@@ -153,7 +140,7 @@ enum ftp_p2p_role {
 	FTP_P2P_RECV = 1,
 	FTP_P2P_PERSISTENT = 2, /* or'ed in: the handle stays the caller's */
 };
-/* Its point-to-point part: cancel *req, with peer (a world rank; -1 for
+/* Its point-to-point part: cancel *req, with peer (a job rank; -1 for
  * a receive from MPI_ANY_SOURCE), given up on because of err; wait, while
  * the peer lives, for a transfer the MPI already matched (so that no
  * buffer is touched after this returns while the peer lives); as
@@ -279,7 +266,7 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 		 * one. */
 		if (err != MPI_SUCCESS && ftp_seam_covered(c->comm)) {
 			if (kind == FTP_WATCH_PEER)
-				ftp_mode_await_peer(ftp_peer_world(c->comm->core, c->watch.rank));
+				ftp_mode_await_peer(ftp_job_at(c->comm->core, c->watch.rank));
 			c->watch = ftp_watch_on(c->comm, kind, rank, recv);
 			err = ftp_check(c, nonblocking);
 		}
@@ -406,7 +393,7 @@ bool ftp_comm_tainted(struct ftp_comm *e);
 int ftp_pre_create(struct ftp_call *c, MPI_Comm comm);
 
 /* MPI_Intercomm_create: fenced on the local communicator; watched over
- * its members and the remote leader (a world rank, through peer_comm). */
+ * its members and the remote leader (a job rank, through peer_comm). */
 int ftp_pre_create_inter(struct ftp_call *c, MPI_Comm local_comm, MPI_Comm peer_comm, int remote_leader);
 
 /* MPI_Comm_create_group is collective over the group only: a failed
@@ -415,7 +402,7 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group);
 
 /* While an application thread is inside a call of the MPI that a member's
  * death could block for ever (communicator creation), watch the members
- * (world ranks): if one fails and the call does not return within a grace
+ * (job ranks): if one fails and the call does not return within a grace
  * period, the process exits with one line instead of hanging
  * (pmpi/hangwatch.c). end is harmless without a begin. */
 void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n);
@@ -431,7 +418,7 @@ uint64_t ftp_hang_watch_long(void);
 /* Give this thread's member watch a deadline too (ns), which a member's
  * failure still shortens to the grace period. */
 void ftp_hang_watch_limit(uint64_t ns);
-/* The same for a call that waits on one peer (world rank), without a
+/* The same for a call that waits on one peer (job rank), without a
  * lock while nothing fails: begin returns a token for end, 0 if not
  * watched (another such call is). */
 uint64_t ftp_hang_watch_peer_begin(enum ftp_fn fn, int32_t peer);

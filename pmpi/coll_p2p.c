@@ -12,9 +12,9 @@
  *
  * The exchanges travel on one private duplicate of MPI_COMM_WORLD, made
  * at MPI_Init, so that they never match the application's receives (an
- * MPI_ANY_TAG one, say), addressed by world rank and tagged by the
- * communicator's job-wide id (a world rank is a job rank less
- * ftp.world_base). Not a duplicate per communicator: making one
+ * MPI_ANY_TAG one, say), addressed by world rank (pmpi/ranks.h) and
+ * tagged by the communicator's job-wide id. Not a duplicate per
+ * communicator: making one
  * is itself a collective, and one abandoned because a member died leaves
  * Open MPI's context-id allocation stuck for every later creation.
  * Matching stays right because every member runs a communicator's
@@ -102,8 +102,8 @@ static int tag_of(const struct ftp_call *c, int kind)
 	return TAG_FIRST + (int)((h >> 17) % pairs) * 2 + kind;
 }
 
-/* Complete one round, reqs[0] a receive (or null) from world rank from
- * and reqs[1] a send (or null) to world rank to, watching every member of
+/* Complete one round, reqs[0] a receive (or null) from job rank from
+ * and reqs[1] a send (or null) to job rank to, watching every member of
  * c's communicator. */
 static int exchange_wait(struct ftp_call *c, MPI_Request reqs[2], int32_t from, int32_t to)
 {
@@ -134,18 +134,19 @@ static int exchange(struct ftp_call *c, int tag, void *rbuf, const void *sbuf, i
 		    MPI_Datatype datatype, int src, int dst)
 {
 	MPI_Request reqs[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
-	const int32_t *world = c->comm->core->members;
+	const struct ft_comm *core = c->comm->core;
+	int32_t from = src != MPI_PROC_NULL ? ftp_member_job(core, (uint32_t)src) : -1;
+	int32_t to = dst != MPI_PROC_NULL ? ftp_member_job(core, (uint32_t)dst) : -1;
 	int rc = MPI_SUCCESS;
 
 	/* No call at all for a missing side: Open MPI refuses a NULL buffer
 	 * even with MPI_PROC_NULL. */
-	if (src != MPI_PROC_NULL)
-		rc = ftp_mpi.PMPI_Irecv(rbuf, count, datatype, world[src] - ftp.world_base, tag, ftp.private_world,
+	if (from >= 0)
+		rc = ftp_mpi.PMPI_Irecv(rbuf, count, datatype, ftp_world_of_job(from), tag, ftp.private_world,
 					&reqs[0]);
-	if (rc == MPI_SUCCESS && dst != MPI_PROC_NULL)
-		rc = ftp_mpi.PMPI_Isend(sbuf, count, datatype, world[dst] - ftp.world_base, tag, ftp.private_world,
+	if (rc == MPI_SUCCESS && to >= 0)
+		rc = ftp_mpi.PMPI_Isend(sbuf, count, datatype, ftp_world_of_job(to), tag, ftp.private_world,
 					&reqs[1]);
-	int32_t from = src != MPI_PROC_NULL ? world[src] : -1, to = dst != MPI_PROC_NULL ? world[dst] : -1;
 	if (rc != MPI_SUCCESS) {
 		ftp_cancel_p2p(&reqs[0], from, FTP_P2P_RECV, rc, MPI_STATUS_IGNORE);
 		return rc;

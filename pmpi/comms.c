@@ -1,6 +1,6 @@
 /* comms.c: communicator creation and release as ftshim sees them. After
  * the MPI has made a communicator, each member works out its job-wide id
- * (src/comm_table.h says how) and its members as world ranks, and enters
+ * (src/comm_table.h says how) and its members as job ranks, and enters
  * it in the registry (by id) and behind the lookup seam (by handle). A
  * communicator ftshim cannot describe (members outside MPI_COMM_WORLD, out
  * of memory) stays untracked: its calls pass straight through. */
@@ -31,114 +31,6 @@ static void members_free(struct members *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* ftp.job_group and ftp.job_of change only when processes are spawned;
- * every translation reads them under this lock. */
-static pthread_mutex_t job_group_lock = PTHREAD_MUTEX_INITIALIZER;
-
-int32_t *ftp_group_ranks(MPI_Group group, uint32_t *n)
-{
-	int size = 0;
-
-	if (ftp_mpi.PMPI_Group_size(group, &size) != MPI_SUCCESS || size < 0)
-		return NULL;
-	int32_t *ranks = malloc(((size_t)size + 1) * sizeof *ranks);
-	int32_t *job = malloc(((size_t)size + 1) * sizeof *job);
-	if (!ranks || !job)
-		goto out_fail;
-	for (int i = 0; i < size; i++)
-		ranks[i] = i;
-	pthread_mutex_lock(&job_group_lock);
-	int rc = ftp.job_group == MPI_GROUP_NULL
-			 ? MPI_ERR_GROUP
-			 : ftp_mpi.PMPI_Group_translate_ranks(group, size, ranks, ftp.job_group, job);
-	for (int i = 0; rc == MPI_SUCCESS && i < size; i++) {
-		if (job[i] == MPI_UNDEFINED)
-			rc = MPI_ERR_RANK;
-		else if (ftp.job_of)
-			job[i] = ftp.job_of[job[i]];
-	}
-	pthread_mutex_unlock(&job_group_lock);
-	if (rc != MPI_SUCCESS)
-		goto out_fail;
-	free(ranks);
-	*n = (uint32_t)size;
-	return job;
-
-out_fail:
-	free(ranks);
-	free(job);
-	return NULL;
-}
-
-int ftp_group_of_ranks(const int32_t *ranks, int n, MPI_Group *group)
-{
-	int *in_job = malloc(((size_t)n + 1) * sizeof *in_job);
-	int rc = MPI_SUCCESS, size = 0;
-
-	if (!in_job)
-		return MPI_ERR_NO_MEM;
-	pthread_mutex_lock(&job_group_lock);
-	if (ftp.job_group == MPI_GROUP_NULL)
-		rc = MPI_ERR_GROUP;
-	else
-		ftp_mpi.PMPI_Group_size(ftp.job_group, &size);
-	for (int i = 0; rc == MPI_SUCCESS && i < n; i++) {
-		in_job[i] = ftp.job_of ? -1 : ranks[i];
-		for (int g = 0; ftp.job_of && g < size; g++)
-			if (ftp.job_of[g] == ranks[i])
-				in_job[i] = g;
-		if (in_job[i] < 0 || in_job[i] >= size)
-			rc = MPI_ERR_RANK;
-	}
-	/* Even an empty group comes from MPI_Group_incl: the program may free
-	 * it, and freeing the predefined MPI_GROUP_EMPTY crashes Open MPI. */
-	if (rc == MPI_SUCCESS)
-		rc = ftp_mpi.PMPI_Group_incl(ftp.job_group, n, in_job, group);
-	pthread_mutex_unlock(&job_group_lock);
-	free(in_job);
-	return rc;
-}
-
-int ftp_job_group_add(MPI_Group more, const int32_t *ranks)
-{
-	int size = 0, nmore = 0, rc;
-	MPI_Group joined = MPI_GROUP_NULL;
-
-	pthread_mutex_lock(&job_group_lock);
-	ftp_mpi.PMPI_Group_size(ftp.job_group, &size);
-	ftp_mpi.PMPI_Group_size(more, &nmore);
-	int32_t *job_of = malloc(((size_t)size + (size_t)nmore + 1) * sizeof *job_of);
-	int *idx = malloc(((size_t)nmore + 1) * sizeof *idx), *at = malloc(((size_t)nmore + 1) * sizeof *at);
-	rc = job_of && idx && at ? ftp_mpi.PMPI_Group_union(ftp.job_group, more, &joined) : MPI_ERR_NO_MEM;
-	if (rc == MPI_SUCCESS) {
-		/* The union keeps the old members first, in order, and appends
-		 * the new ones; where each of more's members landed says whose
-		 * job rank goes there. */
-		int total = 0;
-		ftp_mpi.PMPI_Group_size(joined, &total);
-		for (int g = 0; g < size; g++)
-			job_of[g] = ftp.job_of ? ftp.job_of[g] : g;
-		for (int g = size; g < total; g++)
-			job_of[g] = -1;
-		for (int i = 0; i < nmore; i++)
-			idx[i] = i;
-		ftp_mpi.PMPI_Group_translate_ranks(more, nmore, idx, joined, at);
-		for (int i = 0; i < nmore; i++)
-			if (at[i] >= size && at[i] < total)
-				job_of[at[i]] = ranks[i];
-		ftp_mpi.PMPI_Group_free(&ftp.job_group);
-		ftp.job_group = joined;
-		free(ftp.job_of);
-		ftp.job_of = job_of;
-		job_of = NULL;
-	}
-	pthread_mutex_unlock(&job_group_lock);
-	free(job_of);
-	free(idx);
-	free(at);
-	return rc;
-}
-
 static int members_of(MPI_Comm comm, struct members *m)
 {
 	MPI_Group group;
@@ -149,12 +41,12 @@ static int members_of(MPI_Comm comm, struct members *m)
 		return -1;
 	if (ftp_mpi.PMPI_Comm_group(comm, &group) != MPI_SUCCESS)
 		return -1;
-	m->local = ftp_group_ranks(group, &m->nlocal);
+	m->local = ftp_group_jobs(group, &m->nlocal);
 	ftp_mpi.PMPI_Group_free(&group);
 	if (inter) {
 		if (ftp_mpi.PMPI_Comm_remote_group(comm, &group) != MPI_SUCCESS)
 			goto out_fail;
-		m->remote = ftp_group_ranks(group, &m->nremote);
+		m->remote = ftp_group_jobs(group, &m->nremote);
 		ftp_mpi.PMPI_Group_free(&group);
 		if (!m->remote)
 			goto out_fail;
@@ -187,8 +79,8 @@ static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct me
 	if (!e->core)
 		goto out_free;
 	e->in_world = true;
-	for (uint32_t i = 0; i < e->core->local_size + e->core->remote_size; i++)
-		if (e->core->members[i] < ftp.world_base || e->core->members[i] >= ftp.world_base + ftp.world_size)
+	for (uint32_t i = 0; i < ftp_members(e->core); i++)
+		if (ftp_world_of_job(ftp_member_job(e->core, i)) < 0)
 			e->in_world = false;
 	if (ftp_seam_covered(parent))
 		ftp_mode_derive(e, parent);
@@ -351,9 +243,9 @@ static void register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 	}
 	const struct ft_comm *p = c->comm->core;
 	struct members m = {
-		.local = p->members,
+		.local = (int32_t *)ftp_member_jobs(p),
 		.nlocal = p->local_size,
-		.remote = p->remote_size ? p->members + p->local_size : NULL,
+		.remote = p->remote_size ? (int32_t *)ftp_member_jobs(p) + p->local_size : NULL,
 		.nremote = p->remote_size,
 	};
 	uint64_t seq = ft_seq_next(&c->comm->core->seqs, 0);
@@ -423,45 +315,25 @@ int ftp_comms_init(void)
 	struct members m = { .local = malloc((size_t)ftp.world_size * sizeof(int32_t)),
 			     .nlocal = (uint32_t)ftp.world_size };
 
-	ftp.job_group = MPI_GROUP_NULL;
 	if (!m.local)
 		return -1;
 	if (ft_comm_registry_init(&ftp.comms) != 0)
 		goto out_free;
-	if (ftp_mpi.PMPI_Comm_group(ftp.world, &ftp.job_group) != MPI_SUCCESS)
+	if (ftp_job_group_init() != 0)
 		goto out_registry;
 	for (int i = 0; i < ftp.world_size; i++)
-		m.local[i] = ftp.world_base + i;
-	if (ftp.world_base != 0 && !(ftp.job_of = malloc((size_t)ftp.world_size * sizeof *ftp.job_of)))
-		goto out_group;
-	for (int i = 0; ftp.job_of && i < ftp.world_size; i++)
-		ftp.job_of[i] = ftp.world_base + i;
+		m.local[i] = ftp_job_of_world(i);
 	comm_track(ftp.world, ftp.world_id, &m, NULL);
 	free(m.local);
 	m = (struct members){ .local = &self, .nlocal = 1 };
 	comm_track(MPI_COMM_SELF, ft_comm_self_id((uint32_t)ftp.rank), &m, NULL);
 	return 0;
 
-out_group:
-	ftp_mpi.PMPI_Group_free(&ftp.job_group);
 out_registry:
 	ft_comm_registry_destroy(&ftp.comms);
 out_free:
 	free(m.local);
 	return -1;
-}
-
-/* Before PMPI_Finalize: MPI objects must be freed while MPI is up.
- * Communicators made after this (by attribute callbacks run inside
- * PMPI_Finalize) are not tracked. */
-void ftp_comms_release_mpi(void)
-{
-	pthread_mutex_lock(&job_group_lock);
-	if (ftp.job_group != MPI_GROUP_NULL)
-		ftp_mpi.PMPI_Group_free(&ftp.job_group);
-	free(ftp.job_of);
-	ftp.job_of = NULL;
-	pthread_mutex_unlock(&job_group_lock);
 }
 
 void ftp_comms_fini(void)
@@ -562,8 +434,8 @@ int ftp_post_idup(struct ftp_call *c, int rc, MPI_Comm *newcomm, MPI_Request *re
 static int from_groups_start(struct ftp_call *c, MPI_Group a, MPI_Group b)
 {
 	uint32_t na = 0, nb = 0;
-	int32_t *wa = ftp_group_ranks(a, &na);
-	int32_t *wb = b != MPI_GROUP_NULL ? ftp_group_ranks(b, &nb) : NULL;
+	int32_t *wa = ftp_group_jobs(a, &na);
+	int32_t *wb = b != MPI_GROUP_NULL ? ftp_group_jobs(b, &nb) : NULL;
 	int32_t *all = wa && (b == MPI_GROUP_NULL || wb) ? realloc(wa, (na + nb + 1) * sizeof *wa) : NULL;
 	int rc = MPI_SUCCESS;
 

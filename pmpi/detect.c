@@ -309,9 +309,10 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 	char where[64];
 	int rc;
 
-	for (uint32_t r = (uint32_t)ftp.world_base; r < (uint32_t)(ftp.world_base + ftp.world_size); r++) {
+	for (int w = 0; w < ftp.world_size; w++) {
+		uint32_t r = (uint32_t)ftp_job_of_world(w);
 		if (ftp.peers[r].ep.port == 0) {
-			if (ftp.rank == ftp.world_base)
+			if (ftp.rank == ftp_job_of_world(0))
 				ft_error("rank %u has no control-plane socket: failure detection is off for this job", r);
 			if (listen_fd >= 0)
 				close(listen_fd);

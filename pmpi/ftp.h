@@ -89,11 +89,11 @@ struct ftp_state {
 	int64_t wall_offset_ns;    /* ft_clock_wall_offset() then: clock + this = wall clock */
 	uint64_t job_start_unix_ns; /* the earliest rank's MPI_Init, by the wall clock */
 	/* Every process this one can name in an MPI group, and the job rank
-	 * of each of its members (ftp_group_ranks): ftp.world's group, plus
+	 * of each of its members (ftp_group_jobs): ftp.world's group, plus
 	 * the processes spawned with this one or by it (pmpi/spawn.c).
 	 * job_of is NULL while the group is ftp.world's of a job's first
 	 * processes (member i is job rank i). Application threads, under
-	 * job_group_lock (pmpi/comms.c, which alone touches them). */
+	 * job_group_lock (pmpi/ranks.c, which alone touches them). */
 	MPI_Group job_group;
 	int32_t *job_of;
 	struct ft_config cfg;
@@ -140,10 +140,9 @@ static inline bool ftp_active(void)
 	return atomic_load_explicit(&ftp.phase, memory_order_relaxed) == FTP_PHASE_ON;
 }
 
-/* Register the predefined communicators (MPI_Init); free what needs MPI
- * (before PMPI_Finalize); unregister everything (after it). */
+/* Register the predefined communicators (MPI_Init); unregister
+ * everything (after PMPI_Finalize). */
 int ftp_comms_init(void);
-void ftp_comms_release_mpi(void);
 /* MPI_Finalize, first: delete MPI_COMM_SELF's attributes (pmpi/self_attrs.c). */
 void ftp_self_attrs_delete(void);
 void ftp_comms_fini(void);
@@ -210,7 +209,7 @@ void ftp_detect_kill(void);
 void ftp_detect_join(uint32_t rank, const struct ft_endpoint *ep);
 /* ftp.nprocs = max(ftp.nprocs, upto), from any thread. */
 void ftp_nprocs_raise(uint32_t upto);
-/* Send a control-plane message to world rank to (this rank itself too),
+/* Send a control-plane message to job rank to (this rank itself too),
  * from any thread. */
 void ftp_detect_post(uint32_t to, const struct ft_msg *m);
 
@@ -233,7 +232,7 @@ void ftp_app_dispatch(const struct ft_msg *m);
 /* The host's shared-memory short cut for agreements (pmpi/hostmail.c).
  * start: from MPI_Init, after the addresses are known, before the
  * detector starts; stop: after the detector thread ended. post: send m
- * to world rank to through the mailbox, if to is on this host and it
+ * to job rank to through the mailbox, if to is on this host and it
  * fits (else false: send it by ftp_detect_post). drain: deliver what
  * waits (any thread). A thread that waits for mail listens meanwhile;
  * it reads the doorbell before it looks for work, and sleeps while the

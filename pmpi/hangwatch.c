@@ -47,7 +47,7 @@ static struct {
 	bool armed;        /* a timer runs for this watch */
 	uint64_t seq;      /* which watch (so a late timer leaves a newer one be) */
 	enum ftp_fn fn;
-	int32_t *members;  /* world ranks */
+	int32_t *members;  /* job ranks */
 	uint32_t n, cap;
 	int32_t failed;    /* the member whose failure armed the timer; -1: a deadline */
 	uint64_t grace;    /* how long the armed timer waits */

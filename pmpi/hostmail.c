@@ -45,7 +45,7 @@
 #include "src/log.h"
 #include "src/mailbox.h"
 
-/* The mailbox and the maps between world ranks and its indexes: written
+/* The mailbox and the maps between job ranks and its indexes: written
  * by the application thread in ftp_hostmail_start (before the detector
  * can call in here) and ftp_hostmail_stop (after the detector thread
  * ended), read by any thread in between. */
@@ -125,7 +125,7 @@ void ftp_hostmail_start(void)
 
 	/* Not under a recovery mode that says it cannot use the mailbox
 	 * (struct ftp_mode.hostmail). */
-	if (ftp.world_base != 0 || n < 2 || !ftp_mode_hostmail())
+	if (ftp_world_spawned() || n < 2 || !ftp_mode_hostmail())
 		return;
 	local_of = malloc(n * sizeof *local_of);
 	world_of = malloc(n * sizeof *world_of);

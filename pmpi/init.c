@@ -176,7 +176,7 @@ static int init_state(void)
 {
 	char err[256];
 
-	atomic_store(&ftp.nprocs, (uint32_t)(ftp.world_base + ftp.world_size));
+	atomic_store(&ftp.nprocs, (uint32_t)ftp_job_of_world(ftp.world_size));
 	ft_log_set_rank(ftp.rank);
 	if (ftp.cfg.log_file[0]) {
 		int fd = ft_log_open_file(ftp.cfg.log_file, ftp.rank, err, sizeof err);
@@ -193,9 +193,9 @@ static int init_state(void)
 	}
 	find_done_request();
 	atomic_store(&ftp.phase, FTP_PHASE_ON);
-	if (ftp.world_base)
+	if (ftp_world_spawned())
 		ft_debug("on: rank %d, spawned (rank %d of %d in its MPI_COMM_WORLD), %s", ftp.rank,
-			 ftp.rank - ftp.world_base, ftp.world_size, FT_MPI_FLAVOUR);
+			 ftp_world_of_job(ftp.rank), ftp.world_size, FT_MPI_FLAVOUR);
 	else
 		ft_debug("on: rank %d of %d, %s", ftp.rank, ftp.world_size, FT_MPI_FLAVOUR);
 	if (mpi_entries_missing > 0)
@@ -266,7 +266,7 @@ static int init_common(int rc)
 	}
 	/* A spawned process takes its job rank from its parents first. */
 	bool spawned = ftp_spawn_child_join(world_rank);
-	ftp.rank = ftp.world_base + world_rank;
+	ftp.rank = ftp_job_of_world(world_rank);
 	bool ok = init_state() == 0;
 	check_srun_after_init();
 	if (!ok) {
@@ -317,7 +317,7 @@ _Noreturn void ftp_leave(int status)
 	 * (Not when the whole job ends, ftp_end_with_job: that kill would
 	 * hold each rank up for the daemon's sigkill pause.) */
 	if (ftp.world_size > 0) {
-		uint32_t me = (uint32_t)(ftp.rank - ftp.world_base);
+		uint32_t me = (uint32_t)ftp_world_of_job(ftp.rank);
 		ft_pmix_kill(&me, 1);
 	}
 	ftp_end_with_job(status);
@@ -330,15 +330,17 @@ _Noreturn void ftp_leave(int status)
  * src/pmix.h). Every rank here knows the same failures. */
 static void pmix_done(void)
 {
-	uint32_t base = (uint32_t)ftp.world_base, size = (uint32_t)ftp.world_size, n = 0, lowest = base;
+	uint32_t size = (uint32_t)ftp.world_size, n = 0, lowest = 0;
 	uint32_t *crashed = malloc((size_t)size * sizeof *crashed);
 
-	while (lowest < base + size && ft_proc_is_failed(&ftp.procs, lowest))
+	while (lowest < size && ft_proc_is_failed(&ftp.procs, (uint32_t)ftp_job_of_world((int)lowest)))
 		lowest++;
-	if (crashed && lowest == (uint32_t)ftp.rank) {
-		for (uint32_t r = base; r < base + size; r++)
+	if (crashed && ftp_job_of_world((int)lowest) == ftp.rank) {
+		for (uint32_t w = 0; w < size; w++) {
+			uint32_t r = (uint32_t)ftp_job_of_world((int)w);
 			if (ft_proc_is_failed(&ftp.procs, r) && ft_how_is_crash(ftp.procs.procs[r].how))
-				crashed[n++] = r - base;
+				crashed[n++] = w;
+		}
 	}
 	if (n > 0 && ft_pmix_kill(crashed, n) == 0)
 		ft_debug("asked the launcher to kill the %u rank(s) that crashed (they are gone: it counts them then)", n);
@@ -443,7 +445,7 @@ static int end_one(void *session)
  * MPI (or does not, see below). */
 static int end_shim(void *session)
 {
-	ftp_comms_release_mpi();
+	ftp_job_group_release();
 	ftp_rundir_write_events();
 	ftp_detect_finish();
 	ftp_hostmail_stop();

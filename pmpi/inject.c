@@ -226,7 +226,7 @@ void ftp_inject_start(void)
 	uint64_t *host_ids;
 	/* Random and host clauses draw from the ranks the job started with,
 	 * alike everywhere; a spawned process is picked only by spawned:N. */
-	bool spawned = ftp.world_base > 0;
+	bool spawned = ftp_world_spawned();
 	uint32_t nprocs = atomic_load(&ftp.nprocs);
 
 	if (ftp.inject.n == 0)

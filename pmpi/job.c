@@ -102,8 +102,8 @@ int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_
 
 void ftp_job_up(void)
 {
-	/* A spawned process (world_base > 0) does not wait for its siblings. */
-	bool together = ftp.world_base == 0;
+	/* A spawned process does not wait for its siblings. */
+	bool together = !ftp_world_spawned();
 	struct ftp_comm *world = together && ftp_detect_on() ? ftp_seam_comm(ftp.world) : NULL;
 
 	if (world) {

@@ -26,6 +26,7 @@ libftshim_la_SOURCES = \
 	pmpi/mode/replication/calls.c pmpi/mode/replication/mode.c \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
+	pmpi/ranks.c pmpi/ranks.h \
 	pmpi/replica.c pmpi/replica.h \
 	pmpi/report_merge.c \
 	pmpi/public.c \

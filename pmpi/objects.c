@@ -44,7 +44,7 @@ static void watch_all(struct ftp_call *c)
 {
 	const struct ft_comm *core = c->comm->core;
 
-	ftp_hang_watch_begin(c->fn, core->members, core->local_size + core->remote_size);
+	ftp_hang_watch_begin(c->fn, ftp_member_jobs(core), ftp_members(core));
 }
 
 /* A collective with no nonblocking form: a barrier that can fail first
@@ -145,7 +145,7 @@ int ftp_pre_win_peer(struct ftp_call *c, MPI_Win win, int rank)
 	int rc = obj_call(c, win_obj(win), FTP_WATCH_PEER, rank);
 
 	if (rc == MPI_SUCCESS && !c->direct) {
-		int32_t w = ftp_peer_world(c->comm->core, c->watch.rank);
+		int32_t w = ftp_job_at(c->comm->core, c->watch.rank);
 		if (w >= 0)
 			c->peer_watch = ftp_hang_watch_peer_begin(c->fn, w);
 	}
@@ -181,7 +181,7 @@ int ftp_pre_win_group(struct ftp_call *c, MPI_Win win, MPI_Group group)
 	struct ftp_ranks *r = start ? &o->access : &o->exposure;
 	free(r->world);
 	r->n = 0;
-	r->world = ftp_group_ranks(group, &r->n);
+	r->world = ftp_group_jobs(group, &r->n);
 	if (!r->world)
 		r->n = 0;
 	if (start && ranks_failed(r))

@@ -26,7 +26,7 @@
 
 #include "pmpi/call.h"
 
-/* Some processes, as world ranks. */
+/* Some processes, as job ranks. */
 struct ftp_ranks {
 	int32_t *world;
 	uint32_t n;

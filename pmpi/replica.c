@@ -138,7 +138,7 @@ static bool following(void)
 /* The world rank of the copy at rank q of e's real communicator. */
 static int32_t world_at(const struct ftp_comm *e, int q)
 {
-	return ftp_peer_world(e->core, q);
+	return ftp_job_at(e->core, q);
 }
 
 /* The real rank in e of the copy that stands for program rank k before

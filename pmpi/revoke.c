@@ -88,28 +88,28 @@ static void send_due(struct revoked *r)
 
 	m.app.key = r->id;
 	m.app.kind = FTP_APP_REVOKE;
-	for (uint32_t k = 0; k < n; k++)
-		if (!ftp_hostmail_post((uint32_t)r->core->members[targets[k]], &m))
-			ftp_detect_post((uint32_t)r->core->members[targets[k]], &m);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t to = (uint32_t)ftp_member_job(r->core, targets[k]);
+		if (!ftp_hostmail_post(to, &m))
+			ftp_detect_post(to, &m);
+	}
 }
 
 /* Start passing on the revocation of core: its flood over the members,
  * with every member this process knows failed left out. */
 static void spread_start(const struct ft_comm *core)
 {
-	uint32_t n = core->local_size + core->remote_size, self = UINT32_MAX;
+	uint32_t n = ftp_members(core);
+	int self = ftp_member_index(core, ftp.rank);
 
-	for (uint32_t i = 0; i < n && self == UINT32_MAX; i++)
-		if (core->members[i] == ftp.rank)
-			self = i;
-	if (self == UINT32_MAX)
+	if (self < 0)
 		return;
 	pthread_mutex_lock(&seen_lock);
 	struct revoked *r = seen_find(core->id);
 	if (!r || r->spread)
 		goto out_unlock;
 	r->spread = malloc(sizeof *r->spread);
-	if (!r->spread || ft_spread_init(r->spread, n, self, (enum ft_bcast_kind)ftp.cfg.bcast) != 0) {
+	if (!r->spread || ft_spread_init(r->spread, n, (uint32_t)self, (enum ft_bcast_kind)ftp.cfg.bcast) != 0) {
 		free(r->spread);
 		r->spread = NULL;
 		ft_warn("out of memory: the revocation of communicator %016llx is not passed on",
@@ -120,7 +120,7 @@ static void spread_start(const struct ft_comm *core)
 	/* A failure the detector thread records after this loop reaches
 	 * ftp_revoke_on_failure, which waits for seen_lock. */
 	for (uint32_t i = 0; i < n; i++)
-		if (ft_proc_is_failed(&ftp.procs, (uint32_t)core->members[i]))
+		if (ft_proc_is_failed(&ftp.procs, (uint32_t)ftp_member_job(core, i)))
 			ft_spread_failed(r->spread, i);
 	send_due(r);
 out_unlock:
@@ -134,12 +134,8 @@ void ftp_revoke_on_failure(uint32_t rank)
 		struct revoked *r = &seen[k];
 		if (!r->spread)
 			continue;
-		uint32_t n = r->core->local_size + r->core->remote_size;
-		bool changed = false;
-		for (uint32_t i = 0; i < n; i++)
-			if (r->core->members[i] == (int32_t)rank)
-				changed |= ft_spread_failed(r->spread, i);
-		if (changed)
+		int i = ftp_member_index(r->core, (int32_t)rank);
+		if (i >= 0 && ft_spread_failed(r->spread, (uint32_t)i))
 			send_due(r);
 	}
 	pthread_mutex_unlock(&seen_lock);

@@ -122,7 +122,7 @@ void ftp_rundir_start(void)
 	/* The lowest of the job's first ranks on this host; in a spawned
 	 * world, the lowest of that world (which rewrites them with its own). */
 	int lowest = ftp.rank;
-	for (int r = ftp.world_base; r < ftp.rank; r++) {
+	for (int r = ftp_job_of_world(0); r < ftp.rank; r++) {
 		if (ftp.peers[r].ep.host_id == ftp.peers[ftp.rank].ep.host_id) {
 			lowest = r;
 			break;

@@ -256,7 +256,7 @@ int ftp_spawn_child_go(bool usable)
 	 * intercommunicator is tracked under the id they gave it. */
 	if (kids && ftp_mpi.PMPI_Comm_remote_group(child.parent, &group) == MPI_SUCCESS) {
 		for (int i = 0; i < ftp.world_size; i++)
-			kids[i] = ftp.world_base + i;
+			kids[i] = ftp_job_of_world(i);
 		if (ftp_job_group_add(group, parents) == MPI_SUCCESS)
 			ftp_track(child.parent, w->comm_id, kids, (uint32_t)ftp.world_size, parents, w->nparents);
 		ftp_mpi.PMPI_Group_free(&group);
@@ -264,7 +264,7 @@ int ftp_spawn_child_go(bool usable)
 	free(kids);
 	ft_info("spawned: this process is rank %d of the job (rank %d of %d in its MPI_COMM_WORLD), "
 		"with %u ranks before it%s",
-		ftp.rank, ftp.rank - ftp.world_base, ftp.world_size, w->base,
+		ftp.rank, ftp_world_of_job(ftp.rank), ftp.world_size, w->base,
 		w->nfailed ? ", some of them failed" : "");
 	rc = ftp_job_go(usable && child.listen_fd >= 0, child.listen_fd, failed, w->nfailed);
 	child.listen_fd = -1;
@@ -322,7 +322,7 @@ static void leader_welcome(const struct ftp_call *c, MPI_Comm inter, uint32_t n,
 	for (uint32_t i = 0; members && i < n; i++)
 		members[i] = (int32_t)(w.base + i);
 	w.comm_id = ft_comm_child_id(core->id, FT_COMM_KIND_CHILD, 0, seq,
-				     members ? ft_comm_result_hash(core->members, core->local_size, members, n) : 0);
+				     members ? ft_comm_result_hash(ftp_member_jobs(core), core->local_size, members, n) : 0);
 	uint8_t *body = failed && members ? malloc(body_len(&w) + 1) : NULL;
 	if (!body) {
 		free(failed);
@@ -342,7 +342,7 @@ static void leader_welcome(const struct ftp_call *c, MPI_Comm inter, uint32_t n,
 						.detector = p->detector >= 0 ? (uint32_t)p->detector : 0,
 						.at_ns = ftp_failed_at((uint32_t)failed[i]) };
 	}
-	memcpy(entries + w.nfailed, core->members, (size_t)w.nparents * sizeof(int32_t));
+	memcpy(entries + w.nfailed, ftp_member_jobs(core), (size_t)w.nparents * sizeof(int32_t));
 	if (send_by(&w, sizeof w, TAG_WELCOME, inter, deadline) == MPI_SUCCESS &&
 	    send_by(body, body_len(&w), TAG_WELCOME_BODY, inter, deadline) == MPI_SUCCESS)
 		j->status = JOIN_OK;
@@ -374,7 +374,7 @@ static void add_children(const struct ftp_call *c, MPI_Comm inter, const struct 
 		ftp_detect_join(j->base + i, &kids[i].ep);
 	if (ftp_mpi.PMPI_Comm_remote_group(inter, &group) == MPI_SUCCESS) {
 		if (ftp_job_group_add(group, ranks) == MPI_SUCCESS)
-			ftp_track(inter, j->comm_id, core->members, core->local_size, ranks, j->n);
+			ftp_track(inter, j->comm_id, ftp_member_jobs(core), core->local_size, ranks, j->n);
 		ftp_mpi.PMPI_Group_free(&group);
 	}
 	ft_info("spawned %u process(es): ranks %u to %u of the job", j->n, j->base, j->base + j->n - 1);
@@ -396,7 +396,7 @@ static int parents_welcome(const struct ftp_call *c, MPI_Comm inter)
 	if (crank == 0 && kids)
 		leader_welcome(c, inter, (uint32_t)nkids, kids, &j, seq);
 	const struct ft_comm *core = c->comm->core;
-	ftp_hang_watch_begin(c->fn, core->members, core->local_size);
+	ftp_hang_watch_begin(c->fn, ftp_member_jobs(core), core->local_size);
 	int rc = ftp_mpi.PMPI_Bcast(&j, sizeof j, MPI_BYTE, 0, c->real);
 	if (rc == MPI_SUCCESS && j.status == JOIN_OK)
 		rc = ftp_mpi.PMPI_Bcast(kids, nkids * (int)sizeof *kids, MPI_BYTE, 0, c->real);

@@ -40,18 +40,8 @@ FT_EXPORT int ftshim_ft_keyval(void)
 	return key;
 }
 
-static bool member(const struct ft_comm *core, int32_t world)
-{
-	uint32_t n = core->local_size + core->remote_size;
-
-	for (uint32_t i = 0; i < n; i++)
-		if (core->members[i] == world)
-			return true;
-	return false;
-}
-
 /* The comm's failed members in the order learned, among the first upto
- * entries of the global order: their world ranks to out (room for the
+ * entries of the global order: their job ranks to out (room for the
  * communicator's size) and, in pos, the index after each in the global
  * order. Returns how many. */
 static int failed_members(const struct ftp_comm *e, uint32_t upto, int *out, uint32_t *pos)
@@ -59,7 +49,7 @@ static int failed_members(const struct ftp_comm *e, uint32_t upto, int *out, uin
 	int n = 0;
 
 	for (uint32_t i = 0; i < upto; i++) {
-		if (!member(e->core, ftp.procs.order[i]))
+		if (ftp_member_index(e->core, ftp.procs.order[i]) < 0)
 			continue;
 		out[n] = ftp.procs.order[i];
 		if (pos)
@@ -103,7 +93,7 @@ static int get_group(MPI_Comm comm, MPI_Group *failedgrp, enum ftp_fn fn, bool a
 		if (!world)
 			rc = MPI_ERR_NO_MEM;
 		else
-			rc = ftp_group_of_ranks(world, (int)failed_members(c.comm, upto, world, NULL), failedgrp);
+			rc = ftp_group_of_jobs(world, (int)failed_members(c.comm, upto, world, NULL), failedgrp);
 		free(world);
 	}
 	return ftp_post_plain(&c, rc);

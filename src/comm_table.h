@@ -1,5 +1,5 @@
 /* comm_table.h: the communicator table of the MPI-free core. Each entry
- * holds a communicator's members as world ranks, its job-wide id, and its
+ * holds a communicator's members as job ranks, its job-wide id, and its
  * revoked flag; the MPI side maps its handles onto these entries
  * (pmpi/comm_lookup.c) and the detector finds them by id.
  *
@@ -56,7 +56,7 @@ struct ft_comm {
 	uint64_t id;            /* job-wide id; immutable */
 	uint32_t local_size;    /* immutable */
 	uint32_t remote_size;   /* 0 for an intracommunicator; immutable */
-	int32_t *members;       /* world ranks: the local group in rank order, then
+	int32_t *members;       /* job ranks: the local group in rank order, then
 				   the remote group; immutable */
 	_Atomic bool revoked;   /* set once by any thread; read by any */
 	struct ft_seq_map seqs; /* creations with this communicator as parent */
@@ -102,7 +102,7 @@ struct ft_comm *ft_comm_new(uint64_t id, const int32_t *local, uint32_t nlocal,
 			    const int32_t *remote, uint32_t nremote);
 void ft_comm_free(struct ft_comm *c);
 
-/* The world rank of the process at rank r of the local group, or -1. */
+/* The job rank of the process at rank r of the local group, or -1. */
 static inline int32_t ft_comm_member(const struct ft_comm *c, uint32_t r)
 {
 	return r < c->local_size ? c->members[r] : -1;

@@ -81,7 +81,7 @@
 struct ft_det_config {
 	uint32_t nprocs;          /* rank slots in the job (its capacity) */
 	uint32_t njoined;         /* members at start: ranks [0, njoined); 0: all */
-	uint32_t self;            /* this process's world rank, a member */
+	uint32_t self;            /* this process's job rank, a member */
 	uint64_t period_ns;       /* between two heartbeats */
 	uint64_t timeout_ns;      /* silence after which the predecessor is failed */
 	uint64_t grace_ns;        /* extra silence allowed at start-up */
@@ -100,7 +100,7 @@ struct ft_det_config {
 
 struct ft_det_ops {
 	void *ctx;
-	/* Send m to world rank to. May be called for a rank that is dead. */
+	/* Send m to job rank to. May be called for a rank that is dead. */
 	void (*send)(void *ctx, uint32_t to, const struct ft_msg *m);
 	/* This process has just learned that e->rank failed (or, with
 	 * e->event == FT_EV_DEPARTED, entered MPI_Finalize; with FT_EV_JOINED,

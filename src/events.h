@@ -18,7 +18,7 @@
 #define FT_EVENTS_MAX 20000
 #define FT_EVENT_LINE_MAX 512
 
-/* Start recording for world rank `rank`; times are reported relative to
+/* Start recording for job rank `rank`; times are reported relative to
  * origin_unix_ns (the job's start by the wall clock). Idempotent reset:
  * forgets earlier events. */
 void ft_events_start(uint32_t rank, uint64_t origin_unix_ns);

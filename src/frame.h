@@ -10,7 +10,7 @@
  *   5      1     type    enum ft_msg_type
  *   6      2     reserved, 0
  *   8      4     payload length in bytes (at most FT_FRAME_MAX_PAYLOAD)
- *   12     4     sender's world rank
+ *   12     4     sender's job rank
  *   16     16    the job's secret
  *
  * Payloads:
@@ -109,7 +109,7 @@ struct ft_entry {
 /* A message as the detector sees it; the wire form is above. */
 struct ft_msg {
 	enum ft_msg_type type;
-	uint32_t from; /* sender's world rank (set by the parser) */
+	uint32_t from; /* sender's job rank (set by the parser) */
 	union {
 		struct {
 			uint64_t seq;

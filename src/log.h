@@ -53,7 +53,7 @@ void ft_log_set_rank(int rank);
 void ft_log_set_origin(uint64_t origin_ns);
 void ft_log_close(void);
 
-/* Open the log file named by a template: %r becomes the world rank, %h the
+/* Open the log file named by a template: %r becomes the job rank, %h the
  * host name, %p the pid, %% a percent sign. Returns an fd or -errno; on
  * -EINVAL (bad template) err says why. */
 int ft_log_open_file(const char *template, int rank, char *err, size_t errlen);

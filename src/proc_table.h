@@ -1,4 +1,4 @@
-/* proc_table.h: the process table, one entry per world rank, and the
+/* proc_table.h: the process table, one entry per job rank, and the
  * global failure epoch.
  *
  * Sharing: the detector thread (and, for its own rank, the application
@@ -52,8 +52,8 @@ enum ft_proc_state {
 struct ft_proc {
 	_Atomic uint32_t state;  /* enum ft_proc_state; see the header comment */
 	uint32_t how;            /* enum ft_fail_how: how it was first seen; valid once FAILED */
-	int32_t detector;        /* the world rank that first saw it; valid once FAILED */
-	int32_t told_by;         /* the world rank this process heard it from (itself
+	int32_t detector;        /* the job rank that first saw it; valid once FAILED */
+	int32_t told_by;         /* the job rank this process heard it from (itself
 				    if it saw it); valid once FAILED */
 	uint64_t learned_ns;     /* ft_clock_now() when this process learned it */
 };

@@ -1,7 +1,7 @@
 /* ring.h: the heartbeat ring of the detector and the broadcast topology
  * built on it. Pure: no I/O, no clock, no threads.
  *
- * Every world rank has a position on the ring. With shuffling the
+ * Every job rank has a position on the ring. With shuffling the
  * positions are a permutation drawn from a job-wide seed (every process
  * draws the same one), so that the ranks of one host, which are usually
  * consecutive, do not observe each other: losing a host then costs about
@@ -32,8 +32,8 @@ enum ft_bcast_kind {
 struct ft_ring {
 	uint32_t n;          /* rank slots in the job; immutable */
 	uint32_t nin;        /* ranks still in the ring */
-	uint32_t *rank_at;   /* rank_at[pos]: the world rank at ring position pos */
-	uint32_t *pos_of;    /* pos_of[rank]: the position of a world rank */
+	uint32_t *rank_at;   /* rank_at[pos]: the job rank at ring position pos */
+	uint32_t *pos_of;    /* pos_of[rank]: the position of a job rank */
 	uint8_t *in;         /* in[pos]: 1 while the rank at pos is in the ring */
 	uint32_t *tree;      /* Fenwick tree over in[] (1-based, n entries) */
 };
