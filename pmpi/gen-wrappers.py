@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Generate ftshim's mechanical MPI wrappers from pmpi/ftshim-api.tsv.
 
-Reads the table (classes, prototypes, parameter roles) and the
-preprocessed mpi.h of the MPI being built against, fails if that mpi.h
-declares a function the table does not classify or a wrapped row lacks a
-role its parameters need, and writes:
+Reads the table (classes, prototypes, parameter roles, each row's
+@mode= role) and the preprocessed mpi.h of the MPI being built against,
+derives the large-count row NAME_c of every row NAME whose NAME_c that
+mpi.h declares and the table does not list (types from mpi.h, the rest
+from NAME's row), fails if that mpi.h declares a function no row
+classifies, a row lacks its @mode= role, or a wrapped row lacks a role
+its parameters need, and writes:
   wrappers.c   one wrapper per function of a generated class; every body
                has the same shape and calls the class's policy functions
                (pmpi/call.h), so no wrapper carries policy of its own, and

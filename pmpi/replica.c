@@ -2,9 +2,10 @@
  * and why; docs/DESIGN.md, "Replication", how it was chosen). At MPI_Init
  * the job is split into logical ranks and replicas, and MPI_COMM_WORLD
  * gets its map; every communicator made from a replicated one gets its
- * own (ftp_repl_derive). The calls the table marks @replicas=own come
- * here from their wrappers, after the seam has found the communicator and
- * checked for failures; each returns through its call's post.
+ * own (ftp_repl_derive). The calls ftp_repl_calls lists
+ * (pmpi/mode/replication/calls.c) come here from their wrappers, after
+ * the seam has found the communicator and checked for failures; each
+ * returns through its call's post.
  *
  * The stream: a primary tells its replica, in program order, the outcome
  * of every call whose outcome depends on timing, and the results of the
