@@ -1,28 +1,19 @@
-/* agree.c: MPIX_Comm_agree and MPIX_Comm_shrink: a uniform,
- * fault-tolerant agreement among the live members of a communicator,
- * carried by the control plane (never MPI, so that a dead member cannot
- * block it), and the shrink built on it.
- *
- * An agreement is numbered per communicator (every member calls them in
- * the same order). Each member sends its contribution (its flag, the
- * members it knows failed, those it has acknowledged) to the coordinator:
- * the member of lowest index it does not know failed. The coordinator
- * waits for every member it does not know failed, then decides the
- * bitwise AND of the flags received, the union of the failures reported
- * (and of those it knows), and whether every one of those was acknowledged
- * by every contributor; it sends the decision to every live member.
- *
- * If the coordinator dies, the members send their contributions to the
- * next one. A new coordinator (any but index 0) first asks every member
- * for a decision it may hold: a decision that reached anyone alive is
- * adopted and sent on, so every survivor returns the same result even
- * when the coordinator dies half-way through sending it. Decisions are
- * kept after the call returns, to answer such questions.
+/* agree.c: the MPI side of MPIX_Comm_agree, MPIX_Comm_shrink and their
+ * nonblocking forms, and of ftshim's own agreements (ftp_agree_quiet,
+ * ftp_agree_alive). The protocol itself, a uniform fault-tolerant
+ * agreement among a communicator's live members carried by the control
+ * plane (never MPI, so that a dead member cannot block it), is
+ * src/agreement.c; this file gives it its views of communicators (from
+ * the communicator table, in agreement order), the failures the process
+ * table knows and the control plane (the host's mailbox, else TCP), wakes
+ * the caller waiting for a decision, builds a shrink's communicator,
+ * makes the requests of MPIX_Comm_iagree and MPIX_Comm_ishrink (which
+ * pmpi/ops.c completes), and records each call in the events.
  *
  * The protocol runs on the detector thread (the control plane's messages
- * and the failures it learns); the application thread only starts an
- * agreement and waits for its decision, or, for MPIX_Comm_iagree and
- * MPIX_Comm_ishrink, hands it to a request that pmpi/ops.c completes. */
+ * and the failures it learns) and on the application thread(s) (starting
+ * an agreement, taking its decision, a communicator made): every call
+ * into it holds lock. */
 #include "ftshim_config.h"
 
 
@@ -34,117 +25,94 @@
 #include "pmpi/call.h"
 #include "pmpi/requests.h"
 #include "pmpi/ulfm.h"
+#include "src/agreement.h"
 #include "src/clock.h"
 #include "src/log.h"
 
-/* Decisions kept per communicator for late questions. */
-#define KEEP_DECIDED 64
+_Static_assert((int)FT_AGREE_CONTRIB == (int)FTP_APP_AGREE_CONTRIB &&
+		       (int)FT_AGREE_DECIDE == (int)FTP_APP_AGREE_DECIDE &&
+		       (int)FT_AGREE_ASK == (int)FTP_APP_AGREE_ASK,
+	       "the protocol's message kinds are the control plane's");
+_Static_assert(MPI_SUCCESS == 0, "a decision's rc is 0 when every failure was acknowledged");
 
-struct agreement {
-	uint64_t id;          /* the communicator's job-wide id */
-	uint32_t seq;         /* the agreement's number on it */
-	uint32_t n;           /* members (both groups) */
-	/* as a participant */
-	bool joined;          /* this process called it */
-	bool wanted;          /* its caller has not taken the decision yet */
-	uint64_t checked_ns;  /* when agree_take last looked at the coordinator */
-	uint32_t my_value;
-	uint8_t *my_bits;     /* 2 * bytes(n): failed, then acknowledged */
-	uint32_t sent_to;     /* the member index the contribution went to */
-	bool decided;
-	uint32_t value;
-	int rc;
-	uint8_t *decided_failed; /* bytes(n) */
-	/* as the coordinator */
-	uint8_t *got;         /* bytes(n): contributions received */
-	uint32_t and_value;
-	uint8_t *failed;      /* bytes(n): union of failures reported */
-	uint8_t *acked;       /* bytes(n): intersection of acknowledgements */
-	bool asked;           /* asked everyone for a decision (took over) */
-	struct agreement *next;
-};
-
-/* Every agreement this process knows: the application thread(s) and the
- * detector thread, under lock. A waiting caller sleeps on the host
- * mailbox's doorbell (pmpi/hostmail.c), which a decision moves. */
+/* Every agreement this process knows (set up by the first user), under
+ * lock. A waiting caller sleeps on the host mailbox's doorbell
+ * (pmpi/hostmail.c), which a decision moves. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct agreement *all;
+static struct ft_agreements agreements;
+static bool agreements_ready;
 
-static size_t nbytes(uint32_t n)
-{
-	return (n + 7) / 8;
-}
-
-static bool bit(const uint8_t *b, uint32_t i)
-{
-	return b[i / 8] & (1u << (i % 8));
-}
-
-static void set_bit(uint8_t *b, uint32_t i)
-{
-	b[i / 8] |= (uint8_t)(1u << (i % 8));
-}
-
-/* The members' state and our index, for a communicator we hold, by id. */
-struct view {
-	uint32_t n, self;
-	int32_t *members; /* a copy, in the agreement's order */
-};
-
-/* The order every member uses for agreements (and their bitmaps): an
- * intercommunicator's two groups each list their own group first, so the
- * group whose first member has the lower world rank goes first, as it
- * does on the other side. Whether that puts core's remote group first: */
-static bool remote_group_first(const struct ft_comm *core)
-{
-	return core->remote_size && core->members[core->local_size] < core->members[0];
-}
-
-/* The members of core in that order. */
-static void agreement_order(const struct ft_comm *core, int32_t *out)
-{
-	uint32_t nl = core->local_size, nr = core->remote_size;
-
-	if (remote_group_first(core)) {
-		memcpy(out, core->members + nl, nr * sizeof *out);
-		memcpy(out + nr, core->members, nl * sizeof *out);
-	} else {
-		memcpy(out, core->members, (nl + nr) * sizeof *out);
-	}
-}
-
+/* The members of the communicator core in agreement order, and our index. */
 static void copy_view(struct ft_comm *core, void *arg)
 {
-	struct view *v = arg;
+	struct ft_agree_view *v = arg;
 
 	v->n = core->local_size + core->remote_size;
 	v->members = malloc((v->n + 1) * sizeof *v->members);
 	if (!v->members)
 		return;
-	agreement_order(core, v->members);
+	ft_agree_order(core, v->members);
 	v->self = UINT32_MAX;
 	for (uint32_t i = 0; i < v->n; i++)
 		if (v->members[i] == ftp.rank)
 			v->self = i;
 }
 
-static bool get_view(uint64_t id, struct view *v)
+static bool view_of(void *ctx, uint64_t id, struct ft_agree_view *v)
 {
-	memset(v, 0, sizeof *v);
-	if (!ft_comm_registry_with(&ftp.comms, id, copy_view, v) || !v->members)
-		return false;
-	if (v->self == UINT32_MAX) {
-		free(v->members);
-		return false;
-	}
-	return true;
+	(void)ctx;
+	return ft_comm_registry_with(&ftp.comms, id, copy_view, v) && v->members;
+}
+
+static void view_done(void *ctx, struct ft_agree_view *v)
+{
+	(void)ctx;
+	free(v->members);
 }
 
 /* A member re-admitted since it failed (FTSHIM_READMIT) stays out of
  * agreements on the communicators that had it. */
-static bool member_failed(const struct view *v, uint32_t i)
+static bool rank_failed(void *ctx, uint32_t rank)
 {
-	return ft_proc_ever_failed(&ftp.procs, (uint32_t)v->members[i]);
+	(void)ctx;
+	return ft_proc_ever_failed(&ftp.procs, rank);
+}
+
+static void send_frame(void *ctx, uint32_t to, const struct ft_msg *m)
+{
+	(void)ctx;
+	if (!ftp_hostmail_post(to, m))
+		ftp_detect_post(to, m);
+}
+
+static void decided(void *ctx, const struct ft_agreement *a)
+{
+	(void)ctx;
+	(void)a;
+	ftp_hostmail_wake_self();
+}
+
+static struct ft_agreements *lock_agreements(void)
+{
+	static const struct ft_agree_ops ops = {
+		.view = view_of,
+		.view_done = view_done,
+		.failed = rank_failed,
+		.send = send_frame,
+		.decided = decided,
+	};
+
+	pthread_mutex_lock(&lock);
+	if (!agreements_ready) {
+		ft_agree_init(&agreements, &ops, FTP_ERR_PROC_FAILED);
+		agreements_ready = true;
+	}
+	return &agreements;
+}
+
+static void unlock_agreements(void)
+{
+	pthread_mutex_unlock(&lock);
 }
 
 /* A rank re-admitted itself takes part in no agreement: the others went
@@ -154,420 +122,63 @@ static bool left_out(void)
 	return ft_proc_ever_failed(&ftp.procs, (uint32_t)ftp.rank);
 }
 
-/* The coordinator: the lowest index this process does not know failed. */
-static uint32_t coordinator(const struct view *v)
-{
-	for (uint32_t i = 0; i < v->n; i++)
-		if (!member_failed(v, i))
-			return i;
-	return UINT32_MAX;
-}
-
-static struct agreement *find(uint64_t id, uint32_t seq)
-{
-	for (struct agreement *a = all; a; a = a->next)
-		if (a->id == id && a->seq == seq)
-			return a;
-	return NULL;
-}
-
-static void destroy(struct agreement *a)
-{
-	free(a->my_bits);
-	free(a->decided_failed);
-	free(a->got);
-	free(a->failed);
-	free(a->acked);
-	free(a);
-}
-
-/* Under lock. */
-static struct agreement *get(uint64_t id, uint32_t seq, uint32_t n)
-{
-	struct agreement *a = find(id, seq);
-
-	if (a)
-		return a;
-	a = calloc(1, sizeof *a);
-	if (!a)
-		return NULL;
-	size_t b = nbytes(n);
-	a->my_bits = calloc(2, b + 1);
-	a->decided_failed = calloc(1, b + 1);
-	a->got = calloc(1, b + 1);
-	a->failed = calloc(1, b + 1);
-	a->acked = malloc(b + 1);
-	if (!a->my_bits || !a->decided_failed || !a->got || !a->failed || !a->acked) {
-		destroy(a);
-		return NULL;
-	}
-	memset(a->acked, 0xff, b + 1);
-	a->id = id;
-	a->seq = seq;
-	a->n = n;
-	a->and_value = UINT32_MAX;
-	a->sent_to = UINT32_MAX;
-	a->next = all;
-	all = a;
-	/* Forget old decisions of this communicator. */
-	for (struct agreement **p = &all; *p;) {
-		struct agreement *o = *p;
-		if (o->id == id && o->decided && !o->wanted && o->seq + KEEP_DECIDED < seq) {
-			*p = o->next;
-			destroy(o);
-		} else {
-			p = &o->next;
-		}
-	}
-	return a;
-}
-
-static void post(const struct view *v, uint32_t to, uint16_t kind, const struct agreement *a,
-		 uint32_t value, const uint8_t *data, uint32_t len)
-{
-	struct ft_msg m = { .type = FT_MSG_APP };
-
-	m.app.key = a->id;
-	m.app.seq = a->seq;
-	m.app.kind = kind;
-	m.app.value = value;
-	m.app.len = len;
-	m.app.data = data;
-	if (!ftp_hostmail_post((uint32_t)v->members[to], &m))
-		ftp_detect_post((uint32_t)v->members[to], &m);
-}
-
-static void on_contribution(struct agreement *a, const struct view *v, uint32_t from,
-			    const struct ft_msg *m);
-
-/* CONTRIB data: u32 n, then the failed and acknowledged bitmaps. DECIDE
- * data: u32 n, u32 rc, then the failed bitmap. */
-static void send_contribution(struct agreement *a, const struct view *v)
-{
-	size_t b = nbytes(a->n);
-	uint8_t *d = malloc(4 + 2 * b);
-	uint32_t to = coordinator(v);
-
-	if (!d || to == UINT32_MAX) {
-		free(d);
-		return;
-	}
-	memcpy(d, &a->n, 4);
-	memcpy(d + 4, a->my_bits, 2 * b);
-	a->sent_to = to;
-	if (to == v->self) {
-		/* Its own contribution, taken here (under lock) rather than
-		 * sent round through the detector thread. */
-		struct ft_msg m = { .type = FT_MSG_APP, .from = (uint32_t)ftp.rank };
-		m.app.key = a->id;
-		m.app.seq = a->seq;
-		m.app.kind = FTP_APP_AGREE_CONTRIB;
-		m.app.value = a->my_value;
-		m.app.len = (uint32_t)(4 + 2 * b);
-		m.app.data = d;
-		on_contribution(a, v, to, &m);
-	} else {
-		post(v, to, FTP_APP_AGREE_CONTRIB, a, a->my_value, d, (uint32_t)(4 + 2 * b));
-	}
-	free(d);
-}
-
-static void send_decision(struct agreement *a, const struct view *v, uint32_t to)
-{
-	size_t b = nbytes(a->n);
-	uint8_t *d = malloc(8 + b);
-	uint32_t rc = (uint32_t)a->rc;
-
-	if (!d)
-		return;
-	memcpy(d, &a->n, 4);
-	memcpy(d + 4, &rc, 4);
-	memcpy(d + 8, a->decided_failed, b);
-	post(v, to, FTP_APP_AGREE_DECIDE, a, a->value, d, (uint32_t)(8 + b));
-	free(d);
-}
-
-static void broadcast_decision(struct agreement *a, const struct view *v)
-{
-	for (uint32_t i = 0; i < v->n; i++)
-		if (i != v->self && !member_failed(v, i))
-			send_decision(a, v, i);
-}
-
-static void set_decided(struct agreement *a, uint32_t value, int rc, const uint8_t *failed)
-{
-	a->decided = true;
-	a->value = value;
-	a->rc = rc;
-	memcpy(a->decided_failed, failed, nbytes(a->n));
-	ftp_hostmail_wake_self();
-}
-
-/* As the coordinator: decide once every live member has contributed. A
- * coordinator other than index 0 first asks everyone for a decision.
- * Under lock. */
-static void try_decide(struct agreement *a, const struct view *v)
-{
-	if (a->decided || coordinator(v) != v->self || !a->joined)
-		return;
-	if (v->self != 0 && !a->asked) {
-		a->asked = true;
-		for (uint32_t i = 0; i < v->n; i++)
-			if (i != v->self && !member_failed(v, i))
-				post(v, i, FTP_APP_AGREE_ASK, a, 0, NULL, 0);
-	}
-	for (uint32_t i = 0; i < v->n; i++)
-		if (!bit(a->got, i) && !member_failed(v, i))
-			return;
-	size_t b = nbytes(a->n);
-	uint8_t *failed = calloc(1, b + 1);
-	if (!failed)
-		return;
-	int rc = MPI_SUCCESS;
-	for (uint32_t i = 0; i < a->n; i++) {
-		if (bit(a->failed, i) || member_failed(v, i))
-			set_bit(failed, i);
-		if (bit(failed, i) && !bit(a->acked, i))
-			rc = FTP_ERR_PROC_FAILED;
-	}
-	set_decided(a, a->and_value, rc, failed);
-	free(failed);
-	broadcast_decision(a, v);
-}
-
-static void on_contribution(struct agreement *a, const struct view *v, uint32_t from,
-			    const struct ft_msg *m)
-{
-	size_t b = nbytes(a->n);
-
-	if (m->app.len != 4 + 2 * b)
-		return;
-	if (a->decided) {
-		send_decision(a, v, from); /* late, or asking again */
-		return;
-	}
-	if (!bit(a->got, from)) {
-		set_bit(a->got, from);
-		a->and_value &= m->app.value;
-		for (size_t i = 0; i < b; i++) {
-			a->failed[i] |= m->app.data[4 + i];
-			a->acked[i] &= m->app.data[4 + b + i];
-		}
-	}
-	try_decide(a, v);
-}
-
-static void on_decision(struct agreement *a, const struct view *v, const struct ft_msg *m)
-{
-	size_t b = nbytes(a->n);
-	uint32_t rc;
-
-	if (m->app.len != 8 + b || a->decided)
-		return;
-	memcpy(&rc, m->app.data + 4, 4);
-	set_decided(a, m->app.value, (int)rc, m->app.data + 8);
-	/* A coordinator that took over adopts a decision someone held, and
-	 * makes sure every live member gets it. */
-	if (coordinator(v) == v->self)
-		broadcast_decision(a, v);
-}
-
-/* Messages about a communicator this process has not made yet (MPI does
- * not order creation across processes): kept, and replayed when it is
- * made. Under held_lock; at most MAX_HELD, the oldest dropped first. */
-#define MAX_HELD 4096
-
-struct held {
-	struct held *next;
-	struct ft_msg m;
-	uint8_t data[];
-};
-
-static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct held *held, **held_tail = &held;
-static uint32_t nheld;
-
-static void hold(const struct ft_msg *m)
-{
-	struct held *h = malloc(sizeof *h + m->app.len);
-
-	if (!h)
-		return;
-	h->next = NULL;
-	h->m = *m;
-	memcpy(h->data, m->app.data, m->app.len);
-	h->m.app.data = h->data;
-	pthread_mutex_lock(&held_lock);
-	*held_tail = h;
-	held_tail = &h->next;
-	if (++nheld > MAX_HELD) {
-		struct held *old = held;
-		held = old->next;
-		if (!held)
-			held_tail = &held;
-		nheld--;
-		free(old);
-	}
-	pthread_mutex_unlock(&held_lock);
-}
-
 void ftp_agree_on_create(uint64_t id)
 {
-	struct held *mine = NULL, **tail = &mine;
-
-	pthread_mutex_lock(&held_lock);
-	for (struct held **p = &held; *p;) {
-		struct held *h = *p;
-		if (h->m.app.key == id) {
-			*p = h->next;
-			h->next = NULL;
-			*tail = h;
-			tail = &h->next;
-			nheld--;
-		} else {
-			p = &h->next;
-		}
-	}
-	held_tail = &held;
-	while (*held_tail)
-		held_tail = &(*held_tail)->next;
-	pthread_mutex_unlock(&held_lock);
-	while (mine) {
-		struct held *next = mine->next;
-		ftp_agree_on_msg(&mine->m);
-		free(mine);
-		mine = next;
-	}
+	ft_agree_created(lock_agreements(), id);
+	unlock_agreements();
 }
 
 void ftp_agree_on_msg(const struct ft_msg *m)
 {
-	struct view v;
-	uint32_t n;
-
-	if (!get_view(m->app.key, &v)) {
-		hold(m);
-		/* The communicator may have appeared meanwhile, its replay
-		 * done before this message was held: look again. */
-		if (get_view(m->app.key, &v)) {
-			free(v.members);
-			ftp_agree_on_create(m->app.key);
-		}
-		return;
-	}
-	memcpy(&n, m->app.len >= 4 ? m->app.data : (const uint8_t *)&v.n, 4);
-	uint32_t from = UINT32_MAX;
-	for (uint32_t i = 0; i < v.n; i++)
-		if ((uint32_t)v.members[i] == m->from)
-			from = i;
-	if (from == UINT32_MAX || (m->app.len >= 4 && n != v.n)) {
-		free(v.members);
-		return;
-	}
-	pthread_mutex_lock(&lock);
-	struct agreement *a = get(m->app.key, m->app.seq, v.n);
-	if (a) {
-		switch (m->app.kind) {
-		case FTP_APP_AGREE_CONTRIB:
-			on_contribution(a, &v, from, m);
-			break;
-		case FTP_APP_AGREE_DECIDE:
-			on_decision(a, &v, m);
-			break;
-		case FTP_APP_AGREE_ASK:
-			if (a->decided)
-				send_decision(a, &v, from);
-			else if (a->joined)
-				send_contribution(a, &v);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&lock);
-	free(v.members);
+	ft_agree_receive(lock_agreements(), m);
+	unlock_agreements();
 }
 
-/* A process failed: contributions sent to a dead coordinator go to the
- * next one, and a coordinator may now have all it waits for. */
 void ftp_agree_on_failure(void)
 {
-	pthread_mutex_lock(&lock);
-	for (struct agreement *a = all; a; a = a->next) {
-		struct view v;
-		if (a->decided || !get_view(a->id, &v))
-			continue;
-		if (a->joined && a->sent_to != UINT32_MAX && member_failed(&v, a->sent_to))
-			send_contribution(a, &v);
-		try_decide(a, &v);
-		free(v.members);
-	}
-	pthread_mutex_unlock(&lock);
+	ft_agree_failure(lock_agreements());
+	unlock_agreements();
+}
+
+/* Acknowledged: among the first *upto failures this process learned. */
+static bool acked_among(void *arg, uint32_t rank)
+{
+	uint32_t upto = *(const uint32_t *)arg;
+
+	for (uint32_t k = 0; k < upto; k++)
+		if (ftp.procs.order[k] == (int32_t)rank)
+			return true;
+	return false;
 }
 
 /* Start the next agreement of the communicator e with this process's
  * value: contribute, and return it (kept until agree_take has taken its
  * decision), or NULL if e is not known or memory ran out. */
-static struct agreement *agree_start(struct ftp_comm *e, uint32_t value)
+static struct ft_agreement *agree_start(struct ftp_comm *e, uint32_t value)
 {
-	struct view v;
 	uint32_t seq = atomic_fetch_add_explicit(&e->agree_seq, 1, memory_order_relaxed);
-
-	if (!get_view(e->core->id, &v))
-		return NULL;
-	size_t b = nbytes(v.n);
 	uint32_t acked_upto = atomic_load_explicit(&e->acked, memory_order_acquire);
-	pthread_mutex_lock(&lock);
-	struct agreement *a = get(e->core->id, seq, v.n);
-	if (a) {
-		a->joined = true;
-		a->wanted = true;
-		a->my_value = value;
-		for (uint32_t i = 0; i < v.n; i++) {
-			if (member_failed(&v, i))
-				set_bit(a->my_bits, i);
-			/* Acknowledged: among the first acked_upto failures learned. */
-			for (uint32_t k = 0; k < acked_upto; k++)
-				if (ftp.procs.order[k] == v.members[i])
-					set_bit(a->my_bits + b, i);
-		}
-		send_contribution(a, &v);
-		a->checked_ns = ft_clock_now();
-	}
-	pthread_mutex_unlock(&lock);
-	free(v.members);
+	struct ft_agreement *a = ft_agree_start(lock_agreements(), e->core->id, seq, value, acked_among,
+						&acked_upto, ft_clock_now());
+
+	unlock_agreements();
 	return a;
 }
 
-/* Under lock: if a is decided, take the decision (*value, *rc and, when
- * failed is not NULL, the failed members into room for bytes(n)) and let
- * the agreement be forgotten in time; true then. While it is not, and at
- * most every 50 ms, re-send the contribution if its coordinator is known
- * dead (in case that death was learned without a message). */
-static bool agree_take(struct agreement *a, uint32_t *value, uint8_t *failed, int *rc)
+/* If a is decided, take the decision (*value, *rc and, when failed is not
+ * NULL, the failed members, a bitmap in agreement order) and return true
+ * (see ft_agree_take). */
+static bool agree_take(struct ft_agreement *a, uint32_t *value, uint8_t *failed, int *rc)
 {
-	if (!a->decided) {
-		uint64_t now = ft_clock_now();
-		if (now - a->checked_ns < 50 * 1000 * 1000)
-			return false;
-		a->checked_ns = now;
-		struct view v;
-		if (a->sent_to != UINT32_MAX && get_view(a->id, &v)) {
-			if (member_failed(&v, a->sent_to))
-				send_contribution(a, &v);
-			free(v.members);
-		}
-		return false;
-	}
-	*value = a->value;
-	*rc = a->rc;
-	if (failed)
-		memcpy(failed, a->decided_failed, nbytes(a->n));
-	a->wanted = false;
-	return true;
+	bool done = ft_agree_take(lock_agreements(), a, ft_clock_now(), value, rc, failed);
+
+	unlock_agreements();
+	return done;
 }
 
 /* Run the next agreement of e with *value and wait for the decision.
  * Returns its rc; *value and (when failed is not NULL) the failed members
- * (a bitmap in agreement_order) are filled in.
+ * (a bitmap in agreement order) are filled in.
  *
  * The caller takes the messages of this host's ranks from the mailbox
  * itself while it waits, and yields a few times before it sleeps: the
@@ -579,7 +190,7 @@ static bool agree_take(struct agreement *a, uint32_t *value, uint8_t *failed, in
  * waits for. */
 static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 {
-	struct agreement *a = agree_start(e, *value);
+	struct ft_agreement *a = agree_start(e, *value);
 	int rc = MPI_SUCCESS;
 
 	if (!a)
@@ -588,10 +199,7 @@ static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 	for (uint32_t idle = 0;; idle++) {
 		uint32_t seen = ftp_hostmail_doorbell();
 		ftp_hostmail_drain();
-		pthread_mutex_lock(&lock);
-		bool done = agree_take(a, value, failed, &rc);
-		pthread_mutex_unlock(&lock);
-		if (done)
+		if (agree_take(a, value, failed, &rc))
 			break;
 		if (idle < ftp.spin_polls) {
 			sched_yield();
@@ -675,7 +283,7 @@ static bool shrink_init(struct shrink *s, const struct ftp_call *c, MPI_Comm *ne
 {
 	s->call = *c;
 	s->n = c->comm->core->local_size + c->comm->core->remote_size;
-	s->failed = calloc(1, nbytes(s->n) + 1);
+	s->failed = calloc(1, ft_agree_bytes(s->n) + 1);
 	s->ranks = malloc((s->n + 1) * sizeof *s->ranks);
 	s->newcomm = newcomm;
 	if (s->failed && s->ranks)
@@ -694,15 +302,10 @@ static void shrink_fini(struct shrink *s)
 }
 
 /* Whether member j of the local group (or, if remote, of the remote
- * group) is among the agreed failures (see agreement_order). */
+ * group) is among the agreed failures (see ft_agree_order). */
 static bool agreed_failed(const struct shrink *s, bool remote, uint32_t j)
 {
-	const struct ft_comm *core = s->call.comm->core;
-	uint32_t nl = core->local_size, nr = core->remote_size;
-	bool swapped = remote_group_first(core);
-	uint32_t i = remote ? (swapped ? j : nl + j) : (swapped ? nr + j : j);
-
-	return bit(s->failed, i);
+	return ft_agree_bit(s->failed, ft_agree_index(s->call.comm->core, remote, j));
 }
 
 /* s->ranks: the world ranks of the local group's survivors, in order, then
@@ -861,7 +464,7 @@ int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n)
 		return MPI_ERR_NO_MEM;
 	for (;;) {
 		uint32_t value = 1;
-		memset(s.failed, 0, nbytes(s.n));
+		memset(s.failed, 0, ft_agree_bytes(s.n));
 		if (agree_run(c->comm, &value, s.failed) == MPI_ERR_COMM)
 			break;
 		if (survivors(&s, n, &nremote)) {
@@ -891,7 +494,7 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 	uint64_t start = ftp_wall_now();
 	do {
 		uint32_t value = 1;
-		memset(s.failed, 0, nbytes(s.n));
+		memset(s.failed, 0, ft_agree_bytes(s.n));
 		/* Its code says whether failures were acknowledged, which
 		 * does not matter here. */
 		if (agree_run(c.comm, &value, s.failed) == MPI_ERR_COMM) {
@@ -909,7 +512,7 @@ FTP_ALSO_PMPI(MPIX_Comm_shrink);
 
 struct agree_op {
 	struct ftp_op op;
-	struct agreement *a;
+	struct ft_agreement *a;
 	int *flag;          /* iagree: where the value goes */
 	bool shrinking;     /* ishrink: s is set */
 	struct shrink s;
@@ -933,9 +536,7 @@ static bool iagree_progress(struct ftp_op *op)
 	uint32_t value = 0;
 
 	ftp_hostmail_drain();
-	pthread_mutex_lock(&lock);
 	bool done = agree_take(o->a, &value, NULL, &op->rc);
-	pthread_mutex_unlock(&lock);
 	if (done && !op->orphaned)
 		*o->flag = (int)value;
 	if (done)
@@ -977,16 +578,13 @@ static bool ishrink_progress(struct ftp_op *op)
 	int rc;
 
 	ftp_hostmail_drain();
-	pthread_mutex_lock(&lock);
-	bool decided = agree_take(o->a, &value, o->s.failed, &rc);
-	pthread_mutex_unlock(&lock);
-	if (!decided)
+	if (!agree_take(o->a, &value, o->s.failed, &rc))
 		return false;
 	op->rc = shrink_build(&o->s);
 	if (op->rc != -1) {
 		record_shrink("ishrink", o->s.call.comm, *o->s.newcomm, op->rc, o->start);
 	} else {
-		memset(o->s.failed, 0, nbytes(o->s.n));
+		memset(o->s.failed, 0, ft_agree_bytes(o->s.n));
 		o->a = agree_start(o->s.call.comm, 1);
 		if (o->a)
 			return false;

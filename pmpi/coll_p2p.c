@@ -40,7 +40,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/replication/replica.h"
 
 #ifdef OPEN_MPI
 #define COLL_P2P 1

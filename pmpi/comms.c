@@ -15,8 +15,6 @@
 #include "pmpi/requests.h"
 #include "src/log.h"
 
-struct ftp_state ftp;
-
 struct members {
 	int32_t *local, *remote; /* remote is NULL for an intracommunicator */
 	uint32_t nlocal, nremote;
@@ -118,8 +116,6 @@ int ftp_track(MPI_Comm handle, uint64_t id, const int32_t *local, uint32_t nloca
 
 	return comm_track(handle, id, &m, NULL) ? 0 : -1;
 }
-
-_Atomic uint32_t ftp_seam_maps;
 
 void ftp_comm_give_map(struct ftp_comm *e, struct ft_rank_map *map)
 {

@@ -203,12 +203,16 @@ _Noreturn void ftp_leave(int status);
  * ftp_leave, so that Hydra passes on status rather than take the exit
  * for a crash ("Hangup", status 1). */
 _Noreturn void ftp_end_with_job(int status);
+/* Tell Hydra's proxy that this rank is done (see src/pmi.h), waiting at
+ * most timeout_ms for its answer. */
+void ftp_pmi_done(int timeout_ms);
+/* The MPI's own MPI_Finalize starts: it talks on the PMI connection (a
+ * barrier), and leaving must not any more (application thread). */
+void ftp_leave_mpi_finalizing(void);
 void ftp_detect_kill(void);
 /* A spawned process joins: tell the detector where it listens, and so
  * every process of the job (any thread). */
 void ftp_detect_join(uint32_t rank, const struct ft_endpoint *ep);
-/* ftp.nprocs = max(ftp.nprocs, upto), from any thread. */
-void ftp_nprocs_raise(uint32_t upto);
 /* Send a control-plane message to job rank to (this rank itself too),
  * from any thread. */
 void ftp_detect_post(uint32_t to, const struct ft_msg *m);

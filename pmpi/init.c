@@ -287,42 +287,6 @@ static int init_common(int rc)
 	return rc;
 }
 
-/* Set while the MPI library's own MPI_Finalize runs: it talks on the PMI
- * connection then (a barrier), and ftp_leave must not. Application
- * thread writes; any thread reads. */
-static _Atomic bool mpi_finalizing;
-
-/* Tell Hydra's proxy that this rank is done (see src/pmi.h), waiting at
- * most timeout_ms for its answer. */
-static void pmi_done(int timeout_ms)
-{
-	int fd = ft_pmi_fd(), rc;
-
-	if (fd >= 0 && (rc = ft_pmi_finalize(fd, timeout_ms)) != 0)
-		ft_debug("PMI finalize on fd %d: %s", fd, strerror(-rc));
-}
-
-_Noreturn void ftp_end_with_job(int status)
-{
-	if (!atomic_load(&mpi_finalizing))
-		pmi_done(500);
-	ft_log_close();
-	_exit(status);
-}
-
-_Noreturn void ftp_leave(int status)
-{
-	/* Open MPI: an orted that sees a rank exit with an error status never
-	 * counts it as ended (see src/pmix.h), unless it killed it itself.
-	 * (Not when the whole job ends, ftp_end_with_job: that kill would
-	 * hold each rank up for the daemon's sigkill pause.) */
-	if (ftp.world_size > 0) {
-		uint32_t me = (uint32_t)ftp_world_of_job(ftp.rank);
-		ft_pmix_kill(&me, 1);
-	}
-	ftp_end_with_job(status);
-}
-
 /* Open MPI: finalize this rank's PMIx client, as the MPI's own
  * MPI_Finalize would have, and, from the lowest rank of this world still
  * here, have the launcher kill this world's ranks that crashed: without
@@ -462,7 +426,7 @@ static int end_shim(void *session)
 		ft_debug("%u rank(s) failed: not calling the MPI library's %s, which could wait for them forever",
 			 nfailed, session ? "MPI_Session_finalize" : "MPI_Finalize");
 		/* But tell the launcher that this rank is done. */
-		pmi_done(2000);
+		ftp_pmi_done(2000);
 		pmix_done();
 	} else {
 		/* The MPI wants every object of a session freed before it. */
@@ -471,7 +435,7 @@ static int end_shim(void *session)
 		/* All agree that nobody failed; but a rank that died after it
 		 * had left the control plane would hold this for ever. */
 		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, ftp_hang_watch_long());
-		atomic_store(&mpi_finalizing, true);
+		ftp_leave_mpi_finalizing();
 		rc = mpi_end(session);
 		ftp_hang_watch_end();
 		ft_supervisor_pmix_finalized();

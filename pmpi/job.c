@@ -118,22 +118,51 @@ void ftp_job_up(void)
 	ftp_inject_arm();
 }
 
+/* A collective of ftshim's start failed: the MPI saw a rank die before
+ * ftshim could watch it (MPICH over UCX's shared memory reports such a
+ * death rather than wait). This rank leaves as when the start is stuck
+ * (pmpi/hangwatch.c), with one line rather than the MPI's abort. */
+static _Noreturn void start_failed(const char *what, int rc)
+{
+	int class = rc;
+
+	ftp_mpi.PMPI_Error_class(rc, &class);
+	ft_error("ftshim's start in MPI_Init failed (the MPI's %s returned error class %d): a rank "
+		 "must have died while the job was starting, before ftshim could watch it, so this "
+		 "rank exits (status %d) rather than go on without it",
+		 what, class, FT_EXIT_STUCK);
+	ftp_leave(FT_EXIT_STUCK);
+}
+
 int ftp_job_start(bool usable)
 {
 	struct ftp_peer mine;
 	int listen_fd = ftp_job_self(usable, &mine);
+	MPI_Errhandler program_errh = MPI_ERRHANDLER_NULL;
 
 	ftp.peers = ftp_job_peers_alloc();
 	/* Until the detector runs, nothing sees a rank die: one that dies
 	 * now (after the MPI's MPI_Init returned) would hold the others in
 	 * this collective, and in the private duplicate of ftp_job_go, for
-	 * ever. They end under a deadline instead. */
+	 * ever. They end under a deadline instead, or at once if the MPI
+	 * reports the death: its error is this start's to raise, not the
+	 * world's handler's (the program's, restored after). */
 	ftp_hang_watch_deadline(FTP_FN_MPI_Init, ftp_hang_watch_long());
-	ftp_mpi.PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE, ftp.world);
+	ftp_mpi.PMPI_Comm_get_errhandler(ftp.world, &program_errh);
+	ftp_mpi.PMPI_Comm_set_errhandler(ftp.world, MPI_ERRORS_RETURN);
+	int rc = ftp_mpi.PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE,
+					ftp.world);
+	if (rc != MPI_SUCCESS)
+		start_failed("MPI_Allgather", rc);
 	memcpy(ftp.secret, ftp.peers[0].nonce, sizeof ftp.secret);
 	ftp.job_start_unix_ns = mine.init_unix_ns;
 	for (int r = 0; r < ftp.world_size; r++)
 		if (ftp.peers[r].init_unix_ns < ftp.job_start_unix_ns)
 			ftp.job_start_unix_ns = ftp.peers[r].init_unix_ns;
-	return ftp_job_go(usable, listen_fd, NULL, 0);
+	rc = ftp_job_go(usable, listen_fd, NULL, 0);
+	if (program_errh != MPI_ERRHANDLER_NULL) {
+		ftp_mpi.PMPI_Comm_set_errhandler(ftp.world, program_errh);
+		ftp_mpi.PMPI_Errhandler_free(&program_errh);
+	}
+	return rc;
 }

@@ -22,12 +22,27 @@ libftshim_la_SOURCES = \
 	pmpi/init.c \
 	pmpi/inject.c \
 	pmpi/job.c \
-	pmpi/mode/mode.h pmpi/mode/registry.c \
-	pmpi/mode/replication/calls.c pmpi/mode/replication/mode.c \
+	pmpi/leave.c \
+	pmpi/mode/mode.c pmpi/mode/mode.h pmpi/mode/registry.c \
+	pmpi/mode/replication/calls.c \
+	pmpi/mode/replication/cart.c \
+	pmpi/mode/replication/coll.c pmpi/mode/replication/coll_log.c \
+	pmpi/mode/replication/comm.c \
+	pmpi/mode/replication/complete.c \
+	pmpi/mode/replication/counts.c \
+	pmpi/mode/replication/internal.h \
+	pmpi/mode/replication/mode.c \
+	pmpi/mode/replication/p2p.c \
+	pmpi/mode/replication/promote.c \
+	pmpi/mode/replication/recv.c \
+	pmpi/mode/replication/replica.h \
+	pmpi/mode/replication/setup.c \
+	pmpi/mode/replication/stream.c \
+	pmpi/mode/replication/team.c \
+	pmpi/mode/replication/views.c \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c \
 	pmpi/ranks.c pmpi/ranks.h \
-	pmpi/replica.c pmpi/replica.h \
 	pmpi/report_merge.c \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \
@@ -36,6 +51,7 @@ libftshim_la_SOURCES = \
 	pmpi/rundir.c \
 	pmpi/self_attrs.c \
 	pmpi/spawn.c \
+	pmpi/state.c \
 	pmpi/ucx_yield.c \
 	pmpi/ulfm.c pmpi/ulfm.h
 nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h pmpi/mode_calls.h pmpi/mpi_entry.c \

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "pmpi/call.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/replication/replica.h"
 
 /* Poll MPI_Iprobe (or MPI_Improbe when message is not NULL). Given up
  * on, a probe takes a last look, as a receive does (ftp_cancel_p2p). */

@@ -145,3 +145,13 @@ void ftp_job_group_release(void)
 	ftp.job_of = NULL;
 	pthread_mutex_unlock(&job_group_lock);
 }
+
+void ftp_nprocs_raise(uint32_t upto)
+{
+	uint32_t now = atomic_load_explicit(&ftp.nprocs, memory_order_relaxed);
+
+	/* release: whoever reads the new value sees the peers entries below it. */
+	while (now < upto && !atomic_compare_exchange_weak_explicit(&ftp.nprocs, &now, upto, memory_order_release,
+								    memory_order_relaxed))
+		;
+}

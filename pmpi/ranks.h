@@ -45,6 +45,10 @@ static inline int32_t ftp_job_of_world(int w)
 	return (int32_t)(ftp.world_base + w);
 }
 
+/* Job ranks below upto exist (ftp.nprocs = max(ftp.nprocs, upto)), from
+ * any thread (pmpi/ranks.c). */
+void ftp_nprocs_raise(uint32_t upto);
+
 /* The world rank of job rank j, or -1 when j is not in this process's
  * world. */
 static inline int ftp_world_of_job(int32_t j)

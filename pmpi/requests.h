@@ -76,7 +76,7 @@ struct ftp_op {
 	void (*destroy)(struct ftp_op *op);
 	int rc;                  /* the call's result, once done */
 	/* The status its completion reports, if has_status (a replica's
-	 * receive, pmpi/replica.c); else an empty one. Set before done. */
+	 * receive, pmpi/mode/replication/recv.c); else an empty one. Set before done. */
 	MPI_Status status;
 	bool has_status;
 	struct ftp_comm *comm;

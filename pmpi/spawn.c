@@ -120,16 +120,6 @@ static int recv_by(void *buf, size_t len, int tag, MPI_Comm inter, uint64_t dead
 	return rc == MPI_SUCCESS ? wait_by(&req, deadline) : rc;
 }
 
-void ftp_nprocs_raise(uint32_t upto)
-{
-	uint32_t now = atomic_load_explicit(&ftp.nprocs, memory_order_relaxed);
-
-	/* release: whoever reads the new value sees the peers entries below it. */
-	while (now < upto && !atomic_compare_exchange_weak_explicit(&ftp.nprocs, &now, upto, memory_order_release,
-								    memory_order_relaxed))
-		;
-}
-
 /* --- the children's side ------------------------------------------------ */
 
 /* What a child learned from its parents, kept from ftp_spawn_child_join to

@@ -3,6 +3,7 @@
 
 noinst_LTLIBRARIES += src/libftcore.la
 src_libftcore_la_SOURCES = \
+	src/agreement.c src/agreement.h \
 	src/callsite.c src/callsite.h src/callsite_python.c \
 	src/clock.c src/clock.h \
 	src/comm_table.c src/comm_table.h \

@@ -1,7 +1,7 @@
 /* repl_log.h: what a process of a replicated job remembers about its
  * messages, so that when a copy of a logical rank dies the survivors can
  * hand each other what it would have given them, exactly once
- * (PartRePer VI-B; pmpi/replica.c runs the exchange). Two parts:
+ * (PartRePer VI-B; pmpi/mode/replication/counts.c runs the exchange). Two parts:
  *
  * - counts: per (communicator, logical peer, tag), how many messages this
  *   logical rank sent to the peer with that tag, how many it matched from

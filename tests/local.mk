@@ -3,6 +3,7 @@
 # configured MPI.
 
 FT_UNIT_TESTS = \
+	tests/unit/check_agreement \
 	tests/unit/check_callsite \
 	tests/unit/check_clock \
 	tests/unit/check_comm_table \
@@ -29,6 +30,9 @@ check_PROGRAMS += $(FT_UNIT_TESTS)
 FT_UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 FT_UNIT_LDADD = src/libftcore.la $(CHECK_LIBS)
 
+tests_unit_check_agreement_SOURCES = tests/unit/check_agreement.c
+tests_unit_check_agreement_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_agreement_LDADD = $(FT_UNIT_LDADD)
 # -g: the test checks the file:line of its own calls.
 tests_unit_check_callsite_SOURCES = tests/unit/check_callsite.c
 tests_unit_check_callsite_CFLAGS = $(FT_UNIT_CFLAGS) -g

@@ -30,7 +30,19 @@
  * taking one round: it prints the rounds until the last live member is
  * told, the messages sent per revoke and per live member, and, for
  * comparison, how many live members the forwarding before it (to index
- * distances 2^k over all members, skipping the dead) never told. */
+ * distances 2^k over all members, skipping the dead) never told.
+ * Agreement mode (--agree=N) runs one agreement of src/agreement.c, one
+ * struct ft_agreements per member of an N-member communicator, each
+ * member calling it in round 0 or 1, every message taking one round and
+ * delivered in a random order; --kill=K members die at random rounds
+ * (half of them among the first 2K, where the coordinators are), each
+ * losing a random part of what it sends in its death round (a
+ * coordinator half-way through its decision), and each survivor learns
+ * of each death one to four rounds later. It prints the rounds to the
+ * first and last decision and the messages sent by kind, and checks that
+ * every survivor decided the same flag (the AND of a set of contributors
+ * holding every survivor), rc and failed set (victims only): the exit
+ * status is 1 if not. */
 #include "ftshim_config.h"
 
 #include <errno.h>
@@ -46,6 +58,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "src/agreement.h"
 #include "src/common.h"
 #include "src/detector.h"
 #include "src/frame.h"
@@ -1206,6 +1219,314 @@ static void run_revoke_table(uint64_t seed, uint32_t samples)
 	       seed, samples);
 }
 
+/* --- agreement mode ------------------------------------------------------ */
+
+/* A round is this long for ft_agree_take's re-check. */
+#define AGREE_ROUND_NS (10 * FT_NSEC_PER_MSEC)
+/* Deaths fall in the first rounds, while the agreement runs; each
+ * survivor learns of one within this many rounds after it. */
+#define AGREE_DEATH_ROUNDS 3
+#define AGREE_LEARN_ROUNDS 4
+#define AGREE_MAX_ROUNDS 100000
+
+struct asim;
+
+struct amember {
+	struct asim *s;
+	uint32_t rank;             /* also its index: the communicator is the world */
+	uint32_t start_round;      /* when it calls the agreement */
+	uint32_t value;            /* its flag */
+	struct ft_agreements t;
+	struct ft_agreement *a;    /* once started */
+	uint32_t *known;           /* the victims it knows failed */
+	uint32_t nknown;
+	bool decided;
+	uint32_t decided_value;
+	int decided_rc;
+	uint8_t *decided_failed;   /* bytes(n) */
+	uint64_t keep;             /* in its death round: a send goes out if a draw
+				      below 2^32 is under keep; otherwise 2^32 */
+};
+
+struct amsg {
+	uint32_t to;
+	struct ft_msg m;
+	uint8_t *data;
+};
+
+struct asim {
+	uint32_t n, k;
+	int32_t *world;            /* identity: member i is world rank i */
+	struct amember *m;
+	bool *dead;
+	uint32_t *victims;         /* k of them */
+	uint32_t *dies_at;         /* per victim */
+	uint32_t *learns_at;       /* [victim * n + member] */
+	struct amsg *q, *next;     /* this round's deliveries, the next round's */
+	size_t nq, nnext, qcap, nextcap;
+	uint64_t sent[FT_AGREE_ASK + 1], lost;
+	uint64_t rand;             /* the state for losses and delivery order */
+};
+
+static bool agree_view(void *ctx, uint64_t id, struct ft_agree_view *v)
+{
+	struct amember *p = ctx;
+
+	(void)id;
+	v->n = p->s->n;
+	v->self = p->rank;
+	v->members = p->s->world;
+	return true;
+}
+
+static bool agree_failed(void *ctx, uint32_t rank)
+{
+	const struct amember *p = ctx;
+
+	for (uint32_t i = 0; i < p->nknown; i++)
+		if (p->known[i] == rank)
+			return true;
+	return false;
+}
+
+static void agree_send(void *ctx, uint32_t to, const struct ft_msg *m)
+{
+	struct amember *p = ctx;
+	struct asim *s = p->s;
+
+	if (s->dead[p->rank] || rand_below(&s->rand, UINT64_C(1) << 32) >= p->keep)
+		return; /* lost with its sender */
+	s->next = reserve(s->next, &s->nextcap, s->nnext + 1, sizeof *s->next);
+	struct amsg *x = &s->next[s->nnext++];
+	x->to = to;
+	x->m = *m;
+	x->m.from = p->rank;
+	x->data = malloc(m->app.len + 1);
+	if (!x->data)
+		fatal("out of memory (a message of %u bytes)", m->app.len);
+	if (m->app.len)
+		memcpy(x->data, m->app.data, m->app.len);
+	x->m.app.data = x->data;
+	s->sent[m->app.kind <= FT_AGREE_ASK ? m->app.kind : 0]++;
+}
+
+/* Every live member that called the agreement looks for its decision,
+ * as its caller does. Returns how many found it this round. */
+static uint32_t agree_take_all(struct asim *s, uint32_t round)
+{
+	uint32_t found = 0;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct amember *p = &s->m[i];
+		if (s->dead[i] || !p->a || p->decided)
+			continue;
+		p->decided = ft_agree_take(&p->t, p->a, (uint64_t)round * AGREE_ROUND_NS, &p->decided_value,
+					   &p->decided_rc, p->decided_failed);
+		found += p->decided;
+	}
+	return found;
+}
+
+/* Every survivor decided the same; the flag is the AND of a set of
+ * contributors that holds every survivor; the failed set holds only
+ * victims. Returns the number of survivors, or 0 after printing why not. */
+static uint32_t agree_check(const struct asim *s)
+{
+	const struct amember *first = NULL;
+	uint32_t all = UINT32_MAX, survivors_and = UINT32_MAX, survivors = 0;
+	size_t b = ft_agree_bytes(s->n);
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct amember *p = &s->m[i];
+		all &= p->value;
+		if (s->dead[i])
+			continue;
+		survivors++;
+		survivors_and &= p->value;
+		if (!p->decided) {
+			printf("member %" PRIu32 " never decided\n", i);
+			return 0;
+		}
+		if (!first) {
+			first = p;
+		} else if (p->decided_value != first->decided_value || p->decided_rc != first->decided_rc ||
+			   memcmp(p->decided_failed, first->decided_failed, b) != 0) {
+			printf("members %" PRIu32 " and %" PRIu32 " decided differently\n", first->rank, i);
+			return 0;
+		}
+	}
+	if (!first)
+		return 0;
+	uint32_t v = first->decided_value;
+	if ((v & all) != all || (v & ~survivors_and) != 0) {
+		printf("flag 0x%08" PRIx32 " is not the AND of a set holding every survivor\n", v);
+		return 0;
+	}
+	for (uint32_t i = 0; i < s->n; i++)
+		if (ft_agree_bit(first->decided_failed, i) && !s->dead[i]) {
+			printf("member %" PRIu32 " decided failed, but it lives\n", i);
+			return 0;
+		}
+	return survivors;
+}
+
+/* One agreement among n members, k of them killed at random rounds
+ * (half of them among the first 2k members, where the coordinators are),
+ * each losing a random part of what it sends in its death round (each
+ * victim its own share). Returns the exit status. */
+static int run_agree(uint32_t n, uint32_t k, uint64_t seed)
+{
+	static const struct ft_agree_ops ops = {
+		.view = agree_view,
+		.failed = agree_failed,
+		.send = agree_send,
+	};
+	struct asim s = { .n = n, .k = k, .rand = ft_mix64(seed) };
+	uint64_t state = seed;
+	size_t b = ft_agree_bytes(n);
+
+	s.world = xcalloc(n, sizeof *s.world);
+	s.m = xcalloc(n, sizeof *s.m);
+	s.dead = xcalloc(n, sizeof *s.dead);
+	s.victims = xcalloc(k, sizeof *s.victims);
+	s.dies_at = xcalloc(k, sizeof *s.dies_at);
+	s.learns_at = xcalloc((size_t)k * n, sizeof *s.learns_at);
+	bool *victim = xcalloc(n, sizeof *victim);
+	for (uint32_t i = 0; i < n; i++) {
+		struct amember *p = &s.m[i];
+		struct ft_agree_ops o = ops;
+		s.world[i] = (int32_t)i;
+		p->s = &s;
+		p->rank = i;
+		p->start_round = (uint32_t)rand_below(&state, 2);
+		p->value = UINT32_MAX;
+		p->known = xcalloc(k, sizeof *p->known);
+		p->decided_failed = xcalloc(b, 1);
+		p->keep = UINT64_C(1) << 32;
+		o.ctx = p;
+		ft_agree_init(&p->t, &o, 1);
+	}
+	for (uint32_t j = 0; j < 8; j++)
+		s.m[rand_below(&state, n)].value &= ~(UINT32_C(1) << rand_below(&state, 32));
+	uint32_t low = 2 * k < n ? 2 * k : n;
+	for (uint32_t j = 0; j < k; j++) {
+		uint32_t v;
+		do
+			v = (uint32_t)(j % 2 ? rand_below(&state, n) : rand_below(&state, low));
+		while (victim[v]);
+		victim[v] = true;
+		s.victims[j] = v;
+		s.dies_at[j] = (uint32_t)rand_below(&state, AGREE_DEATH_ROUNDS);
+		for (uint32_t i = 0; i < n; i++)
+			s.learns_at[(size_t)j * n + i] =
+				s.dies_at[j] + 1 + (uint32_t)rand_below(&state, AGREE_LEARN_ROUNDS);
+	}
+	uint32_t coordinators = 0;
+	for (uint32_t i = 0; i < n && victim[i]; i++)
+		coordinators++;
+
+	uint32_t round, first_decision = UINT32_MAX, last_decision = 0;
+	for (round = 0; round < AGREE_MAX_ROUNDS; round++) {
+		/* What was sent last round arrives in this one, in any order;
+		 * what is sent in this one, in the next. */
+		struct amsg *sent = s.next;
+		size_t nsent = s.nnext, sentcap = s.nextcap;
+		s.next = s.q;
+		s.nextcap = s.qcap;
+		s.nnext = 0;
+		s.q = sent;
+		s.qcap = sentcap;
+		for (size_t x = nsent; x > 1; x--) {
+			size_t y = (size_t)rand_below(&s.rand, x);
+			struct amsg tmp = s.q[x - 1];
+			s.q[x - 1] = s.q[y];
+			s.q[y] = tmp;
+		}
+		for (uint32_t j = 0; j < k; j++)
+			if (s.dies_at[j] == round)
+				s.m[s.victims[j]].keep = rand_below(&state, UINT64_C(1) << 32);
+		for (uint32_t i = 0; i < n; i++) {
+			struct amember *p = &s.m[i];
+			if (p->start_round != round || s.dead[i])
+				continue;
+			p->a = ft_agree_start(&p->t, 1, 0, p->value, NULL, NULL, (uint64_t)round * AGREE_ROUND_NS);
+			if (!p->a)
+				fatal("out of memory (an agreement of %" PRIu32 " members)", n);
+		}
+		for (uint32_t j = 0; j < k; j++)
+			for (uint32_t i = 0; i < n; i++) {
+				struct amember *p = &s.m[i];
+				if (s.learns_at[(size_t)j * n + i] != round || s.dead[i])
+					continue;
+				p->known[p->nknown++] = s.victims[j];
+				ft_agree_failure(&p->t);
+			}
+		for (size_t x = 0; x < nsent; x++) {
+			if (s.dead[s.q[x].to])
+				s.lost++;
+			else
+				ft_agree_receive(&s.m[s.q[x].to].t, &s.q[x].m);
+			free(s.q[x].data);
+		}
+		if (agree_take_all(&s, round)) {
+			if (first_decision == UINT32_MAX)
+				first_decision = round;
+			last_decision = round;
+		}
+		for (uint32_t j = 0; j < k; j++)
+			if (s.dies_at[j] == round)
+				s.dead[s.victims[j]] = true;
+		/* Done when nothing is in flight and no death, learning or
+		 * start is still to come. */
+		if (s.nnext == 0 && round > AGREE_DEATH_ROUNDS + AGREE_LEARN_ROUNDS)
+			break;
+	}
+
+	uint32_t survivors = agree_check(&s);
+	uint64_t total = s.sent[FT_AGREE_CONTRIB] + s.sent[FT_AGREE_DECIDE] + s.sent[FT_AGREE_ASK];
+	printf("agreement of %" PRIu32 " members, %" PRIu32 " killed (%" PRIu32
+	       " coordinators in a row among them), seed %" PRIu64 "\n",
+	       n, k, coordinators, seed);
+	if (first_decision == UINT32_MAX)
+		printf("no decision in %" PRIu32 " rounds\n", round);
+	else
+		printf("rounds: first decision %" PRIu32 ", last %" PRIu32 "\n", first_decision, last_decision);
+	printf("messages: %" PRIu64 " (CONTRIB %" PRIu64 ", DECIDE %" PRIu64 ", ASK %" PRIu64
+	       "), %.2f per member, %" PRIu64 " lost to dead members\n",
+	       total, s.sent[FT_AGREE_CONTRIB], s.sent[FT_AGREE_DECIDE], s.sent[FT_AGREE_ASK],
+	       (double)total / n, s.lost);
+	if (survivors) {
+		const struct amember *p = NULL;
+		uint32_t nfailed = 0;
+		for (uint32_t i = 0; i < n && !p; i++)
+			if (!s.dead[i])
+				p = &s.m[i];
+		for (uint32_t i = 0; i < n; i++)
+			nfailed += ft_agree_bit(p->decided_failed, i);
+		printf("all %" PRIu32 " survivors decided the same: flag 0x%08" PRIx32 ", %" PRIu32
+		       " failed, %s\n",
+		       survivors, p->decided_value, nfailed,
+		       p->decided_rc ? "not all acknowledged" : "all acknowledged");
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		ft_agree_destroy(&s.m[i].t);
+		free(s.m[i].known);
+		free(s.m[i].decided_failed);
+	}
+	for (size_t x = 0; x < s.nnext; x++)
+		free(s.next[x].data);
+	free(s.q);
+	free(s.next);
+	free(s.world);
+	free(s.m);
+	free(s.dead);
+	free(s.victims);
+	free(s.dies_at);
+	free(s.learns_at);
+	free(victim);
+	return survivors ? 0 : 1;
+}
+
 /* --- command line ------------------------------------------------------- */
 
 static uint64_t parse_uint(const char *what, const char *s, uint64_t min, uint64_t max,
@@ -1232,6 +1553,7 @@ static void usage(void)
 	       "       sim --host-loss --table [--samples=S] [--period=MS] [--timeout=MS] "
 	       "[--seed=S]\n"
 	       "       sim --revoke [--samples=S] [--seed=S]\n"
+	       "       sim --agree=N [--kill=K] [--seed=S]\n"
 	       "Broadcast mode (default N=1024, K=4): K random ranks fail, each kind floods\n"
 	       "the news; prints rounds, NOTICEs sent and lost, and consistency.\n"
 	       "--table: the sweep N in {16, 1024, 65536, 1048576} x K in {1, 4, 16}, Markdown.\n"
@@ -1242,7 +1564,23 @@ static void usage(void)
 	       "over S seeds (default 1, 10 with --table).\n"
 	       "--revoke: a revocation flooded over N members in {8, 64, 1024, 4096} with\n"
 	       "none, 1/8 or 1/2 of them dead; rounds, messages, members never told, now\n"
-	       "and with the forwarding before (S samples a row, default 20).\n");
+	       "and with the forwarding before (S samples a row, default 20).\n"
+	       "--agree: one agreement among N members (at most 32768), K of them (default\n"
+	       "0, at most 1024) killed at random rounds; rounds, messages, and whether every\n"
+	       "survivor decided the same (exit status 1 if not).\n");
+}
+
+/* The run's cost since t0 (wall clock seconds), after a blank line if
+ * spaced. CPU time too: on a shared machine the wall time says little. */
+static void print_resources(bool spaced, double t0)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	printf("%swall time %.2f s, CPU time %.2f s, peak memory %.1f MiB (ru_maxrss)\n",
+	       spaced ? "\n" : "", wall_seconds() - t0, cpu, (double)ru.ru_maxrss / 1024.0);
 }
 
 /* --name=value or --name value. */
@@ -1270,7 +1608,7 @@ int main(int argc, char **argv)
 	const char *pos[2] = { NULL, NULL };
 	int npos = 0, only_kind = -1;
 	bool period_set = false, timeout_set = false, skip_known = false;
-	const char *jobs_arg = NULL, *samples_arg = NULL;
+	const char *jobs_arg = NULL, *samples_arg = NULL, *agree_arg = NULL, *kill_arg = NULL;
 	int jobs = 1;
 	double t0 = wall_seconds();
 
@@ -1287,6 +1625,10 @@ int main(int argc, char **argv)
 			revoke = true;
 		} else if (strcmp(a, "--skip-known") == 0) {
 			skip_known = true;
+		} else if ((v = option_value(argc, argv, &i, "--agree"))) {
+			agree_arg = v;
+		} else if ((v = option_value(argc, argv, &i, "--kill"))) {
+			kill_arg = v;
 		} else if ((v = option_value(argc, argv, &i, "--jobs"))) {
 			jobs_arg = v;
 			jobs = (int)parse_uint("--jobs", v, 1, 3, "1, 2 or 3 (kinds run at once)");
@@ -1308,8 +1650,8 @@ int main(int argc, char **argv)
 			timeout_set = true;
 		} else if (a[0] == '-' && a[1] != '\0') {
 			usage_error("unknown option '%s' (accepted: --seed, --kind, --table, "
-				    "--jobs, --skip-known, --host-loss, --revoke, --hosts, --samples, "
-				    "--period, --timeout, --help)",
+				    "--jobs, --skip-known, --host-loss, --revoke, --agree, --kill, --hosts, "
+				    "--samples, --period, --timeout, --help)",
 				    a);
 		} else if (npos < 2) {
 			pos[npos++] = a;
@@ -1318,6 +1660,21 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (agree_arg) {
+		if (revoke || host_loss || table || kind_arg || jobs_arg || skip_known || hosts_arg ||
+		    samples_arg || period_set || timeout_set || npos)
+			usage_error("--agree takes only --kill and --seed");
+		char accepted[64];
+		uint32_t n = (uint32_t)parse_uint("--agree", agree_arg, 1, 32768, "an integer from 1 to 32768");
+		uint32_t max_kill = n - 1 < 1024 ? n - 1 : 1024;
+		snprintf(accepted, sizeof accepted, "an integer from 0 to %" PRIu32, max_kill);
+		uint32_t k = kill_arg ? (uint32_t)parse_uint("--kill", kill_arg, 0, max_kill, accepted) : 0;
+		int status = run_agree(n, k, seed);
+		print_resources(false, t0);
+		return status;
+	}
+	if (kill_arg)
+		usage_error("--kill: only with --agree");
 	if (revoke) {
 		if (host_loss || table || kind_arg || jobs_arg || skip_known || hosts_arg || period_set ||
 		    timeout_set || npos)
@@ -1399,12 +1756,6 @@ int main(int argc, char **argv)
 		run_broadcast(n, k, seed, only_kind, jobs, skip_known);
 	}
 
-	/* CPU time too: on a shared machine the wall time says little. */
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	printf("%swall time %.2f s, CPU time %.2f s, peak memory %.1f MiB (ru_maxrss)\n",
-	       table ? "\n" : "", wall_seconds() - t0, cpu, (double)ru.ru_maxrss / 1024.0);
+	print_resources(table, t0);
 	return 0;
 }

@@ -1,13 +1,13 @@
 /* calls.c: replication's side of the calls on a covered communicator
  * (pmpi/mode/mode.h): ftp_repl_calls, the replicated forms the generated
- * wrappers hand a call to (pmpi/replica.c), and ftp_repl_runs_as_is, which
- * of the others run as on any communicator. The mode's struct ftp_mode
- * (pmpi/mode/replication/mode.c) points at both; nothing else may. */
+ * wrappers hand a call to (this folder's other files), and
+ * ftp_repl_runs_as_is, which of the others run as on any communicator.
+ * The mode's struct ftp_mode (mode.c) points at both; nothing else may. */
 #include "ftshim_config.h"
 
 #include "pmpi/mode/mode.h"
 #include "pmpi/mode_calls.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/replication/replica.h"
 
 /* The forms of MPI_Probe and MPI_Sendrecv return the call's result
  * without posting it: their hand-written wrappers (pmpi/p2p.c) post. */

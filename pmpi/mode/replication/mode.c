@@ -1,13 +1,13 @@
 /* mode.c: replication as a recovery mode: its struct ftp_mode, the one
  * thing of replication the core sees (pmpi/mode/registry.c lists it).
- * Each hook is one of replication's own functions (pmpi/replica.h), or a
+ * Each hook is one of replication's own functions (replica.h), or a
  * few lines that answer the contract's question from its plan. */
 #include "ftshim_config.h"
 
 #include <errno.h>
 
 #include "pmpi/mode/mode.h"
-#include "pmpi/replica.h"
+#include "pmpi/mode/replication/replica.h"
 #include "src/inject.h"
 
 static int parse(char *err, size_t errlen)

@@ -30,9 +30,32 @@
  * communicator's struct ftp_repl_comm is set before its entry is inserted
  * behind the seam and freed with it; views change its arrays and map.
  * Replication assumes the program calls MPI from one thread at a time
- * (the stream is read in call order). */
-#ifndef FTSHIM_PMPI_REPLICA_H
-#define FTSHIM_PMPI_REPLICA_H
+ * (the stream is read in call order).
+ *
+ * Where each concern lives, in pmpi/mode/replication/ (internal.h holds
+ * what its files share, and nothing outside the folder includes it):
+ *   setup.c     the plan at MPI_Init, the start (stream, MPI_COMM_WORLD,
+ *               a replica's output) and MPI_Finalize; ftshim_rank_copies
+ *   comm.c      a communicator's replication (derive, release), the
+ *               creations on one (splits), refusing a call
+ *   stream.c    the stream: telling and hearing records; MPI_Wtime
+ *   p2p.c       sends, receives and probes
+ *   recv.c      receives that a death may move; a follower's receives
+ *               from MPI_ANY_SOURCE
+ *   complete.c  the completion calls; the stream's record buffers
+ *   coll.c      collectives on the team, their results forwarded
+ *   coll_log.c  the log of collectives, for a rebuilt team to run again
+ *   team.c      waiting on a team; its agreement and rebuild after a
+ *               promotion
+ *   cart.c      Cartesian topologies
+ *   views.c     applying failures to the views; a dead replica dropped
+ *   counts.c    the counts survivors exchange after a death, and the
+ *               resends from the send log
+ *   promote.c   a dead primary's replica carrying its rank on; the
+ *               results its primary forwarded
+ *   mode.c      replication as a recovery mode (pmpi/mode/mode.h) */
+#ifndef FTSHIM_PMPI_MODE_REPLICATION_REPLICA_H
+#define FTSHIM_PMPI_MODE_REPLICATION_REPLICA_H
 
 #include <mpi.h>
 #include <stdbool.h>
@@ -87,7 +110,7 @@ struct ftp_repl_comm {
 	/* Collectives on the team: how many this process has completed (a
 	 * follower: received), and the inputs of the latest ones, for a team
 	 * rebuilt after a promotion to run again with those that had not
-	 * completed them (pmpi/replica.c, "collectives"). */
+	 * completed them (coll_log.c, team.c). */
 	uint64_t coll_done;
 	struct coll_rec *coll_log, *coll_log_tail;
 	uint32_t team_epoch; /* changes when the team is rebuilt */
@@ -102,7 +125,7 @@ struct ftp_repl_comm {
 	struct fwd *fwd_head, *fwd_tail;
 	uint64_t fwd_count, replay_lo;
 	/* The program's Cartesian topology on this communicator, or NULL
-	 * (MPI_Cart_create, pmpi/replica.c). */
+	 * (MPI_Cart_create, cart.c). */
 	struct ftp_repl_cart *cart;
 };
 
@@ -122,7 +145,7 @@ static inline bool ftp_repl_paired(void)
 }
 
 /* World rank w's logical rank has another copy that lives: w's death is
- * not the program's failure (the other carries on, pmpi/replica.c). */
+ * not the program's failure (the other carries on, promote.c). */
 bool ftp_repl_covered(int32_t w);
 
 /* The rank in MPI_COMM_WORLD the program knows job rank w by: its

@@ -1,0 +1,409 @@
+/* coll.c: collectives on a replicated communicator (PartRePer V-C): they
+ * run among the primaries and singles (the communicator's team), and each
+ * primary forwards the result to its replica on the stream; every copy
+ * logs its input first (coll_log.c), and a collective under way when a
+ * promotion rebuilds the team runs again on the new one (team.c). The
+ * wrappers call the ftp_repl_MPI_* forms; coll_log.c and team.c use the
+ * spans and starts of a call's arguments. Application thread. */
+#include "ftshim_config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/mode/replication/internal.h"
+
+/* The elements a v-collective's buffer spans. */
+static int64_t v_span(const int *counts, const int *displs, int n)
+{
+	int64_t end = 0;
+
+	for (int i = 0; counts && displs && i < n; i++)
+		if (counts[i] > 0 && (int64_t)displs[i] + counts[i] > end)
+			end = (int64_t)displs[i] + counts[i];
+	return end;
+}
+
+static int64_t sum_of(const int *counts, int n)
+{
+	int64_t sum = 0;
+
+	for (int i = 0; counts && i < n; i++)
+		sum += counts[i];
+	return sum;
+}
+
+/* What this process gives a collective (in) and where its result lands
+ * (out). */
+void ftp_repl_coll_spans(const struct ftp_comm *e, const struct coll_args *a, struct coll_span *in,
+			 struct coll_span *out)
+{
+	int n = ftp_repl_coll_size(e), me = ftp_repl_my_rank_in(e);
+	bool root = me == a->root, in_place = a->sbuf == MPI_IN_PLACE;
+	struct coll_span none = {.buf = NULL, .count = 0, .type = MPI_DATATYPE_NULL};
+
+	*in = *out = none;
+	switch (a->fn) {
+	case FTP_FN_MPI_Bcast:
+		*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		if (root)
+			*in = *out;
+		break;
+	case FTP_FN_MPI_Reduce:
+	case FTP_FN_MPI_Allreduce:
+	case FTP_FN_MPI_Scan:
+	case FTP_FN_MPI_Exscan:
+		*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		*in = (struct coll_span){in_place ? a->rbuf : a->sbuf, a->rcount, a->rtype};
+		break;
+	case FTP_FN_MPI_Reduce_scatter_block:
+		*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		*in = (struct coll_span){in_place ? a->rbuf : a->sbuf, (int64_t)a->rcount * n, a->rtype};
+		break;
+	case FTP_FN_MPI_Reduce_scatter:
+		*out = (struct coll_span){a->rbuf, a->rcounts[me], a->rtype};
+		*in = (struct coll_span){in_place ? a->rbuf : a->sbuf, sum_of(a->rcounts, n), a->rtype};
+		break;
+	case FTP_FN_MPI_Gather:
+	case FTP_FN_MPI_Allgather:
+		if (root || a->fn == FTP_FN_MPI_Allgather)
+			*out = (struct coll_span){a->rbuf, (int64_t)a->rcount * n, a->rtype};
+		*in = in_place ? *out : (struct coll_span){a->sbuf, a->scount, a->stype};
+		break;
+	case FTP_FN_MPI_Gatherv:
+	case FTP_FN_MPI_Allgatherv:
+		if (root || a->fn == FTP_FN_MPI_Allgatherv)
+			*out = (struct coll_span){a->rbuf, v_span(a->rcounts, a->rdispls, n), a->rtype};
+		*in = in_place ? *out : (struct coll_span){a->sbuf, a->scount, a->stype};
+		break;
+	case FTP_FN_MPI_Scatter:
+		if (a->rbuf != MPI_IN_PLACE)
+			*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		if (root)
+			*in = (struct coll_span){a->sbuf, (int64_t)a->scount * n, a->stype};
+		break;
+	case FTP_FN_MPI_Scatterv:
+		if (a->rbuf != MPI_IN_PLACE)
+			*out = (struct coll_span){a->rbuf, a->rcount, a->rtype};
+		if (root)
+			*in = (struct coll_span){a->sbuf, v_span(a->scounts, a->sdispls, n), a->stype};
+		break;
+	case FTP_FN_MPI_Alltoall:
+		*out = (struct coll_span){a->rbuf, (int64_t)a->rcount * n, a->rtype};
+		*in = in_place ? *out : (struct coll_span){a->sbuf, (int64_t)a->scount * n, a->stype};
+		break;
+	case FTP_FN_MPI_Alltoallv:
+		*out = (struct coll_span){a->rbuf, v_span(a->rcounts, a->rdispls, n), a->rtype};
+		*in = in_place ? *out
+			       : (struct coll_span){a->sbuf, v_span(a->scounts, a->sdispls, n), a->stype};
+		break;
+	default:
+		break;
+	}
+}
+
+/* Start a's collective on comm into *req (a's buffers). */
+int ftp_repl_coll_start(const struct coll_args *a, MPI_Comm comm, MPI_Request *req)
+{
+	switch (a->fn) {
+	case FTP_FN_MPI_Barrier:
+		return ftp_mpi.PMPI_Ibarrier(comm, req);
+	case FTP_FN_MPI_Bcast:
+		return ftp_mpi.PMPI_Ibcast(a->rbuf, a->rcount, a->rtype, a->root, comm, req);
+	case FTP_FN_MPI_Reduce:
+		return ftp_mpi.PMPI_Ireduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->root, comm,
+					    req);
+	case FTP_FN_MPI_Allreduce:
+		return ftp_mpi.PMPI_Iallreduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, comm, req);
+	case FTP_FN_MPI_Scan:
+		return ftp_mpi.PMPI_Iscan(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, comm, req);
+	case FTP_FN_MPI_Exscan:
+		return ftp_mpi.PMPI_Iexscan(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, comm, req);
+	case FTP_FN_MPI_Reduce_scatter_block:
+		return ftp_mpi.PMPI_Ireduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op,
+							  comm, req);
+	case FTP_FN_MPI_Reduce_scatter:
+		return ftp_mpi.PMPI_Ireduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rtype, a->op, comm,
+						    req);
+	case FTP_FN_MPI_Gather:
+		return ftp_mpi.PMPI_Igather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype,
+					    a->root, comm, req);
+	case FTP_FN_MPI_Gatherv:
+		return ftp_mpi.PMPI_Igatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts,
+					     a->rdispls, a->rtype, a->root, comm, req);
+	case FTP_FN_MPI_Scatter:
+		return ftp_mpi.PMPI_Iscatter(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype,
+					     a->root, comm, req);
+	case FTP_FN_MPI_Scatterv:
+		return ftp_mpi.PMPI_Iscatterv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf,
+					      a->rcount, a->rtype, a->root, comm, req);
+	case FTP_FN_MPI_Allgather:
+		return ftp_mpi.PMPI_Iallgather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
+					       a->rtype, comm, req);
+	case FTP_FN_MPI_Allgatherv:
+		return ftp_mpi.PMPI_Iallgatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts,
+						a->rdispls, a->rtype, comm, req);
+	case FTP_FN_MPI_Alltoall:
+		return ftp_mpi.PMPI_Ialltoall(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
+					      a->rtype, comm, req);
+	case FTP_FN_MPI_Alltoallv:
+		return ftp_mpi.PMPI_Ialltoallv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf,
+					       a->rcounts, a->rdispls, a->rtype, comm, req);
+	default:
+		return MPI_ERR_INTERN;
+	}
+}
+
+/* The result of a collective, out, over the stream: sent by a primary,
+ * received by its replica. */
+static int stream_out(bool send, const struct coll_span *out, int tag)
+{
+	int count = out->count > INT_MAX ? -1 : (int)out->count;
+
+	if (count < 0)
+		return MPI_ERR_COUNT;
+	return ftp_repl_stream_io(send, count ? (void *)out->buf : NULL, count,
+				  count ? out->type : MPI_BYTE, tag, MPI_STATUS_IGNORE);
+}
+
+/* The result of a v-collective is a set of blocks of its buffer: sent as
+ * one indexed type over them. */
+static struct coll_span out_v(struct coll_span out, const int counts[], const int displs[], int n,
+			      MPI_Datatype *built)
+{
+	*built = MPI_DATATYPE_NULL;
+	if (out.count <= 0)
+		return out;
+	if (ftp_mpi.PMPI_Type_indexed(n, counts, displs, out.type, built) != MPI_SUCCESS ||
+	    ftp_mpi.PMPI_Type_commit(built) != MPI_SUCCESS)
+		return (struct coll_span){.buf = out.buf, .count = -1, .type = out.type};
+	return (struct coll_span){.buf = out.buf, .count = 1, .type = *built};
+}
+
+/* What a collective forwards: its output, less Exscan's at rank 0 (left
+ * undefined by the MPI), as one message. */
+static struct coll_span forwarded_span(const struct ftp_comm *e, const struct coll_args *a,
+				       MPI_Datatype *built)
+{
+	struct coll_span in, out;
+	int n = ftp_repl_coll_size(e), me = ftp_repl_my_rank_in(e);
+
+	*built = MPI_DATATYPE_NULL;
+	ftp_repl_coll_spans(e, a, &in, &out);
+	if (a->fn == FTP_FN_MPI_Exscan && me == 0)
+		out.count = 0;
+	if (a->fn == FTP_FN_MPI_Gatherv && me == a->root)
+		return out_v(out, a->rcounts, a->rdispls, n, built);
+	if (a->fn == FTP_FN_MPI_Allgatherv)
+		return out_v(out, a->rcounts, a->rdispls, n, built);
+	if (a->fn == FTP_FN_MPI_Alltoallv)
+		return out_v(out, a->rcounts, a->rdispls, n, built);
+	return out;
+}
+
+/* The next forwarded result, into out. */
+static int fwd_take(struct ftp_repl_comm *x, const struct coll_span *out)
+{
+	struct fwd *f = x->fwd_head;
+	int pos = 0, rc = MPI_SUCCESS;
+
+	x->fwd_head = f->next;
+	if (!x->fwd_head)
+		x->fwd_tail = NULL;
+	x->fwd_count--;
+	if (out->count > 0)
+		rc = ftp_mpi.PMPI_Unpack(f->data, f->len, &pos, (void *)out->buf, (int)out->count,
+					 out->type, ftp_repl.stream);
+	free(f);
+	return rc;
+}
+
+/* Run a collective on e's team (c->comm's): a follower takes what its
+ * primary forwards; a primary, single or promoted replica runs it on the
+ * team, again on the new team if the team is rebuilt meanwhile, and a
+ * primary forwards the result. Every copy logs its input first. Returns
+ * through the call's post. */
+static int coll_run(struct ftp_call *c, const struct coll_args *a)
+{
+	struct ftp_comm *e = c->comm;
+	struct ftp_repl_comm *x = e->cover;
+	uint64_t seq = x->coll_done + 1;
+	struct coll_rec *r = ftp_repl_coll_log_add(e, a, seq);
+	MPI_Datatype built = MPI_DATATYPE_NULL;
+	struct coll_span out = forwarded_span(e, a, &built);
+	int rc = STREAM_ENDED;
+
+	/* A promoted replica runs the collectives on the team from its
+	 * promotion on, forwarded or not (ftp_repl_teams_rebuild counted
+	 * so). */
+	if (ftp_repl_following() && ftp_repl.copy == FTP_COPY_REPLICA) {
+		rc = ftp_repl_stream_end(stream_out(false, &out, x->stream_tag), ftp_repl.partner);
+		/* Promoted while it waited: the rebuilt team counted this one
+		 * as not received, and runs it with this process. */
+		if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PROMOTED && seq > x->replay_lo)
+			rc = STREAM_ENDED;
+	} else if (x->fwd_head && seq <= x->replay_lo)
+		rc = fwd_take(x, &out);
+	else if (x->fwd_head)
+		ftp_repl_fwd_drop(x);
+	while (rc == STREAM_ENDED || rc == TEAM_REBUILT) {
+		if (rc == TEAM_REBUILT && r && r->in_rbuf && r->in_bytes)
+			memcpy((char *)a->rbuf + r->in_lb, r->in, r->in_bytes);
+		uint32_t epoch = x->team_epoch;
+		c->real = x->team;
+		rc = x->team == MPI_COMM_NULL
+			 ? FTP_ERR_PROC_FAILED
+			 : ftp_repl_team_wait(c, ftp_repl_coll_start(a, x->team, &c->req), epoch);
+		if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() &&
+		    stream_out(true, &out, x->stream_tag) != MPI_SUCCESS)
+			ftp_repl_drop_replica();
+	}
+	if (rc == MPI_SUCCESS)
+		ftp_repl_coll_completed(x, r, a->fn, seq);
+	if (built != MPI_DATATYPE_NULL)
+		ftp_mpi.PMPI_Type_free(&built);
+	return ftp_post_coll(c, rc);
+}
+
+int ftp_repl_MPI_Barrier(struct ftp_call *c)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Barrier, .stype = MPI_DATATYPE_NULL,
+					       .rtype = MPI_DATATYPE_NULL});
+}
+
+int ftp_repl_MPI_Bcast(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype, int root)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Bcast, .rbuf = buffer,
+					       .rcount = count, .rtype = datatype, .root = root,
+					       .stype = MPI_DATATYPE_NULL});
+}
+
+/* A reduction's arguments. */
+static int reduction(struct ftp_call *c, enum ftp_fn fn, const void *sendbuf, void *recvbuf,
+		     int count, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, int root)
+{
+	return coll_run(c, &(struct coll_args){.fn = fn, .sbuf = sendbuf, .rbuf = recvbuf,
+					       .rcount = count, .rcounts = recvcounts,
+					       .rtype = datatype, .stype = MPI_DATATYPE_NULL,
+					       .op = op, .root = root});
+}
+
+int ftp_repl_MPI_Reduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			MPI_Datatype datatype, MPI_Op op, int root)
+{
+	return reduction(c, FTP_FN_MPI_Reduce, sendbuf, recvbuf, count, NULL, datatype, op, root);
+}
+
+int ftp_repl_MPI_Allreduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			   MPI_Datatype datatype, MPI_Op op)
+{
+	return reduction(c, FTP_FN_MPI_Allreduce, sendbuf, recvbuf, count, NULL, datatype, op, -1);
+}
+
+int ftp_repl_MPI_Scan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+		      MPI_Datatype datatype, MPI_Op op)
+{
+	return reduction(c, FTP_FN_MPI_Scan, sendbuf, recvbuf, count, NULL, datatype, op, -1);
+}
+
+int ftp_repl_MPI_Exscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			MPI_Datatype datatype, MPI_Op op)
+{
+	return reduction(c, FTP_FN_MPI_Exscan, sendbuf, recvbuf, count, NULL, datatype, op, -1);
+}
+
+int ftp_repl_MPI_Reduce_scatter_block(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+				      int recvcount, MPI_Datatype datatype, MPI_Op op)
+{
+	return reduction(c, FTP_FN_MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, NULL,
+			 datatype, op, -1);
+}
+
+int ftp_repl_MPI_Reduce_scatter(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+				const int recvcounts[], MPI_Datatype datatype, MPI_Op op)
+{
+	return reduction(c, FTP_FN_MPI_Reduce_scatter, sendbuf, recvbuf, 0, recvcounts, datatype,
+			 op, -1);
+}
+
+int ftp_repl_MPI_Gather(struct ftp_call *c, const void *sendbuf, int sendcount,
+			MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+			int root)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Gather, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcount = recvcount,
+					       .rtype = recvtype, .root = root});
+}
+
+int ftp_repl_MPI_Gatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
+			 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+			 const int displs[], MPI_Datatype recvtype, int root)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Gatherv, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcounts = recvcounts,
+					       .rdispls = displs, .rtype = recvtype, .root = root});
+}
+
+int ftp_repl_MPI_Scatter(struct ftp_call *c, const void *sendbuf, int sendcount,
+			 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+			 int root)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Scatter, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcount = recvcount,
+					       .rtype = recvtype, .root = root});
+}
+
+int ftp_repl_MPI_Scatterv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			  const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			  MPI_Datatype recvtype, int root)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Scatterv, .sbuf = sendbuf,
+					       .scounts = sendcounts, .sdispls = displs,
+					       .stype = sendtype, .rbuf = recvbuf,
+					       .rcount = recvcount, .rtype = recvtype,
+					       .root = root});
+}
+
+int ftp_repl_MPI_Allgather(struct ftp_call *c, const void *sendbuf, int sendcount,
+			   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			   MPI_Datatype recvtype)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Allgather, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcount = recvcount,
+					       .rtype = recvtype, .root = -1});
+}
+
+int ftp_repl_MPI_Allgatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
+			    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+			    const int displs[], MPI_Datatype recvtype)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Allgatherv, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcounts = recvcounts,
+					       .rdispls = displs, .rtype = recvtype, .root = -1});
+}
+
+int ftp_repl_MPI_Alltoall(struct ftp_call *c, const void *sendbuf, int sendcount,
+			  MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			  MPI_Datatype recvtype)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Alltoall, .sbuf = sendbuf,
+					       .scount = sendcount, .stype = sendtype,
+					       .rbuf = recvbuf, .rcount = recvcount,
+					       .rtype = recvtype, .root = -1});
+}
+
+int ftp_repl_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+			   const int recvcounts[], const int rdispls[], MPI_Datatype recvtype)
+{
+	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Alltoallv, .sbuf = sendbuf,
+					       .scounts = sendcounts, .sdispls = sdispls,
+					       .stype = sendtype, .rbuf = recvbuf,
+					       .rcounts = recvcounts, .rdispls = rdispls,
+					       .rtype = recvtype, .root = -1});
+}

@@ -1,0 +1,157 @@
+/* coll_log.c: each replicated communicator's log of its latest
+ * collectives (struct coll_rec, internal.h: the arguments, their arrays
+ * and a copy of the input, within FTSHIM_REPLICA_LOG_MIB), kept so that a
+ * team rebuilt after a promotion can run them again with the members that
+ * had not completed them (team.c). coll.c adds to it and says what
+ * completed, which trims it; comm.c empties it with the communicator.
+ * Application thread. */
+#include "ftshim_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/mode/replication/internal.h"
+
+/* The bytes count elements of type span from buf, from *lb on. */
+size_t ftp_repl_bytes_of(MPI_Datatype type, int64_t count, MPI_Aint *lb)
+{
+	MPI_Aint tlb = 0, text = 0, elb = 0, ext = 0;
+
+	*lb = 0;
+	if (count <= 0 || type == MPI_DATATYPE_NULL ||
+	    ftp_mpi.PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
+	    ftp_mpi.PMPI_Type_get_extent(type, &elb, &ext) != MPI_SUCCESS)
+		return 0;
+	*lb = tlb;
+	return (size_t)((count - 1) * ext + text);
+}
+
+/* Every member's output depends on every member's input: once this
+ * process has completed one, every member has entered it, so none will
+ * need an older one run again. */
+static bool coll_syncs(enum ftp_fn fn)
+{
+	return fn == FTP_FN_MPI_Barrier || fn == FTP_FN_MPI_Allreduce ||
+	       fn == FTP_FN_MPI_Allgather || fn == FTP_FN_MPI_Allgatherv ||
+	       fn == FTP_FN_MPI_Alltoall || fn == FTP_FN_MPI_Alltoallv ||
+	       fn == FTP_FN_MPI_Reduce_scatter || fn == FTP_FN_MPI_Reduce_scatter_block;
+}
+
+static size_t coll_log_bytes;
+
+static void coll_rec_free(struct coll_rec *r)
+{
+	if (ftp_active()) {
+		if (r->own_stype)
+			ftp_mpi.PMPI_Type_free(&r->a.stype);
+		if (r->own_rtype)
+			ftp_mpi.PMPI_Type_free(&r->a.rtype);
+	}
+	coll_log_bytes -= r->in_bytes;
+	free(r->arrays);
+	free(r->in);
+	free(r);
+}
+
+/* Forget the logged collectives of x numbered below seq. */
+void ftp_repl_coll_log_trim(struct ftp_repl_comm *x, uint64_t seq)
+{
+	while (x->coll_log && x->coll_log->seq < seq) {
+		struct coll_rec *r = x->coll_log;
+		x->coll_log = r->next;
+		coll_rec_free(r);
+	}
+	if (!x->coll_log)
+		x->coll_log_tail = NULL;
+}
+
+/* A type of the program's that a log entry keeps: named ones as they are,
+ * others duplicated. */
+static bool keep_type(MPI_Datatype *t)
+{
+	int ni = 0, na = 0, nt = 0, combiner = MPI_COMBINER_NAMED;
+
+	if (*t == MPI_DATATYPE_NULL ||
+	    ftp_mpi.PMPI_Type_get_envelope(*t, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
+	    combiner == MPI_COMBINER_NAMED)
+		return false;
+	return ftp_mpi.PMPI_Type_dup(*t, t) == MPI_SUCCESS;
+}
+
+static int *copy_array(int **to, const int *from, int n)
+{
+	if (!from)
+		return NULL;
+	memcpy(*to, from, (size_t)n * sizeof **to);
+	int *at = *to;
+	*to += n;
+	return at;
+}
+
+/* Log collective seq of e, about to run with args a (NULL: out of
+ * memory; it cannot be run again). */
+struct coll_rec *ftp_repl_coll_log_add(struct ftp_comm *e, const struct coll_args *a, uint64_t seq)
+{
+	struct ftp_repl_comm *x = e->cover;
+	struct coll_rec *r = calloc(1, sizeof *r);
+	struct coll_span in, out;
+	int n = ftp_repl_coll_size(e), me = ftp_repl_my_rank_in(e);
+
+	if (!r)
+		return NULL;
+	r->seq = seq;
+	r->a = *a;
+	ftp_repl_coll_spans(e, a, &in, &out);
+	r->in_rbuf = in.count > 0 && in.buf == a->rbuf;
+	r->in_bytes = ftp_repl_bytes_of(in.type, in.count, &r->in_lb);
+	r->in = r->in_bytes ? malloc(r->in_bytes) : NULL;
+	/* Arrays significant here: a rooted v-collective's at its root only. */
+	bool rooted = a->fn == FTP_FN_MPI_Gatherv || a->fn == FTP_FN_MPI_Scatterv;
+	bool arrays_here = !rooted || me == a->root || a->fn == FTP_FN_MPI_Reduce_scatter;
+	int narrays = arrays_here ? !!a->scounts + !!a->sdispls + !!a->rcounts + !!a->rdispls : 0;
+	r->arrays = narrays ? malloc((size_t)narrays * n * sizeof *r->arrays) : NULL;
+	if ((r->in_bytes && !r->in) || (narrays && !r->arrays)) {
+		free(r->in);
+		free(r->arrays);
+		free(r);
+		return NULL;
+	}
+	if (r->in_bytes)
+		memcpy(r->in, (const char *)in.buf + r->in_lb, r->in_bytes);
+	int *at = r->arrays;
+	if (arrays_here) {
+		r->a.scounts = copy_array(&at, a->scounts, n);
+		r->a.sdispls = copy_array(&at, a->sdispls, n);
+		r->a.rcounts = copy_array(&at, a->rcounts, n);
+		r->a.rdispls = copy_array(&at, a->rdispls, n);
+	} else {
+		r->a.scounts = r->a.sdispls = r->a.rcounts = r->a.rdispls = NULL;
+	}
+	r->own_stype = keep_type(&r->a.stype);
+	r->own_rtype = keep_type(&r->a.rtype);
+	coll_log_bytes += r->in_bytes;
+	/* Within FTSHIM_REPLICA_LOG_MIB, the oldest of this communicator go
+	 * first (running one again then ends the job, saying so). */
+	while (x->coll_log && coll_log_bytes > ((size_t)ftp.cfg.replica_log_mib << 20)) {
+		struct coll_rec *old = x->coll_log;
+		x->coll_log = old->next;
+		coll_rec_free(old);
+	}
+	if (!x->coll_log)
+		x->coll_log_tail = NULL;
+	*(x->coll_log_tail ? &x->coll_log_tail->next : &x->coll_log) = r;
+	x->coll_log_tail = r;
+	return r;
+}
+
+/* A collective completed here (or its result was received). */
+void ftp_repl_coll_completed(struct ftp_repl_comm *x, const struct coll_rec *r, enum ftp_fn fn,
+			     uint64_t seq)
+{
+	x->coll_done = seq;
+	if (coll_syncs(fn))
+		ftp_repl_coll_log_trim(x, seq);
+	else if (!r)
+		ftp_repl_coll_log_trim(x,
+				       seq + 1); /* what was before it cannot be run again either */
+}

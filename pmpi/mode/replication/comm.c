@@ -1,0 +1,367 @@
+/* comm.c: what replication adds to a communicator and does when one is
+ * made from a replicated one: ftp_repl_derive gives a new entry its map
+ * and team, ftp_repl_release frees them (both called by pmpi/comms.c);
+ * ftp_repl_creation agrees on the live copies before a creation (the
+ * seam calls it), and MPI_Comm_split and MPI_Comm_split_type have their
+ * replicated forms here (cart.c splits through ftp_repl_split_as). It
+ * keeps the list of replicated communicators that a view change walks
+ * (internal.h), and refuses with one line a call that has no replicated
+ * form (ftp_repl_refuse, from the wrappers). Application thread. */
+#include "ftshim_config.h"
+
+#include <stdlib.h>
+
+#include "pmpi/mode/replication/internal.h"
+#include "src/log.h"
+
+/* The next communicator's slot among the data tags. */
+static uint32_t next_data_slot;
+
+/* Every replicated communicator this process holds: ftp_repl_derive adds
+ * them, ftp_repl_release removes them (internal.h). */
+struct ftp_comm **ftp_repl_comms;
+size_t ftp_repl_ncomms;
+static size_t repl_comms_cap;
+
+/* The logical rank of this process in e's communicator: a replica's is
+ * its primary's. */
+int ftp_repl_my_rank_in(const struct ftp_comm *e)
+{
+	int me = -1;
+
+	ftp_mpi.PMPI_Comm_rank(e->real, &me);
+	ftp_rank_out(e, &me);
+	return me;
+}
+
+void ftp_repl_release(struct ftp_comm *e)
+{
+	struct ftp_repl_comm *x = e->cover;
+
+	if (!x)
+		return;
+	for (size_t i = 0; i < ftp_repl_ncomms; i++)
+		if (ftp_repl_comms[i] == e) {
+			ftp_repl_comms[i] = ftp_repl_comms[--ftp_repl_ncomms];
+			break;
+		}
+	ft_msg_table_drop_comm(&ftp_repl_msg_counts, e->core->id);
+	ft_send_log_drop_comm(&ftp_repl_send_log, e->core->id);
+	ftp_repl_coll_log_trim(x, UINT64_MAX);
+	ftp_repl_fwd_drop(x);
+	if (x->team != MPI_COMM_NULL && ftp_active())
+		ftp_mpi.PMPI_Comm_free(&x->team);
+	if (x->base != MPI_COMM_NULL && ftp_active())
+		ftp_mpi.PMPI_Comm_free(&x->base);
+	free(x->primary);
+	free(x->replica);
+	free(x->cart);
+	free(x);
+	e->cover = NULL;
+}
+
+/* The key of the MPI_Comm_split under way on a replicated communicator
+ * (ftp_repl_MPI_Comm_split), for ftp_repl_derive; and the topology the
+ * communicator it makes takes (MPI_Cart_create, MPI_Cart_sub), which
+ * ftp_repl_derive takes over. */
+static int split_key;
+static bool split_keyed;
+static struct ftp_repl_cart *split_cart;
+
+/* The replication of e, whose members (e->core, in e->real's rank order)
+ * are world ranks: primaries and singles give the program ranks in their
+ * order, each replica goes with its primary; a replica whose primary is
+ * not among them (it died) stands for its logical rank, and the program
+ * ranks then follow their order in parent. Collective over e->real (the
+ * team is split from it). */
+void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
+{
+	const struct ft_comm *core = e->core;
+	uint32_t nreal = core->local_size;
+	struct ftp_repl_comm *x = calloc(1, sizeof *x);
+	int32_t *pos = malloc(((size_t)ftp_repl.plan.n + ftp_repl.plan.r + 1) * sizeof *pos);
+	int32_t *real_of = NULL;
+	struct ft_rank_map *map = calloc(1, sizeof *map);
+	bool ok = x && pos && map && core->remote_size == 0, lone = false;
+
+	if (ok) {
+		x->team = MPI_COMM_NULL;
+		x->base = MPI_COMM_NULL;
+		x->primary = malloc(((size_t)nreal + 1) * sizeof *x->primary);
+		x->replica = malloc(((size_t)nreal + 1) * sizeof *x->replica);
+		real_of = malloc(((size_t)nreal + 1) * sizeof *real_of);
+		ok = x->primary && x->replica && real_of;
+	}
+	for (uint32_t k = 0; ok && k < ftp_repl.plan.n + ftp_repl.plan.r; k++)
+		pos[k] = -1;
+	for (uint32_t q = 0; ok && q < nreal; q++) {
+		int32_t w = core->members[q];
+		if (w < 0 || (uint32_t)w >= ftp_repl.plan.n + ftp_repl.plan.r)
+			ok = false;
+		else
+			pos[w] = (int32_t)q;
+	}
+	/* Program rank order: the primaries and singles in real order, and
+	 * a replica alone where its primary would be. */
+	for (uint32_t q = 0; ok && q < nreal; q++) {
+		int32_t w = core->members[q], l = ftp_repl.plan.logical_of[w];
+		if (ftp_repl_is_replica_world(w) && pos[l] >= 0)
+			continue;
+		int32_t rw = ftp_repl_is_replica_world(w)
+				 ? w
+				 : ftp_repl.plan.replica_of[w]; /* -1 once dropped */
+		x->primary[x->size] = ftp_repl_is_replica_world(w) ? -1 : (int32_t)q;
+		x->replica[x->size] = rw >= 0 ? pos[rw] : -1;
+		lone |= ftp_repl_is_replica_world(w);
+		x->size++;
+	}
+	if (ok && lone && parent && parent->cover) {
+		/* The MPI ordered the new communicator by the program's key, then
+		 * by rank in what it was made from, where a replica that stands
+		 * alone comes after the primaries: order the program ranks by
+		 * the key, then by rank in the parent, as among the N. */
+		int mine[2] = {split_keyed ? split_key : 0, ftp_repl_my_rank_in(parent)};
+		int *all = malloc(((size_t)nreal + 1) * 2 * sizeof *all);
+		ok = all && ftp_mpi.PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, e->real) ==
+				MPI_SUCCESS;
+		for (uint32_t i = 1; ok && i < x->size; i++)
+			for (uint32_t j = i; j > 0; j--) {
+				const int *a = &all[2 * ftp_repl_lead_of(x, (int)j - 1)],
+					  *b = &all[2 * ftp_repl_lead_of(x, (int)j)];
+				if (a[0] < b[0] || (a[0] == b[0] && a[1] <= b[1]))
+					break;
+				int32_t t = x->primary[j];
+				x->primary[j] = x->primary[j - 1];
+				x->primary[j - 1] = t;
+				t = x->replica[j];
+				x->replica[j] = x->replica[j - 1];
+				x->replica[j - 1] = t;
+			}
+		free(all);
+	}
+	bool replica = ftp_repl.copy == FTP_COPY_REPLICA, rclass = ftp_repl_replica_class();
+	int me = 0;
+	/* The team's members first (world ranks, for its hash), then the map. */
+	for (uint32_t l = 0; ok && l < x->size; l++) {
+		real_of[l] = ftp_repl_world_at(e, ftp_repl_lead_of(x, (int)l));
+		if (real_of[l] == ftp.rank)
+			me = (int)l;
+	}
+	if (ok)
+		x->team_hash = ftp_repl_team_hash(real_of, x->size);
+	for (uint32_t l = 0; ok && l < x->size; l++)
+		real_of[l] = (rclass && x->replica[l] >= 0) || x->primary[l] < 0 ? x->replica[l]
+										 : x->primary[l];
+	int rc = MPI_SUCCESS;
+	/* Every member splits, whatever went wrong here, or the others hang;
+	 * the key puts the team in program rank order. */
+	if (core->remote_size == 0)
+		rc = ftp_mpi.PMPI_Comm_split(e->real, replica ? MPI_UNDEFINED : 0, me,
+					     x ? &x->team : &(MPI_Comm){0});
+	if (ok && ftp_repl_ncomms == repl_comms_cap) {
+		size_t cap = repl_comms_cap ? 2 * repl_comms_cap : 16;
+		struct ftp_comm **more = realloc(ftp_repl_comms, cap * sizeof *more);
+		ok = more != NULL;
+		if (more) {
+			ftp_repl_comms = more;
+			repl_comms_cap = cap;
+		}
+	}
+	/* A collective abandoned on a team whose member died may fail later
+	 * in the MPI's progress: never fatal (the call's own error reaches the
+	 * program through the seam). */
+	if (x && x->team != MPI_COMM_NULL)
+		ftp_mpi.PMPI_Comm_set_errhandler(x->team, MPI_ERRORS_RETURN);
+	if (ok && rc == MPI_SUCCESS && ft_rank_map_init(map, real_of, x->size, nreal) == 0) {
+		x->stream_tag = TAG_DATA + (int)(next_data_slot++ % TAG_DATA_SLOTS);
+		/* A split takes the topology it was made for; a dup keeps its
+		 * parent's. */
+		const struct ftp_repl_cart *pc = parent && parent->cover ? ftp_repl_of(parent)->cart : NULL;
+		if (split_cart) {
+			x->cart = split_cart;
+			split_cart = NULL;
+		} else if (!split_keyed && pc) {
+			x->cart = ftp_repl_cart_new(pc->ndims, pc->v, pc->v + pc->ndims);
+		}
+		ftp_repl_comms[ftp_repl_ncomms++] = e;
+		e->cover = x;
+		ftp_comm_give_map(e, map);
+		x = NULL;
+		map = NULL;
+	} else {
+		/* Its calls would run unreplicated, each copy for itself. */
+		ft_error("a communicator of %u processes cannot be replicated (out of memory): the "
+			 "job ends",
+			 nreal);
+		ftp_mpi.PMPI_Abort(ftp.world, 1);
+	}
+	if (x && x->team != MPI_COMM_NULL)
+		ftp_mpi.PMPI_Comm_free(&x->team);
+	if (x) {
+		free(x->primary);
+		free(x->replica);
+		free(x);
+	}
+	free(map);
+	free(real_of);
+	free(pos);
+}
+
+/* An error of the program's call on replicated c->comm that the MPI
+ * would have raised there: the communicator's error handler, and the
+ * code. */
+int ftp_repl_program_error(struct ftp_call *c, int code)
+{
+	ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, code);
+	return code;
+}
+
+int ftp_repl_refuse(struct ftp_call *c)
+{
+	static const char *const names[] = FTP_FN_NAMES;
+
+	ft_error("%s on a replicated communicator is not supported yet (FTSHIM_REPLICAS=%s); "
+		 "run without FTSHIM_REPLICAS, or see 'man 7 ftshim' (REPLICATION) for what is",
+		 names[c->fn], ftp.cfg.replicas);
+	return ftp_repl_program_error(c, MPI_ERR_UNSUPPORTED_OPERATION);
+}
+
+/* The tag of the MPI_Comm_create_group that makes a creation base. */
+#define BASE_TAG 0x5f7d
+
+/* Wait until this process knows every member of e not in alive[0..n)
+ * failed (the agreement may have heard of it first), apply the view, and
+ * say whether each was a replica, dropped now. */
+static int settle_dead(const struct ftp_comm *e, const int32_t *alive, uint32_t n)
+{
+	int rc = MPI_SUCCESS;
+
+	for (uint32_t q = 0, i = 0; q < e->core->local_size; q++) {
+		int32_t w = e->core->members[q];
+		if (i < n && alive[i] == w) {
+			i++;
+			continue;
+		}
+		uint64_t polls = 0;
+		while (!ft_proc_ever_failed(&ftp.procs, (uint32_t)w))
+			ftp_poll_pause(&polls);
+	}
+	ftp_repl_views();
+	for (uint32_t q = 0, i = 0; q < e->core->local_size; q++) {
+		int32_t w = e->core->members[q];
+		if (i < n && alive[i] == w)
+			i++;
+		else if (!ftp_repl_covered(w))
+			rc = FTP_ERR_PROC_FAILED;
+	}
+	return rc;
+}
+
+int ftp_repl_creation(struct ftp_call *c)
+{
+	struct ftp_comm *e = c->comm;
+	struct ftp_repl_comm *x = e->cover;
+	int32_t *alive = malloc(((size_t)e->core->local_size + 1) * sizeof *alive);
+	uint32_t n = 0;
+	int size = 0;
+
+	if (!alive)
+		return MPI_ERR_NO_MEM;
+	int rc = ftp_agree_alive(c, alive, &n);
+	if (rc == MPI_SUCCESS)
+		rc = settle_dead(e, alive, n);
+	MPI_Comm base = x->base != MPI_COMM_NULL ? x->base : e->real;
+	if (rc == MPI_SUCCESS)
+		rc = ftp_mpi.PMPI_Comm_size(base, &size);
+	if (rc == MPI_SUCCESS && (uint32_t)size != n) {
+		MPI_Comm smaller = MPI_COMM_NULL;
+		rc = ftp_create_group_of(ftp_repl.stream, alive, n, BASE_TAG, c->fn, &smaller);
+		if (rc == MPI_SUCCESS) {
+			if (x->base != MPI_COMM_NULL)
+				ftp_mpi.PMPI_Comm_free(&x->base);
+			x->base = base = smaller;
+		}
+	}
+	if (rc == MPI_SUCCESS) {
+		c->real = base;
+		c->direct = true;
+		ftp_hang_watch_begin(c->fn, alive, n);
+	}
+	free(alive);
+	return rc;
+}
+
+/* MPI_Comm_split of c's program ranks, the new communicator with
+ * topology cart (NULL: none; taken over either way). */
+int ftp_repl_split_as(struct ftp_call *c, int color, int key, struct ftp_repl_cart *cart,
+		      MPI_Comm *newcomm)
+{
+	split_key = key;
+	split_keyed = true;
+	split_cart = cart;
+	int rc = ftp_post_create(c, ftp_mpi.PMPI_Comm_split(c->real, color, key, newcomm), newcomm);
+	split_keyed = false;
+	free(split_cart); /* not taken: this process is not in a new communicator */
+	split_cart = NULL;
+	return rc;
+}
+
+int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *newcomm)
+{
+	return ftp_repl_split_as(c, color, key, NULL, newcomm);
+}
+
+/* The lowest program rank of e whose leading copy (primary, single, or
+ * replica carrying on) is in kind, a communicator of some of e's real
+ * processes; MPI_UNDEFINED if none. */
+static int lowest_lead_in(const struct ftp_comm *e, MPI_Comm kind)
+{
+	const struct ftp_repl_comm *x = e->cover;
+	MPI_Group in = MPI_GROUP_NULL, real = MPI_GROUP_NULL;
+	int n = 0, color = MPI_UNDEFINED;
+
+	ftp_mpi.PMPI_Comm_group(kind, &in);
+	ftp_mpi.PMPI_Comm_group(e->real, &real);
+	ftp_mpi.PMPI_Group_size(in, &n);
+	int *idx = malloc(((size_t)n + 1) * sizeof *idx), *q = malloc(((size_t)n + 1) * sizeof *q);
+	for (int i = 0; idx && i < n; i++)
+		idx[i] = i;
+	if (idx && q && ftp_mpi.PMPI_Group_translate_ranks(in, n, idx, real, q) == MPI_SUCCESS)
+		for (int i = 0; i < n; i++)
+			for (uint32_t k = 0; k < x->size && (color == MPI_UNDEFINED || (int)k < color); k++)
+				if (q[i] != MPI_UNDEFINED && ftp_repl_lead_of(x, (int)k) == q[i])
+					color = (int)k;
+	free(idx);
+	free(q);
+	ftp_mpi.PMPI_Group_free(&in);
+	ftp_mpi.PMPI_Group_free(&real);
+	return color;
+}
+
+/* MPI_Comm_split_type on a replicated communicator: what the MPI groups
+ * depends on where each copy runs (a replica is on another host than its
+ * primary), so the leading copies decide. Every live copy takes part in
+ * the MPI's split; each leading copy's group is named by its lowest
+ * program rank, which a primary tells its replica; then the program's
+ * ranks are split by those names. */
+int ftp_repl_MPI_Comm_split_type(struct ftp_call *c, int split_type, int key, MPI_Info info,
+				 MPI_Comm *newcomm)
+{
+	MPI_Comm kind = MPI_COMM_NULL;
+	int color = MPI_UNDEFINED;
+	int rc = ftp_mpi.PMPI_Comm_split_type(c->real, split_type, key, info, &kind);
+
+	if (rc == MPI_SUCCESS && kind != MPI_COMM_NULL) {
+		color = lowest_lead_in(c->comm, kind);
+		ftp_mpi.PMPI_Comm_free(&kind);
+	}
+	int v[REC_HEAD + 1] = {rc, 0, color}, n = 0;
+	if (ftp_repl_following()) {
+		if (ftp_repl_hear(v, REC_HEAD + 1, &n) == MPI_SUCCESS && n == REC_HEAD + 1)
+			color = v[REC_HEAD];
+	} else {
+		ftp_repl_tell(v, REC_HEAD + 1);
+	}
+	/* Every member splits, whatever went wrong here, or the others hang. */
+	return ftp_repl_split_as(c, color, key, NULL, newcomm);
+}

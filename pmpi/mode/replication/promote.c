@@ -1,0 +1,182 @@
+/* promote.c: a primary's death while its replica lives (PartRePer's
+ * promotion): the processes that received from the primary settle and
+ * drop what they had from it and receive from the replica from now on;
+ * the replica takes the results its dead primary forwarded (struct fwd,
+ * read by coll.c) and what it told, serves the others from its log
+ * (counts.c), then decides for itself and writes to the terminal
+ * (ftp_repl_carry_on). views.c calls ftp_repl_promote as it applies the
+ * death; stream.c and views.c call ftp_repl_carry_on once the stream runs
+ * dry. Application thread. */
+#include "ftshim_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "pmpi/mode/replication/internal.h"
+#include "src/events.h"
+#include "src/log.h"
+
+/* Receive and drop the message a probe of e found (status st). */
+void ftp_repl_discard_one(const struct ftp_comm *e, const MPI_Status *st)
+{
+	int bytes = 0;
+
+	ftp_mpi.PMPI_Get_count(st, MPI_BYTE, &bytes);
+	void *junk = malloc((size_t)(bytes > 0 ? bytes : 1));
+	if (junk)
+		ftp_mpi.PMPI_Recv(junk, bytes, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, e->real,
+				  MPI_STATUS_IGNORE);
+	free(junk);
+	ft_debug("a message of tag %d from the dead copy at rank %d of communicator %llx, which "
+		 "its replica sends again: dropped",
+		 st->MPI_TAG, st->MPI_SOURCE, (unsigned long long)e->core->id);
+}
+
+/* Messages the dead primary `dead` sent that no receive here matched:
+ * never to be matched now (its replica gives them again), so that no
+ * later receive from MPI_ANY_SOURCE takes one. */
+static void discard_from(int32_t dead)
+{
+	for (size_t i = 0; i < ftp_repl_ncomms; i++) {
+		struct ftp_comm *e = ftp_repl_comms[i];
+		int q = -1;
+		for (uint32_t j = 0; j < e->core->local_size; j++)
+			if (e->core->members[j] == dead)
+				q = (int)j;
+		/* A few passes of the MPI's progress: what it sent is here. */
+		for (int empty = 0; q >= 0 && empty < 4;) {
+			MPI_Status st;
+			int flag = 0;
+			if (ftp_mpi.PMPI_Iprobe(q, MPI_ANY_TAG, e->real, &flag, &st) != MPI_SUCCESS)
+				break;
+			if (!flag) {
+				empty++;
+				continue;
+			}
+			ftp_repl_discard_one(e, &st);
+		}
+	}
+}
+
+/* A promotion was applied here: the teams are to be rebuilt once every
+ * death known is (ftp_repl_views; internal.h). */
+bool ftp_repl_rebuild_pending;
+
+/* Whether the dead primary `from` told this process something it has
+ * not read yet (it is all here: ftp_dead_peer_pass). */
+bool ftp_repl_records_left(int32_t from)
+{
+	uint64_t start = ft_clock_now();
+	int flag = 0;
+
+	for (uint32_t pass = 0; !flag && ftp_dead_peer_pass(pass, start); pass++)
+		ftp_mpi.PMPI_Iprobe(from, TAG_DECIDE, ftp_repl.stream, &flag, MPI_STATUS_IGNORE);
+	return flag;
+}
+
+void ftp_repl_fwd_drop(struct ftp_repl_comm *x)
+{
+	while (x->fwd_head) {
+		struct fwd *f = x->fwd_head;
+		x->fwd_head = f->next;
+		free(f);
+	}
+	x->fwd_tail = NULL;
+	x->fwd_count = 0;
+}
+
+/* A promoted replica: receive every result its dead primary forwarded
+ * that it has not read (they are all here: ftp_dead_peer_pass), as
+ * bytes, to read in program order. */
+static void fwd_receive(int32_t dead)
+{
+	for (size_t i = 0; i < ftp_repl_ncomms; i++) {
+		struct ftp_repl_comm *x = ftp_repl_comms[i]->cover;
+		uint64_t start = ft_clock_now();
+		for (uint32_t pass = 0; ftp_dead_peer_pass(pass, start);) {
+			MPI_Status st;
+			int flag = 0, len = 0;
+			ftp_mpi.PMPI_Iprobe(dead, x->stream_tag, ftp_repl.stream, &flag, &st);
+			if (!flag) {
+				pass++;
+				continue;
+			}
+			ftp_mpi.PMPI_Get_count(&st, MPI_BYTE, &len);
+			struct fwd *f = malloc(sizeof *f + (size_t)(len > 0 ? len : 1));
+			if (!f) {
+				ft_error("out of memory receiving what a dead primary forwarded: the job ends");
+				ftp_mpi.PMPI_Abort(ftp.world, 1);
+			}
+			f->next = NULL;
+			f->len = len;
+			ftp_mpi.PMPI_Recv(f->data, len, MPI_BYTE, dead, x->stream_tag, ftp_repl.stream,
+					  MPI_STATUS_IGNORE);
+			*(x->fwd_tail ? &x->fwd_tail->next : &x->fwd_head) = f;
+			x->fwd_tail = f;
+			x->fwd_count++;
+		}
+	}
+}
+
+/* Primary `dead` (of logical rank l) died and its replica lives: the
+ * replica carries l on. Processes that received from the primary
+ * settle what they had from it, tell the replica, and receive from it
+ * from now on; the replica gives them from its log what they lack and
+ * sends as a single does; every process of the teams rebuilds them. */
+void ftp_repl_promote(int32_t dead)
+{
+	int32_t l = dead, rw = ftp_repl.plan.replica_of[l];
+	bool receiver = !ftp_repl_replica_class(); /* received from the dead primary */
+
+	ft_debug("replication: rank %d's primary died; process %d carries it on", l, rw);
+
+	if (receiver) {
+		ftp_repl_settle_recvs_from(dead);
+		discard_from(dead);
+		for (struct peer_recv *p = ftp_repl_recvs_head; p; p = p->next)
+			ftp_repl_recv_poll(p);
+	}
+	ftp_repl.plan.replica_of[l] = -1;
+	ftp_repl_view_forget(dead);
+	if (receiver) {
+		ftp_repl_tell_counts(l, rw);
+		ftp_repl_repost_recvs_from(dead);
+	} else if (ftp.rank == rw) {
+		ftp_repl.copy = FTP_COPY_PROMOTED;
+		fwd_receive(dead);
+		for (uint32_t w = 0; w < ftp_repl.plan.n; w++)
+			if ((int32_t)w != dead && !ft_proc_is_failed(&ftp.procs, w))
+				ftp_repl_serve_one((int32_t)w, FT_SLOT_PRIMARY);
+		ft_send_log_fini(&ftp_repl_send_log);
+	}
+	ftp_repl_rebuild_pending = true;
+}
+
+/* A promoted replica has read all its dead primary told it: it decides
+ * for itself from now on, and its output reaches the terminal. */
+void ftp_repl_carry_on(void)
+{
+	int32_t dead = ftp_repl.partner;
+
+	if (dead < 0)
+		return; /* carried on already */
+	ftp_repl_await_applied(dead);
+	ftp_repl.partner = -1;
+	for (int i = 0; i < 2; i++)
+		if (ftp_repl_terminal_fd[i] >= 0) {
+			fflush(i == 0 ? stdout : stderr);
+			dup2(ftp_repl_terminal_fd[i], i + 1);
+			close(ftp_repl_terminal_fd[i]);
+			ftp_repl_terminal_fd[i] = -1;
+		}
+	if (!ftp.cfg.log_file[0])
+		ft_log_set_fd(2);
+	int l = ftp_repl.plan.logical_of[ftp.rank];
+	double after_ms = (double)(ft_clock_now() - ftp.procs.procs[dead].learned_ns) / 1e6;
+	ft_info("rank %d: primary (process %d) lost, replica (process %d) promoted, %.1f ms after "
+		"the loss was known here",
+		l, dead, ftp.rank, after_ms);
+	ft_events_add(ftp_wall_now(), "promotion",
+		      ",\"program_rank\":%d,\"primary\":%d,\"after_ms\":%.3f", l, dead, after_ms);
+}

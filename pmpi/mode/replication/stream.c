@@ -1,0 +1,116 @@
+/* stream.c: the stream, primary to replica, on a private duplicate of
+ * MPI_COMM_WORLD (setup.c says what a record holds): a primary tells its
+ * replica a record at each call whose outcome depends on timing
+ * (ftp_repl_tell), and the replica hears it at the same call
+ * (ftp_repl_hear), in program order; a read that finds the primary dead
+ * with nothing left to read ends the stream (STREAM_ENDED, and the
+ * follower carries on, promote.c). Called from the other files of this
+ * folder; MPI_Wtime, whose time a replica takes from its primary, from
+ * the program. Application thread. */
+#include "ftshim_config.h"
+
+#include <string.h>
+
+#include "pmpi/mode/replication/internal.h"
+#include "src/log.h"
+
+/* One message to or from world rank peer on the stream, watched on it. */
+int ftp_repl_stream_with(int peer, bool send, void *buf, int count, MPI_Datatype type, int tag,
+			 MPI_Status *status)
+{
+	struct ftp_call c = FTP_CALL_INIT(send ? FTP_FN_MPI_Send : FTP_FN_MPI_Recv);
+	struct ftp_comm *world = ftp_seam_comm(ftp.world);
+
+	if (!world || peer < 0)
+		return FTP_ERR_PROC_FAILED;
+	ftp_call_on(&c, world,
+		    (struct ftp_watch){.kind = FTP_WATCH_PEER, .rank = peer, .recv = !send});
+	c.real = ftp_repl.stream;
+	int rc = send ? ftp_mpi.PMPI_Isend(buf, count, type, peer, tag, c.real, &c.req)
+		      : ftp_mpi.PMPI_Irecv(buf, count, type, peer, tag, c.real, &c.req);
+	return ftp_block(&c, rc, status);
+}
+
+/* The same with the partner. */
+int ftp_repl_stream_io(bool send, void *buf, int count, MPI_Datatype type, int tag,
+		       MPI_Status *status)
+{
+	return ftp_repl_stream_with(ftp_repl.partner, send, buf, count, type, tag, status);
+}
+
+/* The primary: its replica could not be told (it died): it is told
+ * nothing more, once the failure is applied (ftp_repl_views). */
+void ftp_repl_drop_replica(void)
+{
+	ftp_repl_views();
+	if (ftp_repl_paired() && ft_proc_is_failed(&ftp.procs, (uint32_t)ftp_repl.partner))
+		ftp_repl.partner = -1;
+}
+
+/* The primary: tell the replica (a replica that died is not told). */
+void ftp_repl_tell(const int *rec, int n)
+{
+	if (ftp_repl.copy != FTP_COPY_PRIMARY || !ftp_repl_paired())
+		return;
+	if (ftp_repl_stream_io(true, (void *)rec, n, MPI_INT, TAG_DECIDE, MPI_STATUS_IGNORE) !=
+	    MPI_SUCCESS)
+		ftp_repl_drop_replica();
+}
+
+/* rc of a read from the stream of primary `from`: STREAM_ENDED if it
+ * failed because the primary died (the view may have been applied while
+ * the read waited). */
+int ftp_repl_stream_end(int rc, int32_t from)
+{
+	if (rc == MPI_SUCCESS || from < 0 || !ft_proc_is_failed(&ftp.procs, (uint32_t)from))
+		return rc;
+	if (ftp_repl_following())
+		ftp_repl_carry_on();
+	return STREAM_ENDED;
+}
+
+/* The replica: hear the next record (at most max ints); its length. */
+int ftp_repl_hear(int *rec, int max, int *n)
+{
+	MPI_Status st;
+	int32_t from = ftp_repl.partner;
+	int rc = ftp_repl_stream_end(ftp_repl_stream_io(false, rec, max, MPI_INT, TAG_DECIDE, &st),
+				     from);
+
+	if (rc == MPI_SUCCESS)
+		ftp_mpi.PMPI_Get_count(&st, MPI_INT, n);
+	/* The last thing a dead primary told: carry on from here. */
+	if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PROMOTED && !ftp_repl_records_left(from))
+		ftp_repl_carry_on();
+	if (rc == MPI_SUCCESS && *n < REC_HEAD) {
+		ft_error("replica: a record of %d ints from the primary; expected at least %d", *n,
+			 REC_HEAD);
+		rc = MPI_ERR_INTERN;
+	}
+	return rc;
+}
+
+/* MPI_Wtime: a replica gets its primary's time, as a program may decide
+ * by it (NetPIPE's repetition counts, a loop that runs for a second);
+ * everyone else reads its own clock, as does a replica once it carries
+ * its rank on. The time travels as its 64 bits in two ints. */
+FT_EXPORT double MPI_Wtime(void)
+{
+	if (__builtin_expect(!ftp_repl.r || !ftp_repl_paired() || !ftp_active(), 1))
+		return ftp_mpi.PMPI_Wtime();
+	int v[REC_HEAD + 2] = {MPI_SUCCESS, 0};
+	double t;
+	if (ftp_repl_following()) {
+		int n = 0;
+		if (ftp_repl_hear(v, REC_HEAD + 2, &n) == MPI_SUCCESS && n == REC_HEAD + 2) {
+			memcpy(&t, &v[REC_HEAD], sizeof t);
+			return t;
+		}
+		return ftp_mpi.PMPI_Wtime();
+	}
+	t = ftp_mpi.PMPI_Wtime();
+	memcpy(&v[REC_HEAD], &t, sizeof t);
+	ftp_repl_tell(v, REC_HEAD + 2);
+	return t;
+}
+FTP_ALSO_PMPI(MPI_Wtime);

@@ -1,0 +1,335 @@
+/* team.c: a replicated communicator's team (its primaries and singles,
+ * where collectives run): waiting on it until the call completes, fails,
+ * or the team is rebuilt (ftp_repl_team_wait, for coll.c too); and after
+ * a promotion, rebuilding every team (ftp_repl_teams_rebuild, from
+ * views.c): its members agree on it, make it, and run again the logged
+ * collectives (coll_log.c) that some of them had not completed. comm.c
+ * hashes a new team's members with ftp_repl_team_hash. Application
+ * thread. */
+#include "ftshim_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/mode/replication/internal.h"
+#include "src/log.h"
+
+/* The world ranks of e's team now, in program rank order (n of them). */
+static int32_t *team_members(const struct ftp_comm *e)
+{
+	const struct ftp_repl_comm *x = e->cover;
+	int32_t *w = malloc(((size_t)x->size + 1) * sizeof *w);
+
+	for (uint32_t k = 0; w && k < x->size; k++)
+		w[k] = ftp_repl_world_at(e, ftp_repl_lead_of(x, (int)k));
+	return w;
+}
+
+/* Wait for the collective c started on e's team (rc, c->req) while the
+ * team is the one of epoch. A member's death that a promotion covers
+ * rebuilds the team (ftp_repl_views): TEAM_REBUILT. Other failures are
+ * the call's, as for any collective. */
+int ftp_repl_team_wait(struct ftp_call *c, int rc, uint32_t epoch)
+{
+	struct ftp_repl_comm *x = c->comm->cover;
+	uint64_t seen = 0, polls = 0, events = ftp_events();
+	int flag = 0;
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	c->watch = (struct ftp_watch){.kind = FTP_WATCH_ALL};
+	for (;;) {
+		rc = ftp_mpi.PMPI_Test(&c->req, &flag, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+		int err = ftp_poll_step(c, false, &seen, &polls);
+		if (x->team_epoch != epoch) {
+			c->req = MPI_REQUEST_NULL; /* left to the MPI, as a failed collective is */
+			return TEAM_REBUILT;
+		}
+		if (err != MPI_SUCCESS) {
+			c->req = MPI_REQUEST_NULL;
+			return err;
+		}
+		if (ftp_events() != events && ftp_repl_in_views) {
+			/* Inside a view change, no other applies: a member's
+			 * death ends this call, and the next view rebuilds. */
+			events = ftp_events();
+			int32_t *w = team_members(c->comm);
+			bool dead = false;
+			for (uint32_t k = 0; w && k < x->size && !dead; k++)
+				dead = ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]);
+			free(w);
+			if (dead) {
+				c->req = MPI_REQUEST_NULL;
+				return FTP_ERR_PROC_FAILED;
+			}
+		}
+	}
+}
+
+/* Run logged collective r again on e's team, with a copy of its input
+ * and its output thrown away, for members that had not completed it.
+ * MPI_SUCCESS, or the failure that ended it. */
+static int coll_replay(struct ftp_comm *e, const struct coll_rec *r)
+{
+	struct ftp_call c = FTP_CALL_INIT(r->a.fn);
+	struct coll_args a = r->a;
+	struct coll_span in, out;
+	MPI_Aint out_lb = 0;
+
+	ftp_call_on(&c, e, (struct ftp_watch){.kind = FTP_WATCH_ALL});
+	ftp_repl_coll_spans(e, &r->a, &in, &out);
+	size_t out_bytes = ftp_repl_bytes_of(out.type, out.count, &out_lb);
+	if (r->in_rbuf) {
+		out_lb = r->in_lb;
+		if (out_bytes < r->in_bytes)
+			out_bytes = r->in_bytes;
+	}
+	unsigned char *scratch = malloc(out_bytes + 1);
+	if (!scratch)
+		return MPI_ERR_NO_MEM;
+	if (r->in_rbuf)
+		memcpy(scratch, r->in, r->in_bytes);
+	if (a.rbuf != MPI_IN_PLACE)
+		a.rbuf = scratch - out_lb;
+	if (a.sbuf != MPI_IN_PLACE && !r->in_rbuf && r->in)
+		a.sbuf = r->in - r->in_lb;
+	c.real = ftp_repl_of(e)->team;
+	int rc = ftp_repl_team_wait(&c, ftp_repl_coll_start(&a, c.real, &c.req),
+				    ftp_repl_of(e)->team_epoch);
+	free(scratch);
+	return rc;
+}
+
+/* Team rebuilds: the tag of the MPI_Comm_create_group that makes one
+ * (a function of its members, so that processes that see different
+ * members never take part in one another's). */
+uint64_t ftp_repl_team_hash(const int32_t *w, uint32_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (uint32_t)w[i]) * 1099511628211ull;
+	return h;
+}
+
+static int team_tag(const int32_t *w, uint32_t n)
+{
+	return 0x1000 + (int)(ftp_repl_team_hash(w, n) % 0x6000);
+}
+
+/* What team_rebuild gives when a member of the team to be is found dead
+ * meanwhile: apply the view again, and rebuild then. */
+#define TEAM_VIEW_CHANGED (-0x7ea4)
+/* ... and when the team is the one it has, or will run no collective
+ * again (a member is in MPI_Finalize). */
+#define TEAM_UNCHANGED (-0x7ea5)
+
+/* The latest team agreement message heard from each process for each
+ * communicator (team_agree): one may come before this process needs it
+ * (its sender learned a death first). Application thread. */
+struct team_hello {
+	int32_t from;
+	uint64_t comm, hash;
+	struct team_hello *next;
+};
+static struct team_hello *hellos;
+
+static struct team_hello *hello_of(int32_t from, uint64_t comm)
+{
+	for (struct team_hello *h = hellos; h; h = h->next)
+		if (h->from == from && h->comm == comm)
+			return h;
+	return NULL;
+}
+
+static void hello_heard(int32_t from, const uint64_t v[2])
+{
+	struct team_hello *h = hello_of(from, v[0]);
+
+	if (!h && (h = calloc(1, sizeof *h)) != NULL) {
+		h->from = from;
+		h->comm = v[0];
+		h->next = hellos;
+		hellos = h;
+	}
+	if (h)
+		h->hash = v[1];
+}
+
+/* The members of a team to be (w[0..n), this process among them, of
+ * communicator comm) agree that it is the team before the MPI makes it:
+ * each tells every other the team's hash and hears the same from each,
+ * on the stream (the latest heard from each counts: from one sender they
+ * arrive in order, and views only grow). A process that has not learned a death
+ * yet would name a dead member, whose MPI_Comm_create_group would never
+ * return: it waits here until it learns it (TEAM_VIEW_CHANGED). */
+static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
+{
+	uint64_t mine[2] = {comm, ftp_repl_team_hash(w, n)};
+	MPI_Request *sent = malloc(((size_t)n + 1) * sizeof *sent);
+	int rc = sent ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+
+	ft_debug("replication: team agreement on communicator %llx, hash %016llx, %u members",
+		 (unsigned long long)comm, (unsigned long long)mine[1], n);
+	for (uint32_t k = 0; rc == MPI_SUCCESS && k < n; k++) {
+		sent[k] = MPI_REQUEST_NULL;
+		if (w[k] != ftp.rank)
+			ftp_mpi.PMPI_Isend(mine, 2, MPI_UINT64_T, w[k], TAG_TEAM, ftp_repl.stream,
+					   &sent[k]);
+	}
+	for (uint32_t k = 0; rc == MPI_SUCCESS && k < n; k++) {
+		uint64_t polls = 0;
+		const struct team_hello *h;
+		while (rc == MPI_SUCCESS && w[k] != ftp.rank &&
+		       (!(h = hello_of(w[k], comm)) || h->hash != mine[1])) {
+			uint64_t got[2] = {0, 0};
+			MPI_Request r = MPI_REQUEST_NULL;
+			MPI_Status st;
+			int flag = 0, cancelled = 0;
+			ftp_mpi.PMPI_Irecv(got, 2, MPI_UINT64_T, w[k], TAG_TEAM, ftp_repl.stream, &r);
+			while (rc == MPI_SUCCESS && !flag) {
+				ftp_mpi.PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+				for (uint32_t j = 0; !flag && j < n; j++)
+					if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w[j]))
+						rc = TEAM_VIEW_CHANGED;
+					else if (ftp_departed((uint32_t)w[j]))
+						rc = TEAM_UNCHANGED; /* in MPI_Finalize: no collective is left */
+				if (!flag)
+					ftp_poll_pause(&polls);
+			}
+			if (!flag) {
+				ftp_mpi.PMPI_Cancel(&r);
+				ftp_mpi.PMPI_Wait(&r, &st);
+				ftp_mpi.PMPI_Test_cancelled(&st, &cancelled);
+				flag = !cancelled;
+			}
+			if (flag)
+				hello_heard(w[k], got);
+		}
+	}
+	for (uint32_t k = 0; sent && k < n; k++)
+		if (sent[k] != MPI_REQUEST_NULL)
+			ftp_mpi.PMPI_Request_free(&sent[k]); /* delivered, or its peer is dead */
+	free(sent);
+	return rc;
+}
+
+/* Make e's team again from the copies that stand for its program ranks
+ * now (collective over them), and learn how far the furthest of them
+ * got in e's collectives: *hi, and the least: *lo. */
+static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
+{
+	struct ftp_repl_comm *x = e->cover;
+	int32_t *w = team_members(e);
+	MPI_Comm team = MPI_COMM_NULL;
+	int rc = w ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+
+	for (uint32_t k = 0; rc == MPI_SUCCESS && k < x->size; k++)
+		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]))
+			rc = ftp_repl_covered(w[k]) ? TEAM_VIEW_CHANGED
+						    : FTP_ERR_PROC_FAILED; /* a rank with no copy left */
+	if (rc == MPI_SUCCESS && ftp_repl_team_hash(w, x->size) == x->team_hash) {
+		free(w);
+		return TEAM_UNCHANGED;
+	}
+	if (rc == MPI_SUCCESS)
+		rc = team_agree(e->core->id, w, x->size);
+	if (rc == TEAM_VIEW_CHANGED || rc == TEAM_UNCHANGED) {
+		free(w);
+		return rc;
+	}
+	if (rc == MPI_SUCCESS)
+		x->team_hash = ftp_repl_team_hash(w, x->size);
+	/* From the stream, which nothing receives from with MPI_ANY_TAG: Open
+	 * MPI's MPI_Comm_create_group sends with its tag on the parent, and a
+	 * program's receive from MPI_ANY_SOURCE and MPI_ANY_TAG on e would
+	 * take those messages. */
+	if (rc == MPI_SUCCESS)
+		rc = ftp_create_group_of(ftp_repl.stream, w, x->size, team_tag(w, x->size),
+					 FTP_FN_MPI_Comm_create_group, &team);
+	free(w);
+	/* The old team is never freed: a collective abandoned on it may
+	 * still have receives posted, which would take the messages of a
+	 * communicator that reused its context. */
+	x->team = rc == MPI_SUCCESS ? team : MPI_COMM_NULL;
+	if (rc == MPI_SUCCESS)
+		ftp_mpi.PMPI_Comm_set_errhandler(team, MPI_ERRORS_RETURN);
+	x->team_epoch++;
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* A promoted replica has the results of fwd_count more. */
+	int64_t done = (int64_t)(x->coll_done + x->fwd_count);
+	int64_t mine[2] = {done, -done}, all[2] = {0, 0};
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Allreduce);
+	ftp_call_on(&c, e, (struct ftp_watch){.kind = FTP_WATCH_ALL});
+	rc = ftp_repl_team_wait(
+	    &c, ftp_mpi.PMPI_Iallreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, team, &c.req),
+	    x->team_epoch);
+	*hi = (uint64_t)all[0];
+	*lo = (uint64_t)-all[1];
+	x->replay_lo = *lo;
+	ft_debug("replication: team of communicator %llx rebuilt (%d): collectives %llu done here, "
+		 "%llu to %llu by its members",
+		 (unsigned long long)e->core->id, rc, (unsigned long long)x->coll_done,
+		 (unsigned long long)*lo, (unsigned long long)*hi);
+	return rc;
+}
+
+/* The replicated communicators in the order of their ids, the same on
+ * every process that holds them. */
+static int by_id(const void *a, const void *b)
+{
+	uint64_t x = (*(struct ftp_comm *const *)a)->core->id, y = (*(struct ftp_comm *const *)b)->core->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* After a promotion, on a process of the teams: rebuild the team of
+ * every replicated communicator, then run again, with the members that
+ * had not, the collectives this process completed that some member had
+ * not (it waits here until they reach them). */
+bool ftp_repl_teams_rebuild(void)
+{
+	size_t n = ftp_repl_ncomms;
+	struct ftp_comm **comms = malloc((n + 1) * sizeof *comms);
+	uint64_t *lo = malloc((n + 1) * sizeof *lo), *hi = malloc((n + 1) * sizeof *hi);
+	int *rc = malloc((n + 1) * sizeof *rc);
+
+	if (!comms || !lo || !hi || !rc) {
+		ft_error("out of memory rebuilding the teams after a promotion: the job ends");
+		ftp_mpi.PMPI_Abort(ftp.world, 1);
+	}
+	memcpy(comms, ftp_repl_comms, n * sizeof *comms);
+	qsort(comms, n, sizeof *comms, by_id);
+	bool changed = false;
+	for (size_t i = 0; i < n && !changed; i++) {
+		rc[i] = team_rebuild(comms[i], &lo[i], &hi[i]);
+		changed = rc[i] == TEAM_VIEW_CHANGED;
+	}
+	for (size_t i = 0; i < n && !changed; i++) {
+		struct ftp_repl_comm *x = comms[i]->cover;
+		for (uint64_t s = lo[i] + 1; rc[i] == MPI_SUCCESS && s <= hi[i] && s <= x->coll_done; s++) {
+			const struct coll_rec *r = x->coll_log;
+			while (r && r->seq != s)
+				r = r->next;
+			if (!r) {
+				ft_error("rank %d cannot run collective %llu on a communicator again for the "
+					 "ranks that lack it: it is no longer in its log "
+					 "(FTSHIM_REPLICA_LOG_MIB=%llu); the job ends",
+					 ftp_repl.plan.logical_of[ftp.rank], (unsigned long long)s,
+					 (unsigned long long)ftp.cfg.replica_log_mib);
+				ftp_mpi.PMPI_Abort(ftp.world, 1);
+			}
+			ft_debug("replication: collective %llu run again for the ranks that lack it",
+				 (unsigned long long)s);
+			rc[i] = coll_replay(comms[i], r);
+		}
+	}
+	free(comms);
+	free(lo);
+	free(hi);
+	free(rc);
+	return !changed;
+}
