@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Generate ftshim's mechanical MPI wrappers from pmpi/ftshim-api.tsv.
 
-Reads the table (classes, prototypes, parameter roles) and the
-preprocessed mpi.h of the MPI being built against, fails if that mpi.h
-declares a function the table does not classify or a wrapped row lacks a
-role its parameters need, and writes:
+Reads the table (classes, prototypes, parameter roles, each row's
+@mode= role) and the preprocessed mpi.h of the MPI being built against,
+derives the large-count row NAME_c of every row NAME whose NAME_c that
+mpi.h declares and the table does not list (types from mpi.h, the rest
+from NAME's row), fails if that mpi.h declares a function no row
+classifies, a row lacks its @mode= role, or a wrapped row lacks a role
+its parameters need, and writes:
   wrappers.c   one wrapper per function of a generated class; every body
                has the same shape and calls the class's policy functions
                (pmpi/call.h), so no wrapper carries policy of its own, and
@@ -12,6 +15,8 @@ role its parameters need, and writes:
                (pmpi/seam.h)
   fn_table.h   enum ftp_fn over every wrapped function (generated and hand)
                and the matching name strings, for logging and injection
+  mode_calls.h struct ftp_mode_calls: a recovery mode's own forms of the
+               calls with a communicator (pmpi/mode/mode.h)
   wrapped.txt  the names of every wrapped function, one per line, for the
                test that checks the library's exported symbols
   mpi_entry.h  struct ftp_mpi_entries: the MPI's own entry point of every
@@ -66,14 +71,13 @@ ROLE_TYPES = {
     "other_comm": "MPI_Comm", "comm_out": "MPI_Comm *", "comm_freed": "MPI_Comm *",
     "group": "MPI_Group", "group_out": "MPI_Group *", "procs_out": "MPI_Group *",
 }
-# What a wrapper does on a replicated communicator (pmpi/mode/replication/replica.h), from
-# the row's @replicas= token: hand the call to its replicated form
-# ftp_repl_NAME (own), or make it as on any other (same: the seam's
-# translations suffice). A communicating row with neither is refused
-# there; local calls and MPI_Comm_free need no token (a local call whose
-# answer the MPI's real communicator cannot give says own).
-REPLICAS = {"own", "same"}
-REPLICAS_DEFAULT_SAME = {"local", "free"}
+# What a call is to a recovery mode (the @mode= token every row has;
+# pmpi/mode/mode.h, enum ftp_mode_role). On a communicator the active mode
+# covers, a generated wrapper hands the call to the mode's form (struct
+# ftp_mode_calls, written here to mode_calls.h) or, with none, lets the
+# mode say from the role whether it runs as on any communicator.
+MODE_ROLES = ("none", "query", "p2p", "coll", "create", "complete", "clock", "onesided", "io",
+              "process", "ulfm")
 # Ranks going in: translated to the MPI's before the call.
 RANKS_IN = {"dest", "source", "root", "rank"}
 # Types whose every parameter in a wrapped row must have a role (the
@@ -135,20 +139,26 @@ class Function:
         self.proto = proto.strip()
         self.lineno = lineno
         self.roles = {}
-        self.replicas = None
+        self.roles_text = roles
+        self.mode = None
+        self.base = None  # of a large-count row NAME_c: the row of NAME
+        self.note = ""
         for item in roles.split():
             if item.startswith("@"):
                 key, sep, value = item[1:].partition("=")
-                if key != "replicas" or value not in REPLICAS:
-                    raise TableError("line %d: %s: '%s' is not @replicas=%s"
-                                     % (lineno, self.name, item, "|".join(sorted(REPLICAS))))
-                self.replicas = value
+                if key != "mode" or value not in MODE_ROLES or self.mode:
+                    raise TableError("line %d: %s: '%s' is not one @mode=ROLE (roles: %s)"
+                                     % (lineno, self.name, item, ", ".join(MODE_ROLES)))
+                self.mode = value
                 continue
             name, sep, role = item.partition("=")
             if not sep or role not in ROLE_TYPES:
                 raise TableError("line %d: %s: '%s' is not NAME=ROLE (roles: %s)"
                                  % (lineno, self.name, item, ", ".join(sorted(ROLE_TYPES))))
             self.roles[name] = role
+        if not self.mode:
+            raise TableError("line %d: %s has no @mode=ROLE (roles: %s)"
+                             % (lineno, self.name, ", ".join(MODE_ROLES)))
 
     def role_type(self, i):
         """The type of parameter i as the roles name it: arrays with []."""
@@ -207,13 +217,15 @@ def read_table(path):
             if cls not in CLASSES:
                 raise TableError("%s:%d: unknown class '%s' (known: %s)"
                                  % (path, lineno, cls, ", ".join(sorted(CLASSES))))
-            if cls in UNWRAPPED and not (len(cols) > 2 and cols[2].lstrip("# ").strip()):
+            notes = [c.lstrip("# ").strip() for c in cols[2:] if c.lstrip().startswith("#")]
+            if cls in UNWRAPPED and not any(notes):
                 raise TableError("%s:%d: a %s row needs a note saying %s" % (
                     path, lineno, cls, "why no other process can make it wait" if cls == "pass"
                     else "what it waits on"))
             fn = Function(cls, proto, lineno, roles)
-            if cls in UNWRAPPED and (fn.roles or fn.replicas):
-                raise TableError("%s:%d: %s is not wrapped: roles mean nothing on it"
+            fn.note = " ".join(notes)
+            if cls in UNWRAPPED and fn.roles:
+                raise TableError("%s:%d: %s is not wrapped: parameter roles mean nothing on it"
                                  % (path, lineno, fn.name))
             if cls not in UNWRAPPED:
                 fn.check_roles()
@@ -223,11 +235,71 @@ def read_table(path):
     return funcs
 
 
-def declared_functions(path):
+def declared_functions(text):
     """Names of the MPI functions the preprocessed mpi.h declares (from PMPI_*)."""
-    with open(path) as f:
-        text = f.read()
     return {m.group(1) for m in re.finditer(r"\bP(MPIX?_[A-Za-z0-9_]+)\s*\(", text)}
+
+
+def declaration(text, name):
+    """The return type and parameters of name as the preprocessed mpi.h
+    declares it."""
+    m = re.search(r"(?:^|[;}])\s*(?:extern\s+)?([A-Za-z_][A-Za-z0-9_ *]*?)\s*\b%s\s*\(" % name,
+                  text, re.M)
+    if not m:
+        raise TableError("mpi.h declares no %s" % name)
+    depth, i = 1, m.end()
+    while depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    return m.group(1).strip(), split_params(" ".join(text[m.end():i - 1].split()))
+
+
+def derive_large_count(base, text):
+    """The row of base's large-count form NAME_c: base's class, roles, mode
+    and note, the types of mpi.h's NAME_c and the names of base, position
+    by position."""
+    name = base.name + "_c"
+    ret, params = declaration(text, name)
+    names = base.names()
+    if len(params) != len(names):
+        raise TableError("line %d: %s has %d parameters in mpi.h, %s has %d: give %s a row"
+                         % (base.lineno, name, len(params), base.name, len(names), name))
+    protos = []
+    for p, n in zip(params, names):
+        arrays = re.search(r"(\s*\[[^\]]*\])*\s*$", p).group(0).strip()
+        t = param_type(p)
+        protos.append("%s%s%s%s" % (t, "" if t.endswith("*") else " ", n, arrays))
+    fn = Function(base.cls, "%s %s(%s)" % (ret, name, ", ".join(protos)), base.lineno,
+                  base.roles_text)
+    fn.base = base
+    fn.note = base.note
+    if fn.cls not in UNWRAPPED:
+        fn.check_roles()
+    return fn
+
+
+def read_rows(table, decls):
+    """The rows of table, the derived ones included, and the functions the
+    preprocessed mpi.h at decls declares: the table as the build reads it
+    (tests/api_complete.py reads it here too)."""
+    funcs = read_table(table)
+    with open(decls) as f:
+        text = f.read()
+    declared = declared_functions(text)
+    large_count_rows(funcs, text, declared)
+    return funcs, declared
+
+
+def large_count_rows(funcs, text, declared):
+    """Every NAME_c that mpi.h declares, that has a base row NAME and no
+    row of its own, derived from the base row."""
+    for name in sorted(declared):
+        base = funcs.get(name[:-len("_c")])
+        if name.endswith("_c") and name not in funcs and base:
+            funcs[name] = derive_large_count(base, text)
+    for name, fn in funcs.items():
+        if name.endswith("_c") and not fn.base and name[:-len("_c")] in funcs:
+            fn.base = funcs[name[:-len("_c")]]
 
 
 def comm_params(fn):
@@ -322,19 +394,82 @@ def translate_out(fn):
     return lines
 
 
-def replicated(fn, comms):
-    """Lines that hand a call on a replicated communicator to its
-    replicated form, or refuse it there (pmpi/mode/replication/replica.h)."""
-    if fn.cls not in WITH_COMM or fn.replicas == "same":
+def has_form(fn):
+    """fn has a slot in struct ftp_mode_calls: a wrapped row with a
+    communicator, not a large-count one (those go through their base's)."""
+    return fn.cls not in UNWRAPPED and bool(comm_params(fn)) and not fn.base
+
+
+def covered(fn, comms):
+    """Lines that hand a call on a communicator the active recovery mode
+    covers to the mode's form of it or, with none, run it as on any
+    communicator or refuse it, as the mode says of its role
+    (pmpi/mode/mode.h). A large-count call NAME_c is its base NAME there."""
+    if fn.cls not in WITH_COMM:
         return []
-    if fn.replicas == "own":
+    form = fn.base if fn.base and has_form(fn.base) else fn
+    lines = ["\tif (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {"]
+    if has_form(form):
+        lines += ["\t\tconst struct ftp_mode_calls *mode = ftp_mode_calls();", ""]
+    if form is fn and has_form(fn):
         args = [n for i, n in enumerate(fn.names()) if i != comms[0]]
-        return ["\tif (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))",
-                "\t\treturn ftp_repl_%s(%s);" % (fn.name, ", ".join(["&c"] + args))]
-    if fn.cls in REPLICAS_DEFAULT_SAME:
-        return []
-    return ["\tif (rc == MPI_SUCCESS && ftp_repl_comm(c.comm))",
-            "\t\trc = ftp_repl_refuse(&c);"]
+        lines += ["\t\tif (mode && mode->%s)" % fn.name,
+                  "\t\t\treturn mode->%s(%s);" % (fn.name, ", ".join(["&c"] + args))]
+    elif form is not fn:
+        lines += large_count_form(fn, form, comms)
+    as_is = "rc = ftp_mode_as_is(&c, FTP_FN_%s, FTP_ROLE_%s);" % (form.name, form.mode.upper())
+    lines += ["\t\t" + ("\t" if lines[-1].endswith("else") else "") + as_is, "\t}"]
+    return lines
+
+
+# Large-count parameters that the base form takes as int.
+COUNT_SCALARS = {"MPI_Count", "MPI_Aint"}
+COUNT_ARRAYS = {"const MPI_Count []": "ftp_mode_counts_fit", "const MPI_Aint []": "ftp_mode_disps_fit"}
+
+
+def large_count_form(fn, base, comms):
+    """A large-count call through its base's form: every count converted
+    to int, or refused with one line when one does not fit. Count arrays
+    are as long as the communicator's program size; where that is not
+    their length (a root's arrays, a neighbourhood's), and where a count
+    comes back (MPI_Pack_c's position), the call is refused."""
+    args, scalars, arrays, converted = ["&c"], [], [], True
+    for i, n in enumerate(fn.names()):
+        if i == comms[0]:
+            continue
+        tb, tc = base.role_type(i), fn.role_type(i)
+        if tb == tc:
+            args.append(n)
+        elif tb == "int" and tc in COUNT_SCALARS:
+            scalars.append(n)
+            args.append("(int)%s" % n)
+        elif tb == "const int []" and tc in COUNT_ARRAYS:
+            arrays.append((n, COUNT_ARRAYS[tc]))
+            args.append("%s_int" % n)
+        elif tb.startswith("int") and tc.startswith(tuple(COUNT_SCALARS)):
+            converted = False
+        else:
+            raise TableError("line %d: %s: parameter '%s' is %s, %s's is %s: give %s a row"
+                             % (fn.lineno, fn.name, n, tc, base.name, tb, fn.name))
+    if not converted or (arrays and (fn.with_role("root") or "neighbor_" in fn.name.lower())):
+        return ["\t\tif (mode && mode->%s)" % base.name,
+                "\t\t\trc = ftp_mode_refuse_because(&c, FTP_MODE_COUNT_NOT_CONVERTED);",
+                "\t\telse"]
+    call = "return mode->%s(%s);" % (base.name, ", ".join(args))
+    fits = ["ftp_mode_count_fits(%s)" % n for n in scalars]
+    fits += ["%s(n, %s, %s_int)" % (check, n, n) for n, check in arrays]
+    lines = ["\t\tif (mode && mode->%s) {" % base.name]
+    if arrays:
+        lines += ["\t\t\tint n = ftp_seam_size(c.comm);",
+                  "\t\t\tint %s;" % ", ".join("%s_int[n > 0 ? n : 1]" % n for n, _ in arrays),
+                  ""]
+    if fits:
+        lines += ["\t\t\tif (%s)" % " &&\n\t\t\t    ".join(fits),
+                  "\t\t\t\t" + call,
+                  "\t\t\trc = ftp_mode_refuse_because(&c, FTP_MODE_COUNT_TOO_BIG);"]
+    else:
+        lines.append("\t\t\t" + call)
+    return lines + ["\t\t} else"]
 
 
 def twin_call(fn, twin, args, req):
@@ -401,7 +536,7 @@ def wrapper(fn, declared):
         lines.append("\tint rc = ftp_pre_%s(&c);" % fn.cls)
     if fn.with_role("ranks", "ranks_out"):
         lines.append("\tif (rc == MPI_SUCCESS)\n\t\trc = ftp_ranks_unmapped(c.comm);")
-    lines += replicated(fn, comms)
+    lines += covered(fn, comms)
     args = translated_args(fn, args)
     lines.append("\tif (rc == MPI_SUCCESS)")
     call = "%s(%s)" % (entry(fn.name), ", ".join(args))
@@ -488,8 +623,7 @@ def main(argv):
         return 2
     table, decls, outdir = argv[1:]
     try:
-        funcs = read_table(table)
-        declared = declared_functions(decls)
+        funcs, declared = read_rows(table, decls)
         missing = sorted(declared - set(funcs))
         if missing:
             raise TableError("%s: mpi.h declares %d function(s) that no row classifies: %s"
@@ -518,8 +652,24 @@ def main(argv):
         c.write(HEADER)
         c.write("/* The mechanical wrappers: one per row of a generated class. */\n\n")
         c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n"
-                "#include \"pmpi/objects.h\"\n#include \"pmpi/mode/replication/replica.h\"\n\n")
+                "#include \"pmpi/mode/mode.h\"\n#include \"pmpi/mode_calls.h\"\n"
+                "#include \"pmpi/objects.h\"\n\n")
         c.write("\n\n".join(bodies) + "\n")
+    with open(os.path.join(outdir, "mode_calls.h.tmp"), "w") as h:
+        h.write(HEADER)
+        h.write("#ifndef FTSHIM_PMPI_MODE_CALLS_H\n#define FTSHIM_PMPI_MODE_CALLS_H\n\n")
+        h.write("#include <mpi.h>\n\nstruct ftp_call;\n\n")
+        h.write("/* A recovery mode's own forms of the calls it takes over on a communicator\n"
+                " * it covers (pmpi/mode/mode.h): a slot per wrapped call with a\n"
+                " * communicator, taking the call's arguments less that communicator\n"
+                " * (c's). NULL: the call's role decides. A large-count call NAME_c goes\n"
+                " * through NAME's slot. */\n")
+        h.write("struct ftp_mode_calls {\n")
+        for f in wrapped:
+            if has_form(f):
+                params = [p for i, p in enumerate(f.params) if i != comm_params(f)[0]]
+                h.write("\tint (*%s)(%s);\n" % (f.name, ", ".join(["struct ftp_call *c"] + params)))
+        h.write("};\n\n#endif\n")
     with open(os.path.join(outdir, "wrapped.txt.tmp"), "w") as w:
         for f in wrapped:
             w.write(f.name + "\n")
@@ -551,7 +701,7 @@ def main(argv):
         for n in entries:
             c.write("\tFTP_ENTRY(P%s);\n" % n)
         c.write("\treturn missing;\n}\n")
-    for name in ("fn_table.h", "wrappers.c", "wrapped.txt", "mpi_entry.h", "mpi_entry.c"):
+    for name in ("fn_table.h", "mode_calls.h", "wrappers.c", "wrapped.txt", "mpi_entry.h", "mpi_entry.c"):
         os.replace(os.path.join(outdir, name + ".tmp"), os.path.join(outdir, name))
     return 0
 

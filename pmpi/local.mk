@@ -24,6 +24,7 @@ libftshim_la_SOURCES = \
 	pmpi/job.c pmpi/job.h \
 	pmpi/leave.c pmpi/leave.h \
 	pmpi/mode/mode.h pmpi/mode/registry.c \
+	pmpi/mode/replication/calls.c \
 	pmpi/mode/replication/cart.c \
 	pmpi/mode/replication/coll.c pmpi/mode/replication/coll_log.c \
 	pmpi/mode/replication/comm.c \
@@ -53,15 +54,16 @@ libftshim_la_SOURCES = \
 	pmpi/state.c \
 	pmpi/ucx_yield.c \
 	pmpi/ulfm.c pmpi/ulfm.h
-nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h pmpi/mpi_entry.c pmpi/mpi_entry.h
+nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h pmpi/mode_calls.h pmpi/mpi_entry.c \
+	pmpi/mpi_entry.h
 libftshim_la_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 libftshim_la_LIBADD = src/libftcore.la $(MPI_LIBS)
 libftshim_la_LDFLAGS = -avoid-version -shared -no-undefined \
 	-Wl,--version-script=$(srcdir)/preload/libftshim.map
 EXTRA_libftshim_la_DEPENDENCIES = $(srcdir)/preload/libftshim.map
 
-BUILT_SOURCES += pmpi/wrappers.c pmpi/fn_table.h pmpi/mpi_entry.c pmpi/mpi_entry.h
-CLEANFILES += pmpi/wrappers.c pmpi/fn_table.h pmpi/wrapped.txt pmpi/mpi_entry.c pmpi/mpi_entry.h pmpi/mpi-decls.i
+BUILT_SOURCES += pmpi/wrappers.c pmpi/fn_table.h pmpi/mode_calls.h pmpi/mpi_entry.c pmpi/mpi_entry.h
+CLEANFILES += pmpi/wrappers.c pmpi/fn_table.h pmpi/mode_calls.h pmpi/wrapped.txt pmpi/mpi_entry.c pmpi/mpi_entry.h pmpi/mpi-decls.i
 EXTRA_DIST += pmpi/ftshim-api.tsv pmpi/gen-wrappers.py
 
 pmpi/mpi-decls.i: Makefile
@@ -72,7 +74,7 @@ pmpi/wrappers.c: $(srcdir)/pmpi/ftshim-api.tsv $(srcdir)/pmpi/gen-wrappers.py pm
 	$(AM_V_GEN)$(PYTHON) $(srcdir)/pmpi/gen-wrappers.py $(srcdir)/pmpi/ftshim-api.tsv \
 		pmpi/mpi-decls.i pmpi
 
-pmpi/fn_table.h pmpi/wrapped.txt pmpi/mpi_entry.c pmpi/mpi_entry.h: pmpi/wrappers.c
+pmpi/fn_table.h pmpi/mode_calls.h pmpi/wrapped.txt pmpi/mpi_entry.c pmpi/mpi_entry.h: pmpi/wrappers.c
 	@test -f $@ || { rm -f pmpi/wrappers.c; $(MAKE) $(AM_MAKEFLAGS) pmpi/wrappers.c; }
 
 # The ULFM extension header, for programs written for Open MPI 5's ULFM.

@@ -115,6 +115,17 @@ FTP_HOT void ftp_size_out(const struct ftp_comm *e, int *size)
 		*size = (int)e->map->size;
 }
 
+/* The number of the program's ranks of e's communicator (the length of
+ * a v-form's count arrays). */
+static inline int ftp_seam_size(const struct ftp_comm *e)
+{
+	int size = 0;
+
+	ftp_mpi.PMPI_Comm_size(e->real, &size);
+	ftp_size_out(e, &size);
+	return size;
+}
+
 /* Role status_out: MPI_SOURCE, unless the status is ignored. */
 FTP_HOT void ftp_status_out(const struct ftp_comm *e, MPI_Status *status)
 {

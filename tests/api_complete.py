@@ -21,6 +21,7 @@ Environment (from make check): FT_BUILDDIR, FT_SRCDIR, MPITEST_MPICC,
 optionally MPITEST_MPIFC, NM.
 """
 
+import importlib.util
 import os
 import re
 import shlex
@@ -43,24 +44,17 @@ def fail(msg):
 
 
 def read_table():
-    """The table's class and note of each function, by name."""
-    rows, notes = {}, {}
-    with open(os.path.join(SRC, "pmpi", "ftshim-api.tsv")) as f:
-        for line in f:
-            if not line.strip() or line.startswith("#"):
-                continue
-            cols = line.rstrip("\n").split("\t")
-            m = re.search(r"\b(MPIX?_[A-Za-z0-9_]+)\s*\(", cols[1])
-            if m:
-                rows[m.group(1)] = cols[0]
-                notes[m.group(1)] = cols[2] if len(cols) > 2 else ""
-    return rows, notes
-
-
-def declared_functions():
-    """What this build's mpi.h declares (as pmpi/gen-wrappers.py reads it)."""
-    with open(os.path.join(BUILD, "pmpi", "mpi-decls.i")) as f:
-        return {m.group(1) for m in re.finditer(r"\bP(MPIX?_[A-Za-z0-9_]+)\s*\(", f.read())}
+    """The table's class and note of each function, by name, and what this
+    build's mpi.h declares, as pmpi/gen-wrappers.py reads them (with the
+    large-count rows it derives)."""
+    spec = importlib.util.spec_from_file_location(
+        "gen_wrappers", os.path.join(SRC, "pmpi", "gen-wrappers.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    funcs, declared = gen.read_rows(os.path.join(SRC, "pmpi", "ftshim-api.tsv"),
+                                    os.path.join(BUILD, "pmpi", "mpi-decls.i"))
+    return ({n: f.cls for n, f in funcs.items()}, {n: f.note for n, f in funcs.items()},
+            declared)
 
 
 def exported_functions(lib):
@@ -120,7 +114,7 @@ def function_of(sym, lower):
 
 
 def main():
-    rows, notes = read_table()
+    rows, notes, declared = read_table()
     lower = {n.lower(): n for n in rows}
     shim = os.path.join(BUILD, ".libs", "libftshim.so")
     if not os.path.exists(shim):
@@ -144,7 +138,6 @@ def main():
 
     problems = []
     c_names, undeclared = set(), set()
-    declared = declared_functions()
     for lib in c_libs:
         for sym in exported_functions(lib):
             name = function_of(sym, lower)

@@ -41,6 +41,7 @@
 #ifndef FTSHIM_PMPI_MODE_MODE_H
 #define FTSHIM_PMPI_MODE_MODE_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -204,6 +205,57 @@ static inline bool ftp_mode_runs_as_is(int fn, enum ftp_mode_role role)
 {
 	return ftp_mode_on() && ftp_mode_active->runs_as_is &&
 	       ftp_mode_active->runs_as_is(fn, role);
+}
+
+/* --- calls on a covered communicator (the generated wrappers) ---------- */
+
+/* The active mode's own forms of the calls it takes over, or NULL. */
+static inline const struct ftp_mode_calls *ftp_mode_calls(void)
+{
+	return ftp_mode_on() ? ftp_mode_active->calls : NULL;
+}
+
+/* A call with no form of the mode's on a covered communicator: MPI_SUCCESS
+ * if it runs as on any (fn: the call, or the base of a large-count call),
+ * else the refusal's error. */
+static inline int ftp_mode_as_is(struct ftp_call *c, int fn, enum ftp_mode_role role)
+{
+	return ftp_mode_runs_as_is(fn, role) ? MPI_SUCCESS : ftp_mode_refuse(c);
+}
+
+/* Why a large-count call whose base call has a form of the mode's is
+ * refused (ftp_mode_refuse_because): a count that does not fit the
+ * base's int, or counts the wrapper does not convert (arrays of another
+ * length than the communicator's, a count returned). */
+#define FTP_MODE_COUNT_TOO_BIG " when a count or displacement does not fit in an int"
+#define FTP_MODE_COUNT_NOT_CONVERTED " in its large-count form (its counts are not converted)"
+
+/* A large-count call goes through its base call's form while every
+ * count and displacement fits the base call's int. */
+static inline bool ftp_mode_count_fits(MPI_Count v)
+{
+	return v >= INT_MIN && v <= INT_MAX;
+}
+
+/* in[0..n) into out, each as an int: false if one does not fit. */
+static inline bool ftp_mode_counts_fit(int n, const MPI_Count in[], int out[])
+{
+	for (int i = 0; i < n; i++) {
+		if (!ftp_mode_count_fits(in[i]))
+			return false;
+		out[i] = (int)in[i];
+	}
+	return true;
+}
+
+static inline bool ftp_mode_disps_fit(int n, const MPI_Aint in[], int out[])
+{
+	for (int i = 0; i < n; i++) {
+		if (in[i] < INT_MIN || in[i] > INT_MAX)
+			return false;
+		out[i] = (int)in[i];
+	}
+	return true;
 }
 
 static inline int ftp_mode_check(char *err, size_t errlen)

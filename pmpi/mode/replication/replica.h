@@ -61,6 +61,7 @@
 #include <stdbool.h>
 
 #include "pmpi/call.h"
+#include "pmpi/mode/mode.h"
 #include "src/replica_plan.h"
 
 enum ftp_copy {
@@ -237,6 +238,12 @@ int ftp_repl_MPI_Cart_map(struct ftp_call *c, int ndims, const int dims[], const
 int ftp_repl_MPI_Cartdim_get(struct ftp_call *c, int *ndims);
 int ftp_repl_MPI_Topo_test(struct ftp_call *c, int *status);
 
+/* Replication's side of the calls on a covered communicator
+ * (pmpi/mode/replication/calls.c): its forms (the ftp_repl_MPI_* below),
+ * and whether a call without one runs as on any communicator. */
+extern const struct ftp_mode_calls ftp_repl_calls;
+bool ftp_repl_runs_as_is(int fn, enum ftp_mode_role role);
+
 /* A call the wrapper has no replicated form of, on a replicated
  * communicator: one line, then the communicator's error handler with
  * MPI_ERR_UNSUPPORTED_OPERATION. */
@@ -270,7 +277,7 @@ int ftp_testsome_plain(int incount, MPI_Request requests[], int *outcount, int i
 /* MPI_Probe's own path from the program's source on (pmpi/p2p.c). */
 int ftp_probe_on(struct ftp_call *c, int source, int tag, MPI_Status *status);
 
-/* The replicated forms of the calls the table marks @replicas=own: the
+/* The replicated forms of the calls (ftp_repl_calls lists them): the
  * call's arguments (less its communicator, which is c's). Each returns
  * through the call's post, except those of hand-written wrappers that
  * post themselves (MPI_Probe, MPI_Sendrecv: pmpi/p2p.c), which return

@@ -8,7 +8,7 @@
  * directory (ftp_repl_start); at MPI_Finalize a primary waits for its
  * replica (ftp_repl_finish). pmpi/init.c calls these, on the application
  * thread; the core asks ftp_repl_covered from any thread, the program
- * ftshim_rank_copies. The calls the table marks @replicas=own come to
+ * ftshim_rank_copies. The calls ftp_repl_calls lists (calls.c) come to
  * this folder from their wrappers, after the seam has found the
  * communicator and checked for failures; each returns through its call's
  * post.

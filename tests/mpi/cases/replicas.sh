@@ -69,10 +69,29 @@ replicated cart 5 2
 # depend on timing) are compared between copies only.
 replicated timed 6 2 '^timed'
 replicated node 6 2
-# MPI-4's large-count send-receives (MPICH; Open MPI 4.1 has none, and
-# the program says so alike with and without replicas): replicated as
-# their base calls. Before, they were neither replicated nor refused.
+# MPI-4's large-count calls (MPICH; Open MPI 4.1 has none, and the
+# program says so alike with and without replicas): replicated as their
+# base calls while their counts fit an int (send-receives, sends and
+# receives, nonblocking ones, broadcast, reduction, gathers, a v-form),
+# each rank checking what it received.
 replicated bigcount 6 2
+replicated bigcount 5 50%
+
+# A count beyond INT_MAX: refused with one line, before the buffer is
+# read, and MPI_ERR_UNSUPPORTED_OPERATION under MPI_ERRORS_RETURN.
+if [ "$MPITEST_FLAVOUR" = mpich ]; then
+	rm -rf "$run"
+	run_job shim 6 "FTSHIM_RUNDIR=$run" "FTSHIM_REPLICAS=2" -- "$prog" bigrefused
+	expect_rc 0
+	line='MPI_Bcast_c on a replicated communicator is not supported when a count or displacement does not fit in an int (FTSHIM_REPLICAS=2)'
+	# ftshim's own lines reach the terminal from every process, replicas too.
+	[ "$(grep -F "$line" "$ERR" | sed 's/ +.*//' | sort -u | wc -l)" = 6 ] &&
+		[ "$(grep -cF "$line" "$ERR")" = 6 ] ||
+		{ cat "$ERR" >&2; fail "not the one refusal line in each process"; }
+	[ "$(grep -c '^bigrefused rank [0-9]*: MPI_ERR_UNSUPPORTED_OPERATION$' "$OUT")" = 4 ] ||
+		{ cat "$OUT" >&2; fail "the refused MPI_Bcast_c did not return MPI_ERR_UNSUPPORTED_OPERATION on every logical rank"; }
+	note "MPI_Bcast_c beyond INT_MAX on a replicated communicator: refused with one line, error class returned"
+fi
 
 # A launch size that does not fit: one line, every rank stops, nothing runs.
 run_job shim 5 "FTSHIM_REPLICAS=3" -- "$prog" stencil

@@ -24,15 +24,24 @@
  *   timed    each rank works until MPI_Wtime says 50 ms have passed and
  *            counts its steps (timing: equal only between the copies of
  *            a rank, which must agree on the time)
- *   bigcount the large-count send-receives of MPI-4 (MPI_Sendrecv_c,
- *            MPI_Sendrecv_replace_c) in a ring, each step's value
- *            depending on the last (an MPI without them says so)
+ *   bigcount the large-count calls of MPI-4 with counts that fit an int:
+ *            the send-receives (MPI_Sendrecv_c, MPI_Sendrecv_replace_c)
+ *            in a ring, each step's value depending on the last; then
+ *            MPI_Send_c/MPI_Recv_c, MPI_Isend_c/MPI_Irecv_c and MPI_Wait
+ *            round the ring, MPI_Bcast_c, MPI_Allreduce_c,
+ *            MPI_Allgather_c and MPI_Allgatherv_c, each rank checking
+ *            what it received (an MPI without them says so)
+ *   bigrefused MPI_Bcast_c with a count beyond INT_MAX under
+ *            MPI_ERRORS_RETURN: replication refuses it before touching
+ *            the buffer, and the program goes on (only with replicas: an
+ *            MPI would read 2 GiB)
  *   refused  a call replication does not support (MPI_Win_create)
  *
  * An optional second argument repeats the work that many times (default
  * 1), and a third makes each step (a stencil step, a worker's task, a
  * round of collectives) sleep that many microseconds, so that a failure
  * injected at a random time falls inside the work. */
+#include <limits.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -115,6 +124,103 @@ static void stencil(void)
 	       (unsigned long long)h);
 }
 
+#if MPI_VERSION >= 4
+/* What rank r contributes to the large-count calls: element i of step k. */
+static double big_value(int r, int k, int i)
+{
+	return r * 1000.0 + k * 10.0 + i;
+}
+
+static int big_bad; /* received values that are not what was sent */
+
+static void big_check(double got, double want)
+{
+	big_bad += got != want;
+}
+
+/* The large-count calls other than the send-receives, with counts that
+ * fit an int: each rank checks every value it received. */
+static void bigcount_more(void)
+{
+	enum { N = 3 };
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	double out[N], in[N];
+	MPI_Request req[2];
+
+	/* Blocking, round the ring: rank 0 sends first, the others receive first. */
+	for (int i = 0; i < N; i++)
+		out[i] = big_value(rank, 1, i);
+	if (rank == 0) {
+		MPI_Send_c(out, N, MPI_DOUBLE, next, 20, MPI_COMM_WORLD);
+		MPI_Recv_c(in, N, MPI_DOUBLE, prev, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else {
+		MPI_Recv_c(in, N, MPI_DOUBLE, prev, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Send_c(out, N, MPI_DOUBLE, next, 20, MPI_COMM_WORLD);
+	}
+	for (int i = 0; i < N; i++)
+		big_check(in[i], big_value(prev, 1, i));
+
+	/* Nonblocking, the other way round. */
+	for (int i = 0; i < N; i++)
+		out[i] = big_value(rank, 2, i);
+	MPI_Irecv_c(in, N, MPI_DOUBLE, next, 21, MPI_COMM_WORLD, &req[0]);
+	MPI_Isend_c(out, N, MPI_DOUBLE, prev, 21, MPI_COMM_WORLD, &req[1]);
+	MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+	MPI_Wait(&req[1], MPI_STATUS_IGNORE);
+	for (int i = 0; i < N; i++)
+		big_check(in[i], big_value(next, 2, i));
+
+	/* Broadcast from the last rank. */
+	for (int i = 0; i < N; i++)
+		in[i] = rank == size - 1 ? big_value(rank, 3, i) : -1;
+	MPI_Bcast_c(in, N, MPI_DOUBLE, size - 1, MPI_COMM_WORLD);
+	for (int i = 0; i < N; i++)
+		big_check(in[i], big_value(size - 1, 3, i));
+
+	/* Sum over the ranks. */
+	for (int i = 0; i < N; i++)
+		out[i] = big_value(rank, 4, i);
+	MPI_Allreduce_c(out, in, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	for (int i = 0; i < N; i++) {
+		double want = 0;
+		for (int r = 0; r < size; r++)
+			want += big_value(r, 4, i);
+		big_check(in[i], want);
+	}
+
+	/* Every rank's N values; then rank r's r + 1 values, packed. */
+	double *all = malloc(sizeof *all * (size_t)size * (size_t)(size + N));
+	double *mine = malloc(sizeof *mine * (size_t)(rank + 1));
+	MPI_Count *counts = malloc(sizeof *counts * (size_t)size);
+	MPI_Aint *displs = malloc(sizeof *displs * (size_t)size);
+	if (!all || !mine || !counts || !displs)
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	for (int i = 0; i < N; i++)
+		out[i] = big_value(rank, 5, i);
+	MPI_Allgather_c(out, N, MPI_DOUBLE, all, N, MPI_DOUBLE, MPI_COMM_WORLD);
+	for (int r = 0; r < size; r++)
+		for (int i = 0; i < N; i++)
+			big_check(all[r * N + i], big_value(r, 5, i));
+	MPI_Aint at = 0;
+	for (int r = 0; r < size; r++) {
+		counts[r] = r + 1;
+		displs[r] = at;
+		at += r + 1;
+	}
+	for (int i = 0; i <= rank; i++)
+		mine[i] = big_value(rank, 6, i);
+	MPI_Allgatherv_c(mine, rank + 1, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+	for (int r = 0; r < size; r++)
+		for (int i = 0; i <= r; i++)
+			big_check(all[displs[r] + i], big_value(r, 6, i));
+	free(all);
+	free(mine);
+	free(counts);
+	free(displs);
+	printf("bigcount rank %d: large-count calls, %d wrong values received\n", rank, big_bad);
+}
+#endif
+
 static void bigcount(void)
 {
 #if MPI_VERSION >= 4
@@ -132,6 +238,7 @@ static void bigcount(void)
 		pace();
 	}
 	printf("bigcount rank %d: x %.17g hash %016llx\n", rank, x, (unsigned long long)h);
+	bigcount_more();
 #else
 	printf("bigcount rank %d: this MPI has no large-count calls\n", rank);
 #endif
@@ -482,6 +589,19 @@ int main(int argc, char **argv)
 		bigcount();
 	} else if (strcmp(what, "node") == 0) {
 		node();
+	} else if (strcmp(what, "bigrefused") == 0) {
+#if MPI_VERSION >= 4
+		char byte = 0;
+		int class = MPI_SUCCESS;
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+		int rc = MPI_Bcast_c(&byte, (MPI_Count)INT_MAX + 1, MPI_BYTE, 0, MPI_COMM_WORLD);
+		MPI_Error_class(rc, &class);
+		printf("bigrefused rank %d: %s\n", rank,
+		       class == MPI_ERR_UNSUPPORTED_OPERATION ? "MPI_ERR_UNSUPPORTED_OPERATION"
+							     : "another error class");
+#else
+		printf("bigrefused rank %d: this MPI has no large-count calls\n", rank);
+#endif
 	} else if (strcmp(what, "refused") == 0) {
 		MPI_Win win;
 		int mem = 0;
@@ -489,7 +609,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|node|timed|bigcount|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|node|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
