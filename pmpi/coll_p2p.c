@@ -41,7 +41,7 @@
 
 #include "pmpi/coll_p2p.h"
 #include "pmpi/call.h"
-#include "pmpi/mode/replication/replica.h"
+#include "pmpi/mode_calls.h"
 
 #ifdef OPEN_MPI
 #define COLL_P2P 1
@@ -255,8 +255,13 @@ FT_EXPORT int MPI_Barrier(MPI_Comm comm)
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Barrier);
 	int rc = ftp_pre_coll(&c, comm);
 
-	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
-		return ftp_repl_MPI_Barrier(&c);
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
+		const struct ftp_mode_calls *mode = ftp_mode_calls();
+
+		if (mode && mode->MPI_Barrier)
+			return mode->MPI_Barrier(&c);
+		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Barrier, FTP_ROLE_COLL);
+	}
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)
 			rc = ftp_mpi.PMPI_Barrier(c.real);
@@ -276,8 +281,13 @@ FT_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 	int rc = ftp_pre_coll(&c, comm);
 	size_t bytes;
 
-	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
-		return ftp_repl_MPI_Allreduce(&c, sendbuf, recvbuf, count, datatype, op);
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
+		const struct ftp_mode_calls *mode = ftp_mode_calls();
+
+		if (mode && mode->MPI_Allreduce)
+			return mode->MPI_Allreduce(&c, sendbuf, recvbuf, count, datatype, op);
+		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Allreduce, FTP_ROLE_COLL);
+	}
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)
 			rc = ftp_mpi.PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, c.real);

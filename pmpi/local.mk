@@ -41,7 +41,7 @@ libftshim_la_SOURCES = \
 	pmpi/mode/replication/team.c \
 	pmpi/mode/replication/views.c \
 	pmpi/objects.c pmpi/objects.h \
-	pmpi/p2p.c \
+	pmpi/p2p.c pmpi/p2p.h \
 	pmpi/ranks.c pmpi/ranks.h \
 	pmpi/report_merge.c pmpi/report_merge.h \
 	pmpi/public.c \
@@ -53,6 +53,7 @@ libftshim_la_SOURCES = \
 	pmpi/spawn.c pmpi/spawn.h \
 	pmpi/state.c \
 	pmpi/ucx_yield.c \
+	pmpi/wtime.c \
 	pmpi/ulfm.c pmpi/ulfm.h
 nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h pmpi/mode_calls.h pmpi/mpi_entry.c \
 	pmpi/mpi_entry.h

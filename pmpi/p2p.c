@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmpi/p2p.h"
 #include "pmpi/call.h"
-#include "pmpi/mode/replication/replica.h"
+#include "pmpi/mode_calls.h"
 
 /* Poll MPI_Iprobe (or MPI_Improbe when message is not NULL). Given up
  * on, a probe takes a last look, as a receive does (ftp_cancel_p2p). */
@@ -45,9 +46,15 @@ FT_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	int rc = ftp_pre_recv(&c, comm, source);
 
 	status = FTP_STATUS(status);
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
+		const struct ftp_mode_calls *mode = ftp_mode_calls();
+
+		if (mode && mode->MPI_Probe)
+			return ftp_post_plain(&c, mode->MPI_Probe(&c, source, tag, status));
+		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Probe, FTP_ROLE_P2P);
+	}
 	if (rc == MPI_SUCCESS)
-		rc = ftp_seam_covered(c.comm) ? ftp_repl_MPI_Probe(&c, source, tag, status)
-					   : ftp_probe_on(&c, source, tag, status);
+		rc = ftp_probe_on(&c, source, tag, status);
 	return ftp_post_plain(&c, rc);
 }
 FTP_ALSO_PMPI(MPI_Probe);
@@ -120,10 +127,15 @@ FT_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
-	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
-		return ftp_post_plain(&c, ftp_repl_MPI_Sendrecv(&c, sendbuf, sendcount, sendtype, dest, sendtag,
-								 recvbuf, recvcount, recvtype, source, recvtag,
-								 status));
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
+		const struct ftp_mode_calls *mode = ftp_mode_calls();
+
+		if (mode && mode->MPI_Sendrecv)
+			return ftp_post_plain(&c, mode->MPI_Sendrecv(&c, sendbuf, sendcount, sendtype, dest,
+								     sendtag, recvbuf, recvcount, recvtype,
+								     source, recvtag, status));
+		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Sendrecv, FTP_ROLE_P2P);
+	}
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
@@ -202,17 +214,18 @@ static int sendrecv_replace(struct ftp_call *c, void *buf, MPI_Count count, MPI_
 	return rc;
 }
 
-/* On a replicated communicator: a replicated send-receive from a copy. */
-static int repl_sendrecv_replace(struct ftp_call *c, void *buf, int count, MPI_Datatype datatype, int dest,
-				 int sendtag, int source, int recvtag, MPI_Status *status)
+/* On a covered communicator whose mode has an MPI_Sendrecv form: that
+ * form, sending from a copy. */
+static int covered_sendrecv_replace(struct ftp_call *c, void *buf, int count, MPI_Datatype datatype,
+				    int dest, int sendtag, int source, int recvtag, MPI_Status *status)
 {
 	char *copy;
 	int rc = copy_of(buf, count, datatype, &copy);
 
 	if (rc != MPI_SUCCESS)
 		return rc;
-	rc = ftp_repl_MPI_Sendrecv(c, copy, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
-				   status);
+	rc = ftp_mode_calls()->MPI_Sendrecv(c, copy, count, datatype, dest, sendtag, buf, count, datatype,
+					    source, recvtag, status);
 	copy_free(copy, datatype);
 	return rc;
 }
@@ -237,9 +250,14 @@ FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, 
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
-	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
-		return ftp_post_plain(&c, repl_sendrecv_replace(&c, buf, count, datatype, dest, sendtag, source,
-								recvtag, status));
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
+		const struct ftp_mode_calls *mode = ftp_mode_calls();
+
+		if (mode && mode->MPI_Sendrecv)
+			return ftp_post_plain(&c, covered_sendrecv_replace(&c, buf, count, datatype, dest,
+									   sendtag, source, recvtag, status));
+		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Sendrecv_replace, FTP_ROLE_P2P);
+	}
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
@@ -266,14 +284,9 @@ static int irecv_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int 
 	return ftp_mpi.PMPI_Irecv_c(buf, count, dt, source, tag, comm, req);
 }
 
-/* On a replicated communicator a large-count send-receive is its base
- * call while its counts fit an int, which is all the replicated
- * point-to-point path carries; beyond that it is refused. */
-static bool fits_int(MPI_Count count)
-{
-	return count >= 0 && count <= INT_MAX;
-}
-
+/* On a covered communicator a large-count send-receive goes through the
+ * mode's form of its base call while its counts fit an int, as the
+ * generated large-count wrappers do; beyond that it is refused. */
 FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
 			     int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
 			     MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
@@ -284,12 +297,18 @@ FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
-	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
-		return ftp_post_plain(&c, fits_int(sendcount) && fits_int(recvcount)
-						  ? ftp_repl_MPI_Sendrecv(&c, sendbuf, (int)sendcount, sendtype, dest,
-									  sendtag, recvbuf, (int)recvcount, recvtype,
-									  source, recvtag, status)
-						  : ftp_mode_refuse(&c));
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
+		const struct ftp_mode_calls *mode = ftp_mode_calls();
+
+		if (mode && mode->MPI_Sendrecv)
+			return ftp_post_plain(
+				&c, ftp_mode_count_fits(sendcount) && ftp_mode_count_fits(recvcount)
+					    ? mode->MPI_Sendrecv(&c, sendbuf, (int)sendcount, sendtype, dest,
+								 sendtag, recvbuf, (int)recvcount, recvtype,
+								 source, recvtag, status)
+					    : ftp_mode_refuse_because(&c, FTP_MODE_COUNT_TOO_BIG));
+		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Sendrecv, FTP_ROLE_P2P);
+	}
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)
@@ -313,10 +332,17 @@ FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype da
 	int rc = pre_sendrecv(&c, comm, dest, source);
 
 	status = FTP_STATUS(status);
-	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
-		return ftp_post_plain(&c, fits_int(count) ? repl_sendrecv_replace(&c, buf, (int)count, datatype, dest,
-										  sendtag, source, recvtag, status)
-							  : ftp_mode_refuse(&c));
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
+		const struct ftp_mode_calls *mode = ftp_mode_calls();
+
+		if (mode && mode->MPI_Sendrecv)
+			return ftp_post_plain(&c, ftp_mode_count_fits(count)
+							  ? covered_sendrecv_replace(&c, buf, (int)count, datatype,
+										     dest, sendtag, source, recvtag,
+										     status)
+							  : ftp_mode_refuse_because(&c, FTP_MODE_COUNT_TOO_BIG));
+		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Sendrecv_replace, FTP_ROLE_P2P);
+	}
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS && c.direct)

@@ -5,8 +5,7 @@
  * seam calls it), and MPI_Comm_split and MPI_Comm_split_type have their
  * replicated forms here (cart.c splits through ftp_repl_split_as). It
  * keeps the list of replicated communicators that a view change walks
- * (internal.h), and refuses with one line a call that has no replicated
- * form (ftp_repl_refuse, from the wrappers). Application thread. */
+ * (internal.h). Application thread. */
 #include "ftshim_config.h"
 
 #include <stdlib.h>
@@ -215,16 +214,6 @@ int ftp_repl_program_error(struct ftp_call *c, int code)
 {
 	ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, code);
 	return code;
-}
-
-int ftp_repl_refuse(struct ftp_call *c)
-{
-	static const char *const names[] = FTP_FN_NAMES;
-
-	ft_error("%s on a replicated communicator is not supported yet (FTSHIM_REPLICAS=%s); "
-		 "run without FTSHIM_REPLICAS, or see 'man 7 ftshim' (REPLICATION) for what is",
-		 names[c->fn], ftp.cfg.replicas);
-	return ftp_repl_program_error(c, MPI_ERR_UNSUPPORTED_OPERATION);
 }
 
 /* The tag of the MPI_Comm_create_group that makes a creation base. */

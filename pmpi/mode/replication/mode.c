@@ -86,6 +86,7 @@ const struct ftp_mode ftp_replication_mode = {
 	.calls = &ftp_repl_calls,
 	.runs_as_is = ftp_repl_runs_as_is,
 	.completion = completion,
+	.wtime = ftp_repl_wtime,
 	.inject_names = inject_names,
 	.report_rank = report_rank,
 	.finish = ftp_repl_finish,

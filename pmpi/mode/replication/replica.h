@@ -61,6 +61,8 @@
 #include <stdbool.h>
 
 #include "pmpi/call.h"
+#include "pmpi/complete.h"
+#include "pmpi/p2p.h"
 #include "pmpi/mode/mode.h"
 #include "src/replica_plan.h"
 
@@ -238,16 +240,14 @@ int ftp_repl_MPI_Cart_map(struct ftp_call *c, int ndims, const int dims[], const
 int ftp_repl_MPI_Cartdim_get(struct ftp_call *c, int *ndims);
 int ftp_repl_MPI_Topo_test(struct ftp_call *c, int *status);
 
+/* MPI_Wtime of a replicated process (stream.c). */
+double ftp_repl_wtime(void);
+
 /* Replication's side of the calls on a covered communicator
  * (pmpi/mode/replication/calls.c): its forms (the ftp_repl_MPI_* below),
  * and whether a call without one runs as on any communicator. */
 extern const struct ftp_mode_calls ftp_repl_calls;
 bool ftp_repl_runs_as_is(int fn, enum ftp_mode_role role);
-
-/* A call the wrapper has no replicated form of, on a replicated
- * communicator: one line, then the communicator's error handler with
- * MPI_ERR_UNSUPPORTED_OPERATION. */
-int ftp_repl_refuse(struct ftp_call *c);
 
 /* Completion calls of a paired process (pmpi/complete.c calls these, and
  * they call the plain forms there). */
@@ -261,21 +261,6 @@ int ftp_repl_waitsome(int incount, MPI_Request requests[], int *outcount, int in
 		      MPI_Status statuses[]);
 int ftp_repl_testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
 		      MPI_Status statuses[]);
-
-/* The plain completion calls (pmpi/complete.c). */
-int ftp_wait_plain(MPI_Request *request, MPI_Status *status);
-int ftp_test_plain(MPI_Request *request, int *flag, MPI_Status *status);
-int ftp_waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[]);
-int ftp_testall_plain(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
-int ftp_waitany_plain(int count, MPI_Request requests[], int *index, MPI_Status *status);
-int ftp_testany_plain(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
-int ftp_waitsome_plain(int incount, MPI_Request requests[], int *outcount, int indices[],
-		       MPI_Status statuses[]);
-int ftp_testsome_plain(int incount, MPI_Request requests[], int *outcount, int indices[],
-		       MPI_Status statuses[]);
-
-/* MPI_Probe's own path from the program's source on (pmpi/p2p.c). */
-int ftp_probe_on(struct ftp_call *c, int source, int tag, MPI_Status *status);
 
 /* The replicated forms of the calls (ftp_repl_calls lists them): the
  * call's arguments (less its communicator, which is c's). Each returns

@@ -5,8 +5,8 @@
  * (ftp_repl_hear), in program order; a read that finds the primary dead
  * with nothing left to read ends the stream (STREAM_ENDED, and the
  * follower carries on, promote.c). Called from the other files of this
- * folder; MPI_Wtime, whose time a replica takes from its primary, from
- * the program. Application thread. */
+ * folder; ftp_repl_wtime, whose time a replica takes from its primary,
+ * from MPI_Wtime (pmpi/wtime.c). Application thread. */
 #include "ftshim_config.h"
 
 #include <string.h>
@@ -90,13 +90,14 @@ int ftp_repl_hear(int *rec, int max, int *n)
 	return rc;
 }
 
-/* MPI_Wtime: a replica gets its primary's time, as a program may decide
- * by it (NetPIPE's repetition counts, a loop that runs for a second);
- * everyone else reads its own clock, as does a replica once it carries
- * its rank on. The time travels as its 64 bits in two ints. */
-FT_EXPORT double MPI_Wtime(void)
+/* MPI_Wtime under replication (the mode's clock, pmpi/mode/mode.h): a
+ * replica gets its primary's time, as a program may decide by it
+ * (NetPIPE's repetition counts, a loop that runs for a second); everyone
+ * else reads its own clock, as does a replica once it carries its rank
+ * on. The time travels as its 64 bits in two ints. */
+double ftp_repl_wtime(void)
 {
-	if (__builtin_expect(!ftp_repl.r || !ftp_repl_paired() || !ftp_active(), 1))
+	if (!ftp_repl.r || !ftp_repl_paired())
 		return ftp_mpi.PMPI_Wtime();
 	int v[REC_HEAD + 2] = {MPI_SUCCESS, 0};
 	double t;
@@ -113,4 +114,3 @@ FT_EXPORT double MPI_Wtime(void)
 	ftp_repl_tell(v, REC_HEAD + 2);
 	return t;
 }
-FTP_ALSO_PMPI(MPI_Wtime);
