@@ -50,7 +50,7 @@ static void copy_view(struct ft_comm *core, void *arg)
 {
 	struct ft_agree_view *v = arg;
 
-	v->n = core->local_size + core->remote_size;
+	v->n = ftp_members(core);
 	v->members = malloc((v->n + 1) * sizeof *v->members);
 	if (!v->members)
 		return;
@@ -323,7 +323,7 @@ static bool survivors(struct shrink *s, uint32_t *nlocal, uint32_t *nremote)
 		uint32_t first = g ? core->local_size : 0;
 		uint32_t count = g ? core->remote_size : core->local_size;
 		for (uint32_t j = 0; j < count; j++) {
-			int32_t w = core->members[first + j];
+			int32_t w = ftp_member_job(core, first + j);
 			if (agreed_failed(s, g == 1, j))
 				continue;
 			if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w))
@@ -422,7 +422,7 @@ static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremot
 	int rc = ftp_create_group_of(ftp.private_world, s->ranks, nlocal, tag, s->call.fn, &local);
 	if (rc == MPI_SUCCESS) {
 		ftp_hang_watch_begin(s->call.fn, s->ranks, nlocal + nremote);
-		rc = ftp_mpi.PMPI_Intercomm_create(local, 0, ftp.private_world, s->ranks[nlocal] - ftp.world_base,
+		rc = ftp_mpi.PMPI_Intercomm_create(local, 0, ftp.private_world, ftp_world_of_job(s->ranks[nlocal]),
 						   tag, s->newcomm);
 		ftp_hang_watch_end();
 	}

@@ -75,8 +75,9 @@ struct ftp_op {
 	bool (*progress)(struct ftp_op *op);
 	void (*destroy)(struct ftp_op *op);
 	int rc;                  /* the call's result, once done */
-	/* The status its completion reports, if has_status (a replica's
-	 * receive, pmpi/mode/replication/recv.c); else an empty one. Set before done. */
+	/* The status its completion reports, if has_status (a receive a
+	 * recovery mode completes itself); else an empty one. Set before
+	 * done. */
 	MPI_Status status;
 	bool has_status;
 	struct ftp_comm *comm;

@@ -118,6 +118,11 @@ EXTRA_DIST += tests/inject_cmd_errors.sh
 TESTS += tests/timeline.sh
 EXTRA_DIST += tests/timeline.sh
 
+# The layout rules of pmpi/ (recovery modes behind their contract, one
+# rank module, small files in a mode's folder).
+TESTS += tests/layout.sh
+EXTRA_DIST += tests/layout.sh
+
 # The agreement protocol under the simulator, many seeds (no MPI).
 TESTS += tests/sim_agree.sh
 EXTRA_DIST += tests/sim_agree.sh

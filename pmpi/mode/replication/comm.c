@@ -95,7 +95,7 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 	for (uint32_t k = 0; ok && k < ftp_repl.plan.n + ftp_repl.plan.r; k++)
 		pos[k] = -1;
 	for (uint32_t q = 0; ok && q < nreal; q++) {
-		int32_t w = core->members[q];
+		int32_t w = ftp_member_job(core, q);
 		if (w < 0 || (uint32_t)w >= ftp_repl.plan.n + ftp_repl.plan.r)
 			ok = false;
 		else
@@ -104,7 +104,7 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 	/* Program rank order: the primaries and singles in real order, and
 	 * a replica alone where its primary would be. */
 	for (uint32_t q = 0; ok && q < nreal; q++) {
-		int32_t w = core->members[q], l = ftp_repl.plan.logical_of[w];
+		int32_t w = ftp_member_job(core, q), l = ftp_repl.plan.logical_of[w];
 		if (ftp_repl_is_replica_world(w) && pos[l] >= 0)
 			continue;
 		int32_t rw = ftp_repl_is_replica_world(w)
@@ -227,7 +227,7 @@ static int settle_dead(const struct ftp_comm *e, const int32_t *alive, uint32_t 
 	int rc = MPI_SUCCESS;
 
 	for (uint32_t q = 0, i = 0; q < e->core->local_size; q++) {
-		int32_t w = e->core->members[q];
+		int32_t w = ftp_member_job(e->core, q);
 		if (i < n && alive[i] == w) {
 			i++;
 			continue;
@@ -238,7 +238,7 @@ static int settle_dead(const struct ftp_comm *e, const int32_t *alive, uint32_t 
 	}
 	ftp_repl_views();
 	for (uint32_t q = 0, i = 0; q < e->core->local_size; q++) {
-		int32_t w = e->core->members[q];
+		int32_t w = ftp_member_job(e->core, q);
 		if (i < n && alive[i] == w)
 			i++;
 		else if (!ftp_repl_covered(w))

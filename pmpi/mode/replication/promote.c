@@ -40,10 +40,7 @@ static void discard_from(int32_t dead)
 {
 	for (size_t i = 0; i < ftp_repl_ncomms; i++) {
 		struct ftp_comm *e = ftp_repl_comms[i];
-		int q = -1;
-		for (uint32_t j = 0; j < e->core->local_size; j++)
-			if (e->core->members[j] == dead)
-				q = (int)j;
+		int q = ftp_member_index(e->core, dead);
 		/* A few passes of the MPI's progress: what it sent is here. */
 		for (int empty = 0; q >= 0 && empty < 4;) {
 			MPI_Status st;

@@ -112,7 +112,7 @@ static uint32_t split_n, split_r;
 
 int ftp_repl_check(char *err, size_t errlen)
 {
-	if (spec.value == 0 || ftp.world_base != 0)
+	if (spec.value == 0 || ftp_world_spawned())
 		return 0;
 	return ft_replica_split(&spec, (uint32_t)ftp.world_size, &split_n, &split_r, err, errlen);
 }
@@ -122,7 +122,7 @@ int ftp_repl_plan(void)
 	uint32_t n = split_n, r = split_r;
 	char err[256];
 
-	if (r == 0 || ftp.world_base != 0)
+	if (r == 0 || ftp_world_spawned())
 		return 0;
 	uint32_t *hosts = host_ids((uint32_t)ftp.world_size);
 	int rc = hosts ? ft_replica_plan_make(&ftp_repl.plan, n, r, hosts) : -ENOMEM;
@@ -158,7 +158,7 @@ int ftp_repl_start(void)
 	 * in any creation does, rather than hang it. */
 	struct ftp_comm *world = ftp_seam_comm(ftp.world);
 	if (world)
-		ftp_hang_watch_begin(FTP_FN_MPI_Init, world->core->members, world->core->local_size);
+		ftp_hang_watch_begin(FTP_FN_MPI_Init, ftp_member_jobs(world->core), world->core->local_size);
 	ftp_mpi.PMPI_Comm_dup(ftp.world, &ftp_repl.stream);
 	if (world)
 		ftp_repl_derive(world, NULL);
