@@ -36,8 +36,9 @@ PROG_SRC = os.path.join(TOP, "tests", "mpi", "progs", "detect.c")
 MPICC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi"}
 
 
-def launch(flavour, nprocs, env, argv):
-    shim = os.path.join(TOP, "build", flavour, ".libs", "libftshim.so")
+def launch(flavour, nprocs, env, argv, shim=None):
+    """The launch line of argv under shim (default: this build's)."""
+    shim = shim or os.path.join(TOP, "build", flavour, ".libs", "libftshim.so")
     env = dict(env, LD_PRELOAD=shim)
     if flavour == "mpich":
         cmd = ["mpiexec.hydra", "-disable-auto-cleanup", "-n", str(nprocs)]

@@ -29,8 +29,15 @@ ftshim, in the same run, and a last table gives ftshim's medians as
 ratios to ULFM's. Jobs larger than the core count are oversubscribed,
 which dominates their times.
 
+--preload NAME=LIB (repeatable; {flavour} in LIB is the flavour's name)
+measures those libraries in place of the build's libftshim.so, --jobs
+jobs of each per size, interleaved (the order rotated from job to job),
+and a last table gives each one's medians as ratios to the first's: how
+an old library is compared with a new one.
+
 Usage: bench/ulfm.py [--flavours mpich,openmpi] [--sizes 4,8,16] [--reps 50]
                      [--detect-size 16] [--detect-reps 5] [--ulfm PREFIX]
+                     [--preload NAME=LIB]... [--jobs 3]
 """
 
 import argparse
@@ -58,10 +65,11 @@ def percentile(xs, p):
     return xs[k]
 
 
-def launch_on(flavour, size, argv, ulfm):
-    """The launch line: under ftshim, or on the ULFM MPI in ulfm."""
+def launch_on(flavour, size, argv, ulfm, shim=None):
+    """The launch line: under ftshim (shim, or the build's), or on the ULFM
+    MPI in ulfm."""
     if flavour != "ulfm":
-        return launch(flavour, size, {}, argv)
+        return launch(flavour, size, {}, argv, shim)
     cmd = [os.path.join(ulfm, "bin", "mpirun"), "--with-ft", "ulfm", "--oversubscribe", "-n", str(size)]
     if os.getuid() == 0:
         cmd.append("--allow-run-as-root")
@@ -77,9 +85,9 @@ def parse(out):
     return got
 
 
-def one_job(flavour, prog, work, size, reps, ulfm):
+def one_job(flavour, prog, work, size, reps, ulfm, shim=None):
     """{what: [us...]} from one job of size ranks, or None."""
-    rc, out, err = run(launch_on(flavour, size, [prog, str(reps)], ulfm), work, 300)
+    rc, out, err = run(launch_on(flavour, size, [prog, str(reps)], ulfm, shim), work, 300)
     got = parse(out)
     if not got.get("agree_failed"):
         print("  %s, %d ranks: the job failed (rc %s): %s" % (flavour, size, rc, err[-400:]),
@@ -103,6 +111,36 @@ def detect_jobs(flavour, prog, work, size, reps, ulfm):
     return times
 
 
+def compare(flavour, prog, work, sizes, a, cands):
+    """--preload: the libraries cands [(name, lib)], a.jobs jobs each per
+    size, interleaved; a table of each, then of their medians' ratios to
+    the first's."""
+    results = {lib: {n: {} for n in sizes} for _, lib in cands}
+    for n in sizes:
+        libs = [lib for _, lib in cands]
+        for job in range(a.jobs):
+            for lib in libs[job % len(libs):] + libs[:job % len(libs)]:
+                for what, xs in (one_job(flavour, prog, work, n, a.reps, None, lib) or {}).items():
+                    results[lib][n].setdefault(what, []).extend(xs)
+    for name, lib in cands:
+        print("\n%s under %s (%s)" % (flavour, name, lib))
+        print("  %-14s" % "" + "".join("%22s" % ("%d ranks: median p99" % n) for n in sizes))
+        for what in ORDER:
+            cells = ["%22s" % ("%.0f %.0f" % (statistics.median(xs), percentile(xs, 99)) if xs else "-")
+                     for xs in (results[lib][n].get(what) for n in sizes)]
+            print("  %-14s" % what + "".join(cells))
+    first = cands[0][1]
+    print("\n%s: each library's median / %s's (same run, interleaved)" % (flavour, cands[0][0]))
+    print("  %-14s" % "" + "".join("%14s" % ("%s %d" % (name[:8], n)) for name, _ in cands[1:] for n in sizes))
+    for what in ORDER:
+        cells = []
+        for _, lib in cands[1:]:
+            for n in sizes:
+                x, b = results[lib][n].get(what), results[first][n].get(what)
+                cells.append("%14s" % ("%.2f" % (statistics.median(x) / statistics.median(b)) if x and b else "-"))
+        print("  %-14s" % what + "".join(cells))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flavours", default="mpich,openmpi")
@@ -111,7 +149,14 @@ def main():
     ap.add_argument("--detect-size", type=int, default=16)
     ap.add_argument("--detect-reps", type=int, default=5)
     ap.add_argument("--ulfm", metavar="PREFIX")
+    ap.add_argument("--preload", action="append", default=[], metavar="NAME=LIB")
+    ap.add_argument("--jobs", type=int, default=3)
     a = ap.parse_args()
+    for c in a.preload:
+        if "=" not in c:
+            ap.error("--preload %s: accepted: NAME=LIB" % c)
+    if a.jobs < 1:
+        ap.error("--jobs %d: accepted: 1 or more" % a.jobs)
     sizes = []
     for s in a.sizes.split(","):
         if not s.isdigit() or int(s) < 3:
@@ -143,6 +188,10 @@ def main():
         else:
             subprocess.check_call([MPICC[flavour], "-std=gnu11", "-O2", "-I", os.path.join(TOP, "include"),
                                    "-o", prog, PROG_SRC, "-ldl"])
+        if a.preload and flavour != "ulfm":
+            compare(flavour, prog, work, sizes,
+                    a, [tuple(c.format(flavour=flavour).split("=", 1)) for c in a.preload])
+            continue
         print("\n%s" % ("Open MPI 5 ULFM, no ftshim" if flavour == "ulfm" else flavour + " under ftshim"))
         print("  %-14s" % "" + "".join("%22s" % ("%d ranks: median p99" % n) for n in sizes))
         results = {n: one_job(flavour, prog, work, n, a.reps, a.ulfm) or {} for n in sizes}
