@@ -537,6 +537,21 @@ START_TEST(test_coordinator_dies_half_way)
 }
 END_TEST
 
+/* Four members: coordinator 0 (the only flag without 0xf0) decides, its
+ * decision to 1, 2 and 3 held back, and dies; nobody knows yet. */
+static void decide_then_die(struct model *m)
+{
+	uint32_t values[4] = { 0x0f, 0xff, 0xff, 0xff };
+
+	model_init(m, 4, NULL);
+	m->held_back = HELD_ANY;
+	m->held_from = 0;
+	start_all_live(m, 0, values);
+	run(m);
+	ck_assert_uint_eq(m->nlater, 3);
+	m->dead[0] = true;
+}
+
 /* Members 2 and 3 learn that coordinator 0 died, and send their
  * contributions to member 1, before 0's decision reaches them (it never
  * reaches 1). Member 1 then takes over holding every live member's
@@ -545,15 +560,8 @@ END_TEST
 START_TEST(test_decision_races_takeover)
 {
 	struct model m;
-	uint32_t values[4] = { 0x0f, 0xff, 0xff, 0xff };
 
-	model_init(&m, 4, NULL);
-	m.held_back = HELD_ANY;
-	m.held_from = 0;
-	start_all_live(&m, 0, values);
-	run(&m);
-	ck_assert_uint_eq(m.nlater, 3); /* 0's decision, to 1, 2 and 3 */
-	m.dead[0] = true;
+	decide_then_die(&m);
 	learn(&m, 2, 0);
 	learn(&m, 3, 0);
 	release_held_back_but(&m, 1);
@@ -577,14 +585,8 @@ END_TEST
 START_TEST(test_decision_reaches_waiting_member)
 {
 	struct model m;
-	uint32_t values[4] = { 0x0f, 0xff, 0xff, 0xff };
 
-	model_init(&m, 4, NULL);
-	m.held_back = HELD_ANY;
-	m.held_from = 0;
-	start_all_live(&m, 0, values);
-	run(&m);
-	m.dead[0] = true;
+	decide_then_die(&m);
 	learn(&m, 3, 0);
 	run(&m); /* 3's contribution reaches 1 */
 	release_held_back_but(&m, 3);
