@@ -71,11 +71,24 @@ expect_respawn() {
 	expect_err_no_match 'ftshim\[[0-9]+\] \+[0-9.]+ error: '
 	note "$what: $(tail -n 1 "$OUT")"
 }
-run_job shim 4 "FTSHIM_RUNDIR=$run" -- "$respawn"
+# Open MPI 4.1's own spawn stalls about once in 45 runs of a respawn
+# after deaths (README, "Spawn-based recovery"): its child never finishes the
+# MPI's MPI_Init, and ftshim ends the job with its lines (status 76)
+# rather than hang. Such a run says nothing of the answer the program
+# gets when the MPI's spawn works: it is noted and run once more.
+run_respawn() {
+	run_job shim 4 "FTSHIM_RUNDIR=$run" "$@" -- "$respawn"
+	if ! grep -q '^respawn: 300 steps' "$OUT" &&
+		grep -qE "ftshim\[[0-9]+\] \+[0-9.]+ error: stuck in the MPI library's MPI_Comm_spawn for 20\.0 s: the processes it starts never finished their MPI_Init" "$ERR"; then
+		note "the MPI's own spawn stalled (its child never finished MPI_Init); the job ended with ftshim's lines; run again"
+		run_job shim 4 "FTSHIM_RUNDIR=$run" "$@" -- "$respawn"
+	fi
+}
+run_respawn
 expect_rc 0
 expect_respawn "no failure" 0
 inject="rank=1 at=point:step:40; rank=spawned:0 at=point:step:120; rank=0 at=point:step:160; rank=spawned:1 at=point:step:230"
-run_job shim 4 "FTSHIM_RUNDIR=$run" "FTSHIM_INJECT=$inject" -- "$respawn"
+run_respawn "FTSHIM_INJECT=$inject"
 expect_killed_rc
 expect_respawn "$inject" 4
 for r in 1 4 0 5; do
@@ -83,7 +96,7 @@ for r in 1 4 0 5; do
 done
 expect_err_match '^ftshim: 4 failures \('
 # Two at once, in one recovery.
-run_job shim 4 "FTSHIM_RUNDIR=$run" "FTSHIM_INJECT=rank=1,3 at=point:step:75" -- "$respawn"
+run_respawn "FTSHIM_INJECT=rank=1,3 at=point:step:75"
 expect_killed_rc
 expect_respawn "ranks 1 and 3 at once" 1 2
 expect_no_leftovers spawn
