@@ -38,7 +38,9 @@
  * (half of them among the first 2K, where the coordinators are), each
  * losing a random part of what it sends in its death round (a
  * coordinator half-way through its decision), and each survivor learns
- * of each death one to four rounds later. It prints the rounds to the
+ * of each death one to four rounds later; --jitter=J holds each message
+ * up to J rounds more, never past a later one between the same two
+ * members (the control plane is TCP). It prints the rounds to the
  * first and last decision and the messages sent by kind, and checks that
  * every survivor decided the same flag (the AND of a set of contributors
  * holding every survivor), rc and failed set (victims only): the exit
@@ -1252,6 +1254,7 @@ struct amsg {
 	uint32_t to;
 	struct ft_msg m;
 	uint8_t *data;
+	uint32_t due;              /* the round it arrives in (--jitter) */
 };
 
 struct asim {
@@ -1264,6 +1267,14 @@ struct asim {
 	uint32_t *learns_at;       /* [victim * n + member] */
 	struct amsg *q, *next;     /* this round's deliveries, the next round's */
 	size_t nq, nnext, qcap, nextcap;
+	/* --jitter: messages held beyond the next round, and the round the
+	 * last message of each pair (from * n + to) arrives in, so that no
+	 * message overtakes an earlier one between the same two members (the
+	 * control plane is TCP). */
+	uint32_t jitter, round;
+	struct amsg *later;
+	size_t nlater, latercap;
+	uint32_t *pair_due;
 	uint64_t sent[FT_AGREE_ASK + 1], lost;
 	uint64_t rand;             /* the state for losses and delivery order */
 };
@@ -1296,8 +1307,23 @@ static void agree_send(void *ctx, uint32_t to, const struct ft_msg *m)
 
 	if (s->dead[p->rank] || rand_below(&s->rand, UINT64_C(1) << 32) >= p->keep)
 		return; /* lost with its sender */
-	s->next = reserve(s->next, &s->nextcap, s->nnext + 1, sizeof *s->next);
-	struct amsg *x = &s->next[s->nnext++];
+	uint32_t due = s->round + 1;
+	if (s->jitter) {
+		uint32_t *last = &s->pair_due[(size_t)p->rank * s->n + to];
+		due += (uint32_t)rand_below(&s->rand, s->jitter + 1);
+		if (due < *last)
+			due = *last;
+		*last = due;
+	}
+	struct amsg *x;
+	if (due == s->round + 1) {
+		s->next = reserve(s->next, &s->nextcap, s->nnext + 1, sizeof *s->next);
+		x = &s->next[s->nnext++];
+	} else {
+		s->later = reserve(s->later, &s->latercap, s->nlater + 1, sizeof *s->later);
+		x = &s->later[s->nlater++];
+	}
+	x->due = due;
 	x->to = to;
 	x->m = *m;
 	x->m.from = p->rank;
@@ -1374,14 +1400,14 @@ static uint32_t agree_check(const struct asim *s)
  * (half of them among the first 2k members, where the coordinators are),
  * each losing a random part of what it sends in its death round (each
  * victim its own share). Returns the exit status. */
-static int run_agree(uint32_t n, uint32_t k, uint64_t seed)
+static int run_agree(uint32_t n, uint32_t k, uint32_t jitter, uint64_t seed)
 {
 	static const struct ft_agree_ops ops = {
 		.view = agree_view,
 		.failed = agree_failed,
 		.send = agree_send,
 	};
-	struct asim s = { .n = n, .k = k, .rand = ft_mix64(seed) };
+	struct asim s = { .n = n, .k = k, .jitter = jitter, .rand = ft_mix64(seed) };
 	uint64_t state = seed;
 	size_t b = ft_agree_bytes(n);
 
@@ -1391,6 +1417,8 @@ static int run_agree(uint32_t n, uint32_t k, uint64_t seed)
 	s.victims = xcalloc(k, sizeof *s.victims);
 	s.dies_at = xcalloc(k, sizeof *s.dies_at);
 	s.learns_at = xcalloc((size_t)k * n, sizeof *s.learns_at);
+	if (jitter)
+		s.pair_due = xcalloc((size_t)n * n, sizeof *s.pair_due);
 	bool *victim = xcalloc(n, sizeof *victim);
 	for (uint32_t i = 0; i < n; i++) {
 		struct amember *p = &s.m[i];
@@ -1428,14 +1456,24 @@ static int run_agree(uint32_t n, uint32_t k, uint64_t seed)
 	uint32_t round, first_decision = UINT32_MAX, last_decision = 0;
 	for (round = 0; round < AGREE_MAX_ROUNDS; round++) {
 		/* What was sent last round arrives in this one, in any order;
-		 * what is sent in this one, in the next. */
+		 * what is sent in this one, in the next (or later: --jitter). */
 		struct amsg *sent = s.next;
 		size_t nsent = s.nnext, sentcap = s.nextcap;
+		s.round = round;
 		s.next = s.q;
 		s.nextcap = s.qcap;
 		s.nnext = 0;
 		s.q = sent;
 		s.qcap = sentcap;
+		for (size_t x = 0; x < s.nlater;) {
+			if (s.later[x].due != round) {
+				x++;
+				continue;
+			}
+			s.q = reserve(s.q, &s.qcap, nsent + 1, sizeof *s.q);
+			s.q[nsent++] = s.later[x];
+			s.later[x] = s.later[--s.nlater];
+		}
 		for (size_t x = nsent; x > 1; x--) {
 			size_t y = (size_t)rand_below(&s.rand, x);
 			struct amsg tmp = s.q[x - 1];
@@ -1478,7 +1516,7 @@ static int run_agree(uint32_t n, uint32_t k, uint64_t seed)
 				s.dead[s.victims[j]] = true;
 		/* Done when nothing is in flight and no death, learning or
 		 * start is still to come. */
-		if (s.nnext == 0 && round > AGREE_DEATH_ROUNDS + AGREE_LEARN_ROUNDS)
+		if (s.nnext == 0 && s.nlater == 0 && round > AGREE_DEATH_ROUNDS + AGREE_LEARN_ROUNDS)
 			break;
 	}
 
@@ -1517,6 +1555,8 @@ static int run_agree(uint32_t n, uint32_t k, uint64_t seed)
 		free(s.next[x].data);
 	free(s.q);
 	free(s.next);
+	free(s.later);
+	free(s.pair_due);
 	free(s.world);
 	free(s.m);
 	free(s.dead);
@@ -1553,7 +1593,7 @@ static void usage(void)
 	       "       sim --host-loss --table [--samples=S] [--period=MS] [--timeout=MS] "
 	       "[--seed=S]\n"
 	       "       sim --revoke [--samples=S] [--seed=S]\n"
-	       "       sim --agree=N [--kill=K] [--seed=S]\n"
+	       "       sim --agree=N [--kill=K] [--jitter=J] [--seed=S]\n"
 	       "Broadcast mode (default N=1024, K=4): K random ranks fail, each kind floods\n"
 	       "the news; prints rounds, NOTICEs sent and lost, and consistency.\n"
 	       "--table: the sweep N in {16, 1024, 65536, 1048576} x K in {1, 4, 16}, Markdown.\n"
@@ -1609,6 +1649,7 @@ int main(int argc, char **argv)
 	int npos = 0, only_kind = -1;
 	bool period_set = false, timeout_set = false, skip_known = false;
 	const char *jobs_arg = NULL, *samples_arg = NULL, *agree_arg = NULL, *kill_arg = NULL;
+	const char *jitter_arg = NULL;
 	int jobs = 1;
 	double t0 = wall_seconds();
 
@@ -1629,6 +1670,8 @@ int main(int argc, char **argv)
 			agree_arg = v;
 		} else if ((v = option_value(argc, argv, &i, "--kill"))) {
 			kill_arg = v;
+		} else if ((v = option_value(argc, argv, &i, "--jitter"))) {
+			jitter_arg = v;
 		} else if ((v = option_value(argc, argv, &i, "--jobs"))) {
 			jobs_arg = v;
 			jobs = (int)parse_uint("--jobs", v, 1, 3, "1, 2 or 3 (kinds run at once)");
@@ -1650,7 +1693,7 @@ int main(int argc, char **argv)
 			timeout_set = true;
 		} else if (a[0] == '-' && a[1] != '\0') {
 			usage_error("unknown option '%s' (accepted: --seed, --kind, --table, "
-				    "--jobs, --skip-known, --host-loss, --revoke, --agree, --kill, --hosts, "
+				    "--jobs, --skip-known, --host-loss, --revoke, --agree, --kill, --jitter, --hosts, "
 				    "--samples, --period, --timeout, --help)",
 				    a);
 		} else if (npos < 2) {
@@ -1663,18 +1706,22 @@ int main(int argc, char **argv)
 	if (agree_arg) {
 		if (revoke || host_loss || table || kind_arg || jobs_arg || skip_known || hosts_arg ||
 		    samples_arg || period_set || timeout_set || npos)
-			usage_error("--agree takes only --kill and --seed");
+			usage_error("--agree takes only --kill, --jitter and --seed");
 		char accepted[64];
 		uint32_t n = (uint32_t)parse_uint("--agree", agree_arg, 1, 32768, "an integer from 1 to 32768");
 		uint32_t max_kill = n - 1 < 1024 ? n - 1 : 1024;
 		snprintf(accepted, sizeof accepted, "an integer from 0 to %" PRIu32, max_kill);
 		uint32_t k = kill_arg ? (uint32_t)parse_uint("--kill", kill_arg, 0, max_kill, accepted) : 0;
-		int status = run_agree(n, k, seed);
+		uint32_t jitter = jitter_arg ? (uint32_t)parse_uint("--jitter", jitter_arg, 0, 8,
+								    "rounds from 0 to 8") : 0;
+		if (jitter && n > 1024)
+			usage_error("--jitter with --agree=%" PRIu32 ": accepted: at most 1024 members", n);
+		int status = run_agree(n, k, jitter, seed);
 		print_resources(false, t0);
 		return status;
 	}
-	if (kill_arg)
-		usage_error("--kill: only with --agree");
+	if (kill_arg || jitter_arg)
+		usage_error("%s: only with --agree", kill_arg ? "--kill" : "--jitter");
 	if (revoke) {
 		if (host_loss || table || kind_arg || jobs_arg || skip_known || hosts_arg || period_set ||
 		    timeout_set || npos)
