@@ -111,33 +111,45 @@ def detect_jobs(flavour, prog, work, size, reps, ulfm):
     return times
 
 
+def print_table(results, cols):
+    """One line of medians and 99th percentiles per figure, a column per
+    size (results: {size: {what: [us...]}}); returns {(size, what): median}."""
+    medians = {}
+    print("  %-14s" % "" + "".join("%22s" % ("%d ranks: median p99" % n) for n in cols))
+    for what in ORDER:
+        cells = []
+        for n in cols:
+            xs = results[n].get(what)
+            if xs:
+                medians[(n, what)] = statistics.median(xs)
+            cells.append("%22s" % ("%.0f %.0f" % (statistics.median(xs), percentile(xs, 99)) if xs else "-"))
+        print("  %-14s" % what + "".join(cells))
+    return medians
+
+
 def compare(flavour, prog, work, sizes, a, cands):
     """--preload: the libraries cands [(name, lib)], a.jobs jobs each per
     size, interleaved; a table of each, then of their medians' ratios to
     the first's."""
-    results = {lib: {n: {} for n in sizes} for _, lib in cands}
+    results = {name: {n: {} for n in sizes} for name, _ in cands}
     for n in sizes:
-        libs = [lib for _, lib in cands]
         for job in range(a.jobs):
-            for lib in libs[job % len(libs):] + libs[:job % len(libs)]:
+            for name, lib in cands[job % len(cands):] + cands[:job % len(cands)]:
                 for what, xs in (one_job(flavour, prog, work, n, a.reps, None, lib) or {}).items():
-                    results[lib][n].setdefault(what, []).extend(xs)
+                    results[name][n].setdefault(what, []).extend(xs)
+    medians = {}
     for name, lib in cands:
         print("\n%s under %s (%s)" % (flavour, name, lib))
-        print("  %-14s" % "" + "".join("%22s" % ("%d ranks: median p99" % n) for n in sizes))
-        for what in ORDER:
-            cells = ["%22s" % ("%.0f %.0f" % (statistics.median(xs), percentile(xs, 99)) if xs else "-")
-                     for xs in (results[lib][n].get(what) for n in sizes)]
-            print("  %-14s" % what + "".join(cells))
-    first = cands[0][1]
-    print("\n%s: each library's median / %s's (same run, interleaved)" % (flavour, cands[0][0]))
+        medians[name] = print_table(results[name], sizes)
+    first = cands[0][0]
+    print("\n%s: each library's median / %s's (same run, interleaved)" % (flavour, first))
     print("  %-14s" % "" + "".join("%14s" % ("%s %d" % (name[:8], n)) for name, _ in cands[1:] for n in sizes))
     for what in ORDER:
         cells = []
-        for _, lib in cands[1:]:
+        for name, _ in cands[1:]:
             for n in sizes:
-                x, b = results[lib][n].get(what), results[first][n].get(what)
-                cells.append("%14s" % ("%.2f" % (statistics.median(x) / statistics.median(b)) if x and b else "-"))
+                x, b = medians[name].get((n, what)), medians[first].get((n, what))
+                cells.append("%14s" % ("%.2f" % (x / b) if x is not None and b else "-"))
         print("  %-14s" % what + "".join(cells))
 
 
@@ -155,6 +167,8 @@ def main():
     for c in a.preload:
         if "=" not in c:
             ap.error("--preload %s: accepted: NAME=LIB" % c)
+    if len({c.split("=", 1)[0] for c in a.preload}) != len(a.preload):
+        ap.error("--preload: a NAME given twice; accepted: one NAME per library")
     if a.jobs < 1:
         ap.error("--jobs %d: accepted: 1 or more" % a.jobs)
     sizes = []
@@ -193,23 +207,12 @@ def main():
                     a, [tuple(c.format(flavour=flavour).split("=", 1)) for c in a.preload])
             continue
         print("\n%s" % ("Open MPI 5 ULFM, no ftshim" if flavour == "ulfm" else flavour + " under ftshim"))
-        print("  %-14s" % "" + "".join("%22s" % ("%d ranks: median p99" % n) for n in sizes))
         results = {n: one_job(flavour, prog, work, n, a.reps, a.ulfm) or {} for n in sizes}
         if a.detect_reps > 0:
             results.setdefault(a.detect_size, {})["detect"] = detect_jobs(flavour, prog, work, a.detect_size,
                                                                           a.detect_reps, a.ulfm)
-        cols = sorted(results)
-        if cols != sizes:
-            print("  %-14s" % "" + "".join("%22s" % ("%d ranks: median p99" % n) for n in cols))
-        for what in ORDER:
-            cells = []
-            for n in cols:
-                xs = results[n].get(what)
-                if xs:
-                    medians[(flavour, n, what)] = statistics.median(xs)
-                cells.append("%22s" % ("%.0f %.0f" % (statistics.median(xs), percentile(xs, 99))
-                                       if xs else "-"))
-            print("  %-14s" % what + "".join(cells))
+        for (n, what), m in print_table(results, sorted(results)).items():
+            medians[(flavour, n, what)] = m
     if a.ulfm:
         print("\nftshim's median / ULFM's median (same run)")
         cols = sorted({n for (_, n, _) in medians})

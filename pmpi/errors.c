@@ -39,14 +39,14 @@ static void describe_cause(struct ftp_call *c, char *out, size_t len)
 
 	if (peer >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)peer)) {
 		const struct ft_proc *p = &ftp.procs.procs[peer];
-		snprintf(out, len, "its peer, rank %d, failed (%s)", ftp_mode_program_rank(peer),
+		snprintf(out, len, "its peer, rank %d, failed (%s)", ftp_program_of_job(peer),
 			 p->how < FT_HOW_COUNT ? ft_fail_how_names[p->how] : "unknown");
 		return;
 	}
 	size_t used = (size_t)snprintf(out, len, "failed rank%s:", n == 1 ? "" : "s");
 	for (uint32_t i = 0; i < n && used + 12 < len; i++) {
-		int32_t r = ftp_mode_program_rank(ftp.procs.order[i]), j = 0;
-		while ((uint32_t)j < i && ftp_mode_program_rank(ftp.procs.order[j]) != r)
+		int32_t r = ftp_program_of_job(ftp.procs.order[i]), j = 0;
+		while ((uint32_t)j < i && ftp_program_of_job(ftp.procs.order[j]) != r)
 			j++;
 		if ((uint32_t)j == i) /* both copies of a replicated rank: named once */
 			used += (size_t)snprintf(out + used, len - used, " %d", r);

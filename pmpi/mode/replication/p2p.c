@@ -45,6 +45,19 @@ static int hear_match(bool *found, int *source)
 	return MPI_SUCCESS;
 }
 
+/* A follower's blocking receive or probe from MPI_ANY_SOURCE takes the
+ * source its primary matched (*source): MPI_SUCCESS, also once the
+ * stream has ended (it then matches for itself), or the primary's error. */
+static int follow_any_source(int *source)
+{
+	bool found = false;
+	int rc = hear_match(&found, source);
+
+	if (rc == STREAM_ENDED)
+		return MPI_SUCCESS;
+	return rc != MPI_SUCCESS ? rc : found ? MPI_SUCCESS : MPI_ERR_INTERN;
+}
+
 /* Program rank k of e has two copies: a receive from it moves when the
  * one it is posted to dies. */
 static bool paired_rank(const struct ftp_comm *e, int k)
@@ -278,16 +291,13 @@ static int recv_blocking(struct ftp_call *c, void *buf, int count, MPI_Datatype 
 			 int tag, MPI_Status *status)
 {
 	MPI_Status mine;
-	bool any = source == MPI_ANY_SOURCE, found = false;
+	bool any = source == MPI_ANY_SOURCE;
 	int rc;
 
 	if (status == MPI_STATUS_IGNORE)
 		status = &mine;
-	if (any && ftp_repl_following()) {
-		rc = hear_match(&found, &source);
-		if (rc != STREAM_ENDED && (rc != MPI_SUCCESS || !found))
-			return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
-	}
+	if (any && ftp_repl_following() && (rc = follow_any_source(&source)) != MPI_SUCCESS)
+		return rc;
 	if (moved_recv(c->comm, source)) {
 		rc = ftp_repl_recv_from(c, buf, count, type, source, tag, status);
 	} else {
@@ -435,16 +445,13 @@ int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_
 int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *status)
 {
 	MPI_Status mine;
-	bool any = source == MPI_ANY_SOURCE, found = false;
+	bool any = source == MPI_ANY_SOURCE;
 	int rc;
 
 	if (status == MPI_STATUS_IGNORE)
 		status = &mine;
-	if (any && ftp_repl_following()) {
-		rc = hear_match(&found, &source);
-		if (rc != STREAM_ENDED && (rc != MPI_SUCCESS || !found))
-			return rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN;
-	}
+	if (any && ftp_repl_following() && (rc = follow_any_source(&source)) != MPI_SUCCESS)
+		return rc;
 	rc = source >= 0 && (ftp_repl_replica_class() || paired_rank(c->comm, source))
 		 ? probe_copy(c, source, tag, status)
 		 : ftp_probe_on(c, source, tag, status);
