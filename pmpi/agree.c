@@ -8,7 +8,7 @@
  * table knows and the control plane (the host's mailbox, else TCP), wakes
  * the caller waiting for a decision, builds a shrink's communicator,
  * makes the requests of MPIX_Comm_iagree and MPIX_Comm_ishrink (which
- * pmpi/ops.c completes), and records each call in the events.
+ * pmpi/requests.c completes), and records each call in the events.
  *
  * The protocol runs on the detector thread (the control plane's messages
  * and the failures it learns) and on the application thread(s) (starting
@@ -23,11 +23,14 @@
 #include <string.h>
 
 #include "pmpi/agree.h"
+#include "pmpi/hangwatch.h"
 #include "pmpi/call.h"
 #include "pmpi/requests.h"
 #include "pmpi/ulfm.h"
 #include "pmpi/detect.h"
+#include "pmpi/comms.h"
 #include "pmpi/hostmail.h"
+#include "pmpi/mpi_lib.h"
 #include "src/agreement.h"
 #include "src/clock.h"
 #include "src/log.h"
@@ -125,23 +128,31 @@ static bool left_out(void)
 	return ft_proc_ever_failed(&ftp.procs, (uint32_t)ftp.rank);
 }
 
-void ftp_agree_on_create(uint64_t id)
+static void on_comm_create(struct ft_comm *core)
 {
-	ft_agree_created(lock_agreements(), id);
+	ft_agree_created(lock_agreements(), core->id);
 	unlock_agreements();
 }
 
-void ftp_agree_on_msg(const struct ft_msg *m)
+static void on_msg(const struct ft_msg *m)
 {
 	ft_agree_receive(lock_agreements(), m);
 	unlock_agreements();
 }
 
-void ftp_agree_on_failure(void)
+static void on_failure(uint32_t rank)
 {
+	(void)rank;
 	ft_agree_failure(lock_agreements());
 	unlock_agreements();
 }
+
+const struct ftp_listener ftp_agree_listener = {
+	.on_failure = on_failure,
+	.on_msg = on_msg,
+	.kinds = 1u << FTP_APP_AGREE_CONTRIB | 1u << FTP_APP_AGREE_DECIDE | 1u << FTP_APP_AGREE_ASK,
+	.on_comm_create = on_comm_create,
+};
 
 /* Acknowledged: among the first *upto failures this process learned. */
 static bool acked_among(void *arg, uint32_t rank)
@@ -511,7 +522,7 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 }
 FTP_ALSO_PMPI(MPIX_Comm_shrink);
 
-/* --- the nonblocking forms (requests completed by pmpi/ops.c) ------------- */
+/* --- the nonblocking forms (requests completed by pmpi/requests.c) ------------- */
 
 struct agree_op {
 	struct ftp_op op;

@@ -2,16 +2,15 @@
 #ifndef FTSHIM_PMPI_AGREE_H
 #define FTSHIM_PMPI_AGREE_H
 
+#include "pmpi/listen.h"
 #include "pmpi/ftp.h"
 
 struct ftp_call;
 struct ftp_comm;
 
-/* Its messages and failures, on the detector thread; a communicator
- * made (messages kept for it are taken now). */
-void ftp_agree_on_msg(const struct ft_msg *m);
-void ftp_agree_on_failure(void);
-void ftp_agree_on_create(uint64_t id);
+/* Its messages and failures (on the detector thread), and communicators
+ * made (messages kept for one are taken then). */
+extern const struct ftp_listener ftp_agree_listener;
 
 /* Agreement and creation over survivors, which shrink is
  * made of. ftp_agree_alive: agree, as MPIX_Comm_shrink does, on which

@@ -17,55 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmpi/call.h"
+#include "pmpi/block.h"
+#include "pmpi/comm_health.h"
+#include "pmpi/hangwatch.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/ranks.h"
 #include "pmpi/requests.h"
 #include "src/log.h"
-
-/* A member whose failure matters: not one whose program rank another
- * process carries on (the recovery mode covers it). */
-static bool is_member(const struct ft_comm *core, int32_t job)
-{
-	return ftp_member_index(core, job) >= 0 && !ftp_mode_covered(job);
-}
-
-/* Has a member (of either group) failed? Cached per value of ftp.events.
- * A member re-admitted since (FTSHIM_READMIT), this rank included, still
- * counts: a communicator that lost a member stays so (ULFM). */
-static bool failed_member(struct ftp_comm *e, uint64_t events)
-{
-	if (atomic_load_explicit(&e->checked, memory_order_acquire) == events)
-		return atomic_load_explicit(&e->failed_member, memory_order_relaxed);
-	const struct ft_comm *core = e->core;
-	bool any = false;
-	for (uint32_t i = 0; i < ftp_members(core) && !any; i++) {
-		int32_t j = ftp_member_job(core, i);
-		any = ft_proc_ever_failed(&ftp.procs, (uint32_t)j) && !ftp_mode_covered(j);
-	}
-	atomic_store_explicit(&e->failed_member, any, memory_order_relaxed);
-	atomic_store_explicit(&e->checked, events, memory_order_release);
-	return any;
-}
-
-/* Was the communicator revoked, or has a member failed? Then messages for
- * abandoned operations may still be on their way to it (pmpi/retire.c). */
-bool ftp_comm_tainted(struct ftp_comm *e)
-{
-	uint64_t events = ftp_events();
-
-	return events != 0 && (ft_comm_is_revoked(e->core) || failed_member(e, events));
-}
-
-/* A failure of a member that this communicator has not acknowledged. */
-static bool unacked_failure(struct ftp_comm *e)
-{
-	uint32_t n = ft_proc_nfailed(&ftp.procs);
-
-	for (uint32_t i = atomic_load_explicit(&e->acked, memory_order_acquire); i < n; i++)
-		if (is_member(e->core, ftp.procs.order[i]))
-			return true;
-	return false;
-}
 
 int ftp_check(struct ftp_call *c, bool pending)
 {
@@ -88,11 +46,11 @@ int ftp_check(struct ftp_call *c, bool pending)
 		break;
 	}
 	case FTP_WATCH_ANY:
-		if (failed_member(e, events) && unacked_failure(e))
+		if (ftp_comm_failed_member(e, events) && ftp_comm_unacked_failure(e))
 			return pending ? FTP_ERR_PROC_FAILED_PENDING : FTP_ERR_PROC_FAILED;
 		break;
 	case FTP_WATCH_ALL:
-		if (failed_member(e, events))
+		if (ftp_comm_failed_member(e, events))
 			return FTP_ERR_PROC_FAILED;
 		break;
 	case FTP_WATCH_NONE:
@@ -236,28 +194,6 @@ FTP_HOT int poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t
 	return MPI_SUCCESS;
 }
 
-void ftp_mpi_progress(void)
-{
-	MPI_Request req = MPI_REQUEST_NULL;
-	int flag = 0;
-
-	if (ftp_mpi.PMPI_Initialized(&flag) != MPI_SUCCESS || !flag) {
-		/* Sessions only: no MPI_COMM_SELF; a probe of ftshim's world
-		 * (which returns its errors) is the most there is. */
-		if (ftp.world != MPI_COMM_NULL)
-			ftp_mpi.PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ftp.world, &flag, MPI_STATUS_IGNORE);
-		return;
-	}
-	flag = 0;
-	if (ftp_mpi.PMPI_Irecv(NULL, 0, MPI_BYTE, 0, ftp.coll_tag_ub, MPI_COMM_SELF, &req) != MPI_SUCCESS)
-		return;
-	ftp_mpi.PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-	if (!flag) {
-		ftp_mpi.PMPI_Cancel(&req);
-		ftp_mpi.PMPI_Wait(&req, MPI_STATUS_IGNORE);
-	}
-}
-
 int ftp_poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t *polls)
 {
 	return poll_step(c, pending, seen, polls);
@@ -290,84 +226,4 @@ int ftp_fast_block(enum ftp_fn fn, struct ftp_comm *e, int rank, bool recv, int 
 	if (rc == MPI_SUCCESS)
 		rc = tested ? ftp_block_wait(&c, status) : ftp_block(&c, rc, status);
 	return ftp_post_plain(&c, rc);
-}
-
-int ftp_pre_dup(struct ftp_call *c, MPI_Comm comm)
-{
-	int rc = ftp_pre_coll(c, comm);
-
-	if (rc != MPI_SUCCESS || c->direct || !ftp_seam_covered(c->comm))
-		return rc;
-	return ftp_mode_creation(c);
-}
-
-int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
-{
-	int rc = ftp_pre_coll(c, comm);
-
-	if (rc != MPI_SUCCESS || c->direct)
-		return rc;
-	if (ftp_seam_covered(c->comm))
-		return ftp_mode_creation(c);
-	/* MPI has no nonblocking split or create: a barrier that can fail
-	 * first narrows the window in which a death could hang them to the
-	 * call itself, which the hang watch covers. */
-	rc = ftp_block(c, ftp_mpi.PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
-	if (rc == MPI_SUCCESS)
-		ftp_hang_watch_begin(c->fn, ftp_member_jobs(c->comm->core), ftp_members(c->comm->core));
-	return rc;
-}
-
-int ftp_pre_create_inter(struct ftp_call *c, MPI_Comm local_comm, MPI_Comm peer_comm, int remote_leader)
-{
-	int rc = ftp_pre_coll(c, local_comm);
-
-	if (rc != MPI_SUCCESS || c->direct)
-		return rc;
-	rc = ftp_block(c, ftp_mpi.PMPI_Ibarrier(c->real, &c->req), MPI_STATUS_IGNORE);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	/* peer_comm matters at the local leader only; elsewhere it may be
-	 * anything, and then only the local members are watched (a leader
-	 * that leaves stuck is a member whose failure frees the others). */
-	uint32_t n = c->comm->core->local_size;
-	int32_t *members = malloc((n + 1) * sizeof *members);
-	if (!members)
-		return MPI_SUCCESS;
-	memcpy(members, ftp_member_jobs(c->comm->core), n * sizeof *members);
-	struct ftp_comm *peer = peer_comm != MPI_COMM_NULL ? ftp_seam_comm(peer_comm) : NULL;
-	int leader = peer ? ftp_rank_in(peer, remote_leader) : -1;
-	if (leader >= 0 && (uint32_t)leader < peer->core->local_size)
-		members[n++] = ftp_member_job(peer->core, (uint32_t)leader);
-	ftp_hang_watch_begin(c->fn, members, n);
-	free(members);
-	return MPI_SUCCESS;
-}
-
-int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
-{
-	int size = 0, rc = MPI_SUCCESS;
-
-	ftp_resolve(c, comm);
-	if (c->direct)
-		return MPI_SUCCESS;
-	if (ft_comm_is_revoked(c->comm->core))
-		return FTP_ERR_REVOKED;
-	if (ftp_mpi.PMPI_Group_size(group, &size) != MPI_SUCCESS || size <= 0)
-		return MPI_SUCCESS; /* the MPI will say what is wrong */
-	uint32_t n = 0;
-	int32_t *ranks = ftp_group_jobs(group, &n);
-	if (!ranks)
-		return MPI_SUCCESS; /* a process ftshim cannot name: unwatched */
-	/* As for any collective, a member re-admitted since it failed still
-	 * counts (see failed_member). */
-	for (uint32_t i = 0; i < n && rc == MPI_SUCCESS; i++)
-		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)ranks[i]))
-			rc = FTP_ERR_PROC_FAILED;
-	/* Collective over the group only, with nothing to fence on: a member
-	 * may still be on its way, or die inside. */
-	if (rc == MPI_SUCCESS)
-		ftp_hang_watch_begin(c->fn, ranks, n);
-	free(ranks);
-	return rc;
 }

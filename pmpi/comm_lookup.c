@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "pmpi/comm_lookup.h"
-#include "pmpi/objects.h"
 
 #define SLOT_EMPTY UINT64_C(0)
 #define SLOT_TOMB UINT64_C(1)
@@ -204,7 +203,7 @@ void ftp_obj_erase(enum ftp_obj_kind kind, uint64_t bits, struct ftp_obj *o)
 	erase_key(obj_key(kind, bits), o);
 }
 
-void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c))
+void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c), void (*release_obj)(struct ftp_obj *o))
 {
 	pthread_mutex_lock(&lookup_lock);
 	struct lookup_table *t = atomic_exchange(&lookup_table, NULL);
@@ -218,7 +217,7 @@ void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c))
 		if (k >> KIND_SHIFT == FTP_OBJ_COMM)
 			release(value);
 		else
-			ftp_obj_free(value);
+			release_obj(value);
 	}
 	while (t) {
 		struct lookup_table *older = t->retired;

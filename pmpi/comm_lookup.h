@@ -19,6 +19,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "src/comm_table.h"
 
@@ -126,9 +127,50 @@ struct ftp_obj *ftp_obj_lookup(enum ftp_obj_kind kind, uint64_t bits);
 int ftp_obj_insert(enum ftp_obj_kind kind, uint64_t bits, struct ftp_obj *o);
 void ftp_obj_erase(enum ftp_obj_kind kind, uint64_t bits, struct ftp_obj *o);
 
-/* Hand every communicator entry still there to release (which must not
- * call back into this module), free every object's (ftp_obj_free), then
- * free the tables. At MPI_Finalize. */
-void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c));
+/* A window's or file's key: its handle's bits, and back. */
+static inline uint64_t ftp_win_bits(MPI_Win win)
+{
+	uint64_t bits = 0;
+
+	_Static_assert(sizeof win <= sizeof bits, "MPI_Win wider than 64 bits");
+	memcpy(&bits, &win, sizeof win);
+	return bits;
+}
+
+static inline uint64_t ftp_file_bits(MPI_File file)
+{
+	uint64_t bits = 0;
+
+	_Static_assert(sizeof file <= sizeof bits, "MPI_File wider than 64 bits");
+	memcpy(&bits, &file, sizeof file);
+	return bits;
+}
+
+static inline MPI_Win ftp_win_of(uint64_t bits)
+{
+	MPI_Win win;
+
+	memcpy(&win, &bits, sizeof win);
+	return win;
+}
+
+static inline MPI_File ftp_file_of(uint64_t bits)
+{
+	MPI_File file;
+
+	memcpy(&file, &bits, sizeof file);
+	return file;
+}
+
+/* "communicator", "window" or "file", for messages. */
+static inline const char *ftp_obj_noun(enum ftp_obj_kind kind)
+{
+	return kind == FTP_OBJ_WIN ? "window" : kind == FTP_OBJ_FILE ? "file" : "communicator";
+}
+
+/* Hand every communicator entry still there to release and every
+ * window's or file's to release_obj (neither may call back into this
+ * module), then free the tables. At MPI_Finalize. */
+void ftp_comm_lookup_fini(void (*release)(struct ftp_comm *c), void (*release_obj)(struct ftp_obj *o));
 
 #endif

@@ -11,12 +11,12 @@
 #include <string.h>
 
 #include "pmpi/comms.h"
-#include "pmpi/call.h"
+#include "pmpi/hangwatch.h"
+#include "pmpi/call_base.h"
 #include "pmpi/mode/mode.h"
-#include "pmpi/requests.h"
-#include "pmpi/agree.h"
 #include "pmpi/detect.h"
-#include "pmpi/revoke.h"
+#include "pmpi/listen.h"
+#include "pmpi/retire.h"
 #include "src/log.h"
 
 struct members {
@@ -94,8 +94,7 @@ static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct me
 	}
 	if (ftp_comm_insert(e) != 0)
 		goto out_unregister;
-	ftp_revoke_on_create(e->core);
-	ftp_agree_on_create(e->core->id);
+	ftp_listen_comm_create(e->core);
 	ft_debug("communicator %016llx: %u local + %u remote members", (unsigned long long)id,
 		 m->nlocal, m->nremote);
 	return e;
@@ -146,7 +145,7 @@ static void comm_release_map(struct ftp_comm *e)
 /* Free an entry that is no longer behind the seam. */
 static void comm_release(struct ftp_comm *e)
 {
-	ftp_revoke_on_release(e->core);
+	ftp_listen_comm_release(e->core);
 	ft_comm_registry_remove(&ftp.comms, e->core);
 	comm_release_map(e); /* reads the core's id */
 	ft_comm_free(e->core);
@@ -214,7 +213,7 @@ int ftp_comm_free_real(struct ftp_call *c)
 
 /* Creation collective over the parent: every member of the parent takes a
  * number from the parent's counter, also those that get MPI_COMM_NULL. */
-static void register_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
+void ftp_comm_register_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	struct members m;
 
@@ -233,12 +232,12 @@ static void register_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
  * never queried (MPI_Comm_idup's may not be used before it completes);
  * unless the MPI duplicated another communicator than the parent's own
  * (a covered parent's creation base, pmpi/mode/mode.h): a creation. */
-static void register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
+void ftp_comm_register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	if (rc != MPI_SUCCESS || !c->comm)
 		return;
 	if (c->real != c->comm->real) {
-		register_create(c, rc, newcomm);
+		ftp_comm_register_create(c, rc, newcomm);
 		return;
 	}
 	const struct ft_comm *p = c->comm->core;
@@ -336,51 +335,10 @@ out_free:
 	return -1;
 }
 
-void ftp_comms_fini(void)
+void ftp_comms_fini(void (*release_obj)(struct ftp_obj *o))
 {
-	ftp_comm_lookup_fini(comm_release);
+	ftp_comm_lookup_fini(comm_release, release_obj);
 	ft_comm_registry_destroy(&ftp.comms);
-}
-
-/* A creation's outcome is the same at every surviving member of the
- * parent, as in ULFM's Open MPI (which agrees on the new context id):
- * after the MPI's call each member says whether it succeeded, in an
- * agreement of ftshim's own over the parent; where another member failed
- * (its call found a failure first), the communicator made here is freed
- * and the call fails here too. Every member that called the creation
- * takes part, whatever happened to it, an error before the MPI was
- * called included, so that none waits for one that left. Not where
- * ftshim detects nothing, nor over an intercommunicator or a replicated
- * parent, whose creations are the mode's. */
-static int same_outcome(struct ftp_call *c, int rc, MPI_Comm *newcomm)
-{
-	struct ftp_comm *e = c->comm;
-
-	if (c->direct || !e || e->core->remote_size || ftp_seam_covered(e) || !ftp_detect_on())
-		return rc;
-	uint32_t ok = rc == MPI_SUCCESS;
-	ftp_agree_quiet(e, &ok);
-	if (ok || rc != MPI_SUCCESS)
-		return rc;
-	if (*newcomm != MPI_COMM_NULL)
-		ftp_mpi.PMPI_Comm_free(newcomm);
-	return ft_comm_is_revoked(e->core) ? FTP_ERR_REVOKED : FTP_ERR_PROC_FAILED;
-}
-
-int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
-{
-	ftp_hang_watch_end();
-	rc = same_outcome(c, rc, newcomm);
-	register_create(c, rc, newcomm);
-	return ftp_post_plain(c, rc);
-}
-
-int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
-{
-	ftp_hang_watch_end();
-	rc = same_outcome(c, rc, newcomm);
-	register_dup(c, rc, newcomm);
-	return ftp_post_plain(c, rc);
 }
 
 void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm)
@@ -412,16 +370,6 @@ int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm)
 {
 	register_free(c, rc, comm);
 	return ftp_post_plain(c, rc);
-}
-
-int ftp_post_idup(struct ftp_call *c, int rc, MPI_Comm *newcomm, MPI_Request *request)
-{
-	/* A failure found at the start: no communicator, the error at
-	 * completion (ftp_post_ireq). */
-	if (rc != MPI_SUCCESS && c->comm && ftp_is_ft_error(rc))
-		*newcomm = MPI_COMM_NULL;
-	register_dup(c, rc, newcomm);
-	return ftp_post_ireq(c, rc, request, false);
 }
 
 #if MPI_VERSION >= 4

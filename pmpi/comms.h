@@ -1,13 +1,44 @@
-/* comms.h: the communicator registry's start and end (pmpi/comms.c), for
- * MPI_Init and MPI_Finalize. */
+/* comms.h: communicator tracking (pmpi/comms.c): the registry's start and
+ * end, registering what a creation made and forgetting what is freed. */
 #ifndef FTSHIM_PMPI_COMMS_H
 #define FTSHIM_PMPI_COMMS_H
 
+#include "pmpi/call_base.h"
 #include "pmpi/ftp.h"
 
 /* Register the predefined communicators (MPI_Init); unregister
- * everything (after PMPI_Finalize). */
+ * everything, windows and files by release_obj (after PMPI_Finalize). */
+struct ftp_obj;
 int ftp_comms_init(void);
-void ftp_comms_fini(void);
+void ftp_comms_fini(void (*release_obj)(struct ftp_obj *o));
+
+/* Register *newcomm, made by a creation collective over c's communicator
+ * (split, create), or by its duplication (pmpi/create.c calls them once
+ * the members agree the creation succeeded). */
+void ftp_comm_register_create(struct ftp_call *c, int rc, MPI_Comm *newcomm);
+void ftp_comm_register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm);
+
+/* Track handle under id with these members (job ranks); 0, or -1 if it
+ * stays untracked. */
+int ftp_track(MPI_Comm handle, uint64_t id, const int32_t *local, uint32_t nlocal, const int32_t *remote,
+	      uint32_t nremote);
+
+/* MPI_Comm_free's (and MPI_Comm_disconnect's) call of the MPI: the
+ * application's handle goes, the rest when the communicator's last
+ * pending request is done (ftp_comm_put). */
+int ftp_comm_free_real(struct ftp_call *c);
+
+/* The creations whose ids come from groups and tags (MPI_Comm_create_group,
+ * MPI_Intercomm_create) and MPI_Comm_free: register the new communicator
+ * under its job-wide id, or forget the freed one. */
+int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm);
+int ftp_post_create_inter(struct ftp_call *c, int rc, int tag, MPI_Comm *newintercomm);
+int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm);
+/* Register *newcomm, made by MPI_Comm_create_group(c's communicator,
+ * group, tag) (MPIX_Comm_shrink makes one so). */
+void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm);
+/* Register *newintercomm, made by MPI_Intercomm_create(..., tag, ...)
+ * from survivors of c's intercommunicator (MPIX_Comm_shrink of one). */
+void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercomm);
 
 #endif

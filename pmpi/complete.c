@@ -18,7 +18,7 @@
  * track, or by calls it does not wrap) go straight to the MPI.
  *
  * ftshim's own nonblocking calls (MPIX_Comm_iagree, MPIX_Comm_ishrink)
- * make generalized requests that ftshim completes (pmpi/ops.c): every
+ * make generalized requests that ftshim completes (pmpi/requests.c): every
  * call here first lets them progress, never gives up on them, and
  * reports their result, once the MPI has completed them, as their error.
  *
@@ -32,7 +32,9 @@
 #include <stdlib.h>
 
 #include "pmpi/complete.h"
+#include "pmpi/block.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/mpi_lib.h"
 #include "pmpi/requests.h"
 
 #define STACK_REQUESTS 16

@@ -1,8 +1,10 @@
 /* detect.c: the MPI side of failure detection. At MPI_Init it starts the
  * detector thread on the socket pmpi/job.c opened; what the thread learns
- * lands in the process table, in the log, and in the callbacks programs
- * registered with ftshim_on_failure. At MPI_Finalize it leaves the
- * overlay once every other rank has departed or failed. */
+ * lands in the process table, in the log, in the listeners of the
+ * modules above (pmpi/listen.h: failures, and control-plane messages by
+ * kind), and in the callbacks programs registered with
+ * ftshim_on_failure. At MPI_Finalize it leaves the overlay once every
+ * other rank has departed or failed. */
 #include "ftshim_config.h"
 
 #include <errno.h>
@@ -14,12 +16,10 @@
 
 #include "ftshim.h"
 #include "pmpi/detect.h"
-#include "pmpi/call.h"
-#include "pmpi/agree.h"
-#include "pmpi/hostmail.h"
 #include "pmpi/leave.h"
-#include "pmpi/report_merge.h"
-#include "pmpi/revoke.h"
+#include "pmpi/listen.h"
+#include "pmpi/mpi_lib.h"
+#include "pmpi/ranks.h"
 #include "src/clock.h"
 #include "src/engine.h"
 #include "src/hash.h"
@@ -213,47 +213,21 @@ static void on_learned(void *ctx, const struct ft_entry *e, uint32_t told_by)
 		return;
 	/* release: a wrapper that sees the new value sees the table entry. */
 	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
-	ftp_agree_on_failure();
-	ftp_revoke_on_failure(e->rank);
-	ftp_hang_watch_on_failure(e->rank);
+	ftp_listen_failure(e->rank);
 	report_failure(e, told_by);
 	call_callbacks(&on_failure_list, e->rank);
-}
-
-void ftp_app_dispatch(const struct ft_msg *m)
-{
-	switch (m->app.kind) {
-	case FTP_APP_REVOKE:
-		ftp_revoke_on_msg(m);
-		break;
-	case FTP_APP_AGREE_CONTRIB:
-	case FTP_APP_AGREE_DECIDE:
-	case FTP_APP_AGREE_ASK:
-		ftp_agree_on_msg(m);
-		break;
-	case FTP_APP_REPORT_FILE:
-	case FTP_APP_REPORT_DONE:
-	case FTP_APP_REPORT_ACK:
-		ftp_merge_on_msg(m);
-		break;
-	case FTP_APP_HOSTMAIL:
-		ftp_hostmail_drain();
-		break;
-	default:
-		ft_debug("control message of unknown kind %u from rank %u dropped", m->app.kind, m->from);
-	}
 }
 
 static void on_app(void *ctx, const struct ft_msg *m)
 {
 	(void)ctx;
-	ftp_app_dispatch(m);
+	ftp_listen_msg(m);
 }
 
 static void on_bell(void *ctx)
 {
 	(void)ctx;
-	ftp_hostmail_drain();
+	ftp_listen_bell();
 }
 
 /* Fail-stop: the others have declared this process failed and carry on
@@ -309,7 +283,7 @@ static void on_leave(void *ctx, int status)
  * decision: detection is off for it if any of its ranks has no socket.
  * (An endpoint a spawned process did not get from its parents comes with
  * that rank's JOINED news.) */
-int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknown)
+int ftp_detect_start(int listen_fd, int bell_fd, const struct ft_entry *known, uint32_t nknown)
 {
 	uint32_t n = ftp.procs.size, njoined = atomic_load(&ftp.nprocs);
 	char where[64];
@@ -356,7 +330,7 @@ int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknow
 		.endpoints = eps,
 		.listen_fd = listen_fd,
 		.local_procs = local,
-		.bell_fd = ftp_hostmail_bell_fd(),
+		.bell_fd = bell_fd,
 	};
 	memcpy(cfg.secret, ftp.secret, FT_SECRET_LEN);
 	uint64_t seed = 0;
@@ -389,7 +363,7 @@ static bool leave_step(void *arg)
 {
 	(void)arg;
 	ftp_mpi_progress();
-	return ftp_merge_step(ft_engine_everyone_left(engine));
+	return ftp_listen_leave_step(ft_engine_everyone_left(engine));
 }
 
 bool ftp_detect_on(void)

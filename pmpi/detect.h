@@ -6,10 +6,11 @@
 
 #include "pmpi/ftp.h"
 
-/* Failure detection: start the detector thread on the
- * published listening socket, leave the overlay at MPI_Finalize once every
- * rank has departed or failed, or stop at once. */
-int ftp_detect_start(int listen_fd, const struct ft_entry *known, uint32_t nknown);
+/* Failure detection: start the detector thread on the published
+ * listening socket (and the host's doorbell socket, or -1), leave the
+ * overlay at MPI_Finalize once every rank has departed or failed, or stop
+ * at once. */
+int ftp_detect_start(int listen_fd, int bell_fd, const struct ft_entry *known, uint32_t nknown);
 void ftp_detect_finish(void);
 
 /* Whether this process's detector runs (application thread). */
@@ -29,10 +30,6 @@ void ftp_detect_join(uint32_t rank, const struct ft_endpoint *ep);
 /* Send a control-plane message to job rank to (this rank itself too),
  * from any thread. */
 void ftp_detect_post(uint32_t to, const struct ft_msg *m);
-
-/* Deliver a control-plane message of the MPI side to its module, from
- * whichever thread took it. */
-void ftp_app_dispatch(const struct ft_msg *m);
 
 /* The detector's estimate of when rank failed (wall clock ns; 0 if not
  * known), and a word for how it was detected. */

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pmpi/call.h"
-#include "pmpi/objects.h"
+#include "pmpi/call_record.h"
+#include "pmpi/comm_lookup.h"
+#include "pmpi/errors.h"
+#include "pmpi/ranks.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/detect.h"
 #include "src/callsite.h"

@@ -653,7 +653,8 @@ def main(argv):
         c.write("/* The mechanical wrappers: one per row of a generated class. */\n\n")
         c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n"
                 "#include \"pmpi/mode/mode.h\"\n#include \"pmpi/mode_calls.h\"\n"
-                "#include \"pmpi/objects.h\"\n\n")
+                "#include \"pmpi/comms.h\"\n#include \"pmpi/create.h\"\n"
+                "#include \"pmpi/objects.h\"\n#include \"pmpi/requests.h\"\n\n")
         c.write("\n\n".join(bodies) + "\n")
     with open(os.path.join(outdir, "mode_calls.h.tmp"), "w") as h:
         h.write(HEADER)

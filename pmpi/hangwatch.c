@@ -12,7 +12,7 @@
  * and so for ever for one that died as the job ended, unseen.
  *
  * Sharing: the application thread sets and clears the watch; the detector
- * thread (ftp_hang_watch_on_failure) reads it and starts the timer thread,
+ * thread (the listener's on_failure) reads it and starts the timer thread,
  * which reads it again when the grace period ends; all under lock. One
  * watch at a time: a second thread creating concurrently is not watched.
  *
@@ -36,9 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pmpi/call.h"
+#include "pmpi/hangwatch.h"
 #include "pmpi/leave.h"
-#include "pmpi/spawn.h"
 #include "src/log.h"
 
 static const char *const fn_names[] = FTP_FN_NAMES;
@@ -219,7 +218,7 @@ uint64_t ftp_hang_watch_peer_begin(enum ftp_fn fn, int32_t peer)
 	if (!atomic_compare_exchange_strong(&peer_slot, &free_slot, token))
 		return 0;
 	/* The swap above and this load are sequentially consistent, and
-	 * ftp_hang_watch_on_failure reads the slot after a fence that
+	 * on_failure reads the slot after a fence that
 	 * follows the failure's record: one of the two sees the other's
 	 * write. */
 	if (ft_proc_is_failed_sc(&ftp.procs, (uint32_t)peer)) {
@@ -254,6 +253,13 @@ uint64_t ftp_hang_watch_long(void)
 	uint64_t t = 10 * ftp.cfg.hb_timeout;
 
 	return t < 5 * FT_NSEC_PER_SEC ? 5 * FT_NSEC_PER_SEC : t;
+}
+
+uint64_t ftp_spawn_handshake_ns(void)
+{
+	uint64_t t = 10 * ftp.cfg.hb_timeout;
+
+	return t < 10 * FT_NSEC_PER_SEC ? 10 * FT_NSEC_PER_SEC : t;
 }
 
 void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns)
@@ -292,7 +298,7 @@ void ftp_hang_watch_end(void)
 	pthread_mutex_unlock(&lock);
 }
 
-void ftp_hang_watch_on_failure(uint32_t rank)
+static void on_failure(uint32_t rank)
 {
 	pthread_mutex_lock(&lock);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -307,3 +313,5 @@ void ftp_hang_watch_on_failure(uint32_t rank)
 			}
 	pthread_mutex_unlock(&lock);
 }
+
+const struct ftp_listener ftp_hang_watch_listener = {.on_failure = on_failure};

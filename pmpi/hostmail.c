@@ -41,9 +41,10 @@
 #include <unistd.h>
 
 #include "pmpi/hostmail.h"
-#include "pmpi/call.h"
+#include "pmpi/ranks.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/detect.h"
+#include "pmpi/listen.h"
 #include "src/log.h"
 #include "src/mailbox.h"
 
@@ -250,7 +251,7 @@ static void take(void *ctx, uint32_t from, const void *msg, uint32_t len)
 	m.app.value = h.value;
 	m.app.len = h.len;
 	m.app.data = (const uint8_t *)msg + sizeof h;
-	ftp_app_dispatch(&m);
+	ftp_listen_msg(&m);
 }
 
 /* Under drain_lock. The doorbell is read before the rings, so a ring
@@ -270,6 +271,18 @@ void ftp_hostmail_drain(void)
 	drain_locked();
 	pthread_mutex_unlock(&drain_lock);
 }
+
+static void on_bell_msg(const struct ft_msg *m)
+{
+	(void)m;
+	ftp_hostmail_drain();
+}
+
+const struct ftp_listener ftp_hostmail_listener = {
+	.on_msg = on_bell_msg,
+	.kinds = 1u << FTP_APP_HOSTMAIL,
+	.on_bell = ftp_hostmail_drain,
+};
 
 /* From a waiting loop: never waits for another thread's drain (that one
  * takes the mail). */

@@ -3,6 +3,7 @@
 #ifndef FTSHIM_PMPI_HOSTMAIL_H
 #define FTSHIM_PMPI_HOSTMAIL_H
 
+#include "pmpi/listen.h"
 #include "pmpi/ftp.h"
 
 /* The host's shared-memory short cut for agreements.
@@ -17,9 +18,12 @@
 void ftp_hostmail_start(void);
 void ftp_hostmail_stop(void);
 
-/* The bell socket for the detector thread to watch (its hook: drain),
- * handed over once; -1 if none. */
+/* The bell socket for the detector thread to watch, handed over once; -1
+ * if none. The listener drains the mailbox when it rings, and on a
+ * control-plane bell (FTP_APP_HOSTMAIL) from a rank whose ring did not
+ * reach the socket. */
 int ftp_hostmail_bell_fd(void);
+extern const struct ftp_listener ftp_hostmail_listener;
 bool ftp_hostmail_post(uint32_t to, const struct ft_msg *m);
 void ftp_hostmail_drain(void);
 void ftp_hostmail_listen(bool on);

@@ -10,7 +10,6 @@
 #include "ftshim_config.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,13 +18,20 @@
 #include <unistd.h>
 
 #include "pmpi/call.h"
+#include "pmpi/hangwatch.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/mpi_lib.h"
+#include "pmpi/objects.h"
 #include "pmpi/comms.h"
 #include "pmpi/detect.h"
 #include "pmpi/hostmail.h"
+#include "pmpi/listen.h"
 #include "pmpi/inject.h"
 #include "pmpi/job.h"
+#include "pmpi/agree.h"
 #include "pmpi/leave.h"
+#include "pmpi/report_merge.h"
+#include "pmpi/revoke.h"
 #include "pmpi/rundir.h"
 #include "pmpi/self_attrs.h"
 #include "pmpi/spawn.h"
@@ -46,50 +52,6 @@ static void find_done_request(void)
 #ifdef OPEN_MPI
 	ftp.done_request = (MPI_Request)dlsym(RTLD_DEFAULT, "ompi_request_empty");
 #endif
-}
-
-/* How many functions of mpi.h the MPI library below ftshim does not
- * export (ftp_mpi has NULL for them). Written once, at load. */
-static int mpi_entries_missing;
-
-/* The executable code of the MPI library (the object that defines
- * PMPI_Init). Written once, at load; [0, 0) if not found. */
-static uintptr_t mpi_text_start, mpi_text_end;
-
-static int find_mpi_text(struct dl_phdr_info *info, size_t size, void *base)
-{
-	(void)size;
-	if ((void *)info->dlpi_addr != base)
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
-		if (!mpi_text_end || start < mpi_text_start)
-			mpi_text_start = start;
-		if (end > mpi_text_end)
-			mpi_text_end = end;
-	}
-	return 1;
-}
-
-bool ftp_called_by_mpi(const void *return_address)
-{
-	uintptr_t a = (uintptr_t)return_address;
-
-	return a >= mpi_text_start && a < mpi_text_end;
-}
-
-/* Find the MPI's own entry points before anything can call one: a
- * program may call MPI (MPI_Initialized, MPI_Get_version) before MPI_Init. */
-__attribute__((constructor)) static void find_mpi_entries(void)
-{
-	Dl_info info;
-
-	mpi_entries_missing = ftp_mpi_resolve();
-	if (ftp_mpi.PMPI_Init && dladdr((void *)(uintptr_t)ftp_mpi.PMPI_Init, &info) && info.dli_fbase)
-		dl_iterate_phdr(find_mpi_text, info.dli_fbase);
 }
 
 /* A configuration error ends the rank before PMPI_Init: there is nothing to
@@ -196,6 +158,12 @@ static int init_state(void)
 	}
 	if (ft_proc_table_init(&ftp.procs, ftp_spawn_capacity()) != 0)
 		return -1;
+	/* Who hears of failures, messages and communicators, in this order. */
+	ftp_listen(&ftp_agree_listener);
+	ftp_listen(&ftp_revoke_listener);
+	ftp_listen(&ftp_hang_watch_listener);
+	ftp_listen(&ftp_merge_listener);
+	ftp_listen(&ftp_hostmail_listener);
 	if (ftp_comms_init() != 0) {
 		ft_proc_table_destroy(&ftp.procs);
 		return -1;
@@ -207,9 +175,9 @@ static int init_state(void)
 			 ftp_world_of_job(ftp.rank), ftp.world_size, FT_MPI_FLAVOUR);
 	else
 		ft_debug("on: rank %d of %d, %s", ftp.rank, ftp.world_size, FT_MPI_FLAVOUR);
-	if (mpi_entries_missing > 0)
+	if (ftp_mpi_entries_missing() > 0)
 		ft_debug("the MPI library exports no PMPI_ entry for %d function(s) its mpi.h declares",
-			 mpi_entries_missing);
+			 ftp_mpi_entries_missing());
 	return 0;
 }
 
@@ -422,7 +390,7 @@ static int end_shim(void *session)
 	ftp_rundir_write_events();
 	ftp_detect_finish();
 	ftp_hostmail_stop();
-	ftp_rundir_report();
+	ftp_job_report();
 	int rc = MPI_SUCCESS;
 	uint32_t nfailed = atomic_load(&ftp.procs.nfailed);
 	/* Once a rank has failed, the MPI's own MPI_Finalize can wait for it
@@ -450,7 +418,7 @@ static int end_shim(void *session)
 		ft_supervisor_pmix_finalized();
 	}
 	atomic_store(&ftp.phase, FTP_PHASE_DONE);
-	ftp_comms_fini();
+	ftp_comms_fini(ftp_obj_free);
 	ft_proc_table_destroy(&ftp.procs);
 	if (ftp_ucx_yields() > 0)
 		ft_debug("the MPI's own waits yielded the CPU %llu time(s) (ucp_worker_progress)",

@@ -22,7 +22,7 @@
 
 #include "ftshim.h"
 #include "pmpi/inject.h"
-#include "pmpi/call.h"
+#include "pmpi/ranks.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/leave.h"
 #include "pmpi/rundir.h"

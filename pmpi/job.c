@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "pmpi/job.h"
+#include "pmpi/hangwatch.h"
 #include "pmpi/call.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/agree.h"
@@ -101,7 +102,7 @@ int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_
 	if (!usable)
 		return -1;
 	ftp_hostmail_start();
-	ftp_detect_start(listen_fd, known, nknown);
+	ftp_detect_start(listen_fd, ftp_hostmail_bell_fd(), known, nknown);
 	ftp_mode_plan();
 	ftp_rundir_start();
 	ftp_inject_start();

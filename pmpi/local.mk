@@ -6,14 +6,16 @@ ftshimlibdir = $(libdir)/ftshim/$(MPI_FLAVOUR)
 ftshimlib_LTLIBRARIES = libftshim.la
 
 libftshim_la_SOURCES = \
-	pmpi/agree.c pmpi/agree.h pmpi/ops.c pmpi/hangwatch.c \
+	pmpi/agree.c pmpi/agree.h pmpi/hangwatch.c pmpi/hangwatch.h \
 	pmpi/block.c \
-	pmpi/call.h \
+	pmpi/call.h pmpi/call_base.h pmpi/call_record.h pmpi/block.h pmpi/create.h \
 	pmpi/coll_p2p.c pmpi/coll_p2p.h \
+	pmpi/comm_health.c pmpi/comm_health.h \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/seam.h \
 	pmpi/comms.c pmpi/comms.h \
 	pmpi/complete.c pmpi/complete.h \
+	pmpi/create.c \
 	pmpi/detect.c pmpi/detect.h \
 	pmpi/errors.c pmpi/errors.h \
 	pmpi/fortran.c \
@@ -23,7 +25,9 @@ libftshim_la_SOURCES = \
 	pmpi/inject.c pmpi/inject.h \
 	pmpi/job.c pmpi/job.h \
 	pmpi/leave.c pmpi/leave.h \
+	pmpi/listen.c pmpi/listen.h \
 	pmpi/mode/mode.h pmpi/mode/registry.c \
+	pmpi/mpi_lib.c pmpi/mpi_lib.h \
 	pmpi/mode/replication/calls.c \
 	pmpi/mode/replication/cart.c \
 	pmpi/mode/replication/coll.c pmpi/mode/replication/coll_log.c \
@@ -46,7 +50,7 @@ libftshim_la_SOURCES = \
 	pmpi/report_merge.c pmpi/report_merge.h \
 	pmpi/public.c \
 	pmpi/requests.c pmpi/requests.h \
-	pmpi/retire.c \
+	pmpi/retire.c pmpi/retire.h \
 	pmpi/revoke.c pmpi/revoke.h \
 	pmpi/rundir.c pmpi/rundir.h \
 	pmpi/self_attrs.c pmpi/self_attrs.h \

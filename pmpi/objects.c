@@ -8,6 +8,10 @@
 #include <stdlib.h>
 
 #include "pmpi/objects.h"
+#include "pmpi/comm_health.h"
+#include "pmpi/create.h"
+#include "pmpi/hangwatch.h"
+#include "pmpi/requests.h"
 #include "src/log.h"
 
 void ftp_obj_free(struct ftp_obj *o)

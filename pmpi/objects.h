@@ -40,46 +40,6 @@ struct ftp_obj {
 	struct ftp_ranks exposure; /* MPI_Win_post's group, until MPI_Win_wait */
 };
 
-static inline uint64_t ftp_win_bits(MPI_Win win)
-{
-	uint64_t bits = 0;
-
-	_Static_assert(sizeof win <= sizeof bits, "MPI_Win wider than 64 bits");
-	memcpy(&bits, &win, sizeof win);
-	return bits;
-}
-
-static inline uint64_t ftp_file_bits(MPI_File file)
-{
-	uint64_t bits = 0;
-
-	_Static_assert(sizeof file <= sizeof bits, "MPI_File wider than 64 bits");
-	memcpy(&bits, &file, sizeof file);
-	return bits;
-}
-
-static inline MPI_Win ftp_win_of(uint64_t bits)
-{
-	MPI_Win win;
-
-	memcpy(&win, &bits, sizeof win);
-	return win;
-}
-
-static inline MPI_File ftp_file_of(uint64_t bits)
-{
-	MPI_File file;
-
-	memcpy(&file, &bits, sizeof file);
-	return file;
-}
-
-/* "communicator", "window" or "file", for messages. */
-static inline const char *ftp_obj_noun(enum ftp_obj_kind kind)
-{
-	return kind == FTP_OBJ_WIN ? "window" : kind == FTP_OBJ_FILE ? "file" : "communicator";
-}
-
 /* Free an entry no longer behind the seam (not its communicator). */
 void ftp_obj_free(struct ftp_obj *o);
 

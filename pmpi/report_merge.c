@@ -15,11 +15,12 @@
  * the set again every RESEND_NS, for at most the reporting rank's
  * deadline (a set lost on the way, with a connection that broke, is sent
  * again on a new one). Ranks on the reporting rank's host send nothing:
- * their files are there already. A job on one host sends nothing.
+ * their files are there already. A job on one host sends nothing. Then
+ * the reporting rank writes the job report (ftp_job_report).
  *
  * Threads: the detector thread puts what arrives in the inbox
- * (ftp_merge_on_msg, under inbox_lock); the application thread, in
- * ftp_merge_step while it leaves the control plane, sends, stores and
+ * (on_msg, under inbox_lock); the application thread, in
+ * leave_step while it leaves the control plane, sends, stores and
  * decides; everything else here is the application thread's. */
 #include "ftshim_config.h"
 
@@ -34,8 +35,8 @@
 #include <unistd.h>
 
 #include "pmpi/report_merge.h"
-#include "pmpi/call.h"
 #include "pmpi/detect.h"
+#include "pmpi/mode/mode.h"
 #include "pmpi/rundir.h"
 #include "src/log.h"
 #include "src/report.h"
@@ -92,7 +93,7 @@ static struct {
 	uint32_t nmissing;
 } merge = { .sent_to = -1, .acked_by = -1 };
 
-void ftp_merge_on_msg(const struct ft_msg *m)
+static void on_msg(const struct ft_msg *m)
 {
 	struct arrival *a = malloc(sizeof *a + m->app.len);
 
@@ -122,7 +123,8 @@ static uint32_t host_first(uint32_t r)
 	return merge.first[r];
 }
 
-bool ftp_several_hosts(void)
+/* Whether the job spans several hosts. */
+static bool several_hosts(void)
 {
 	uint32_t n = atomic_load(&ftp.nprocs);
 
@@ -137,7 +139,9 @@ static bool failed(uint32_t r)
 	return ft_proc_is_failed(&ftp.procs, r);
 }
 
-uint32_t ftp_reporting_rank(void)
+/* The rank that writes the job report: the lowest live rank (UINT32_MAX:
+ * none). */
+static uint32_t reporting_rank(void)
 {
 	uint32_t n = atomic_load(&ftp.nprocs);
 
@@ -385,13 +389,13 @@ static bool merge_start(void)
 	return true;
 }
 
-bool ftp_merge_step(bool everyone_left)
+static bool leave_step(bool everyone_left)
 {
 	if (!merge.started && !merge_start())
 		merge.n = 0; /* out of memory: no part in the merge */
 	if (merge.n == 0)
 		return false;
-	uint32_t me = (uint32_t)ftp.rank, reporter = ftp_reporting_rank();
+	uint32_t me = (uint32_t)ftp.rank, reporter = reporting_rank();
 	bool hold = false;
 
 	take_inbox();
@@ -429,7 +433,7 @@ bool ftp_merge_step(bool everyone_left)
 			if (!merge.all_left_at)
 				merge.all_left_at = now;
 			bool all = hosts_in(false);
-			if (all && ftp_several_hosts()) {
+			if (all && several_hosts()) {
 				char took[32];
 				ft_format_duration((double)(now - merge.all_left_at) / 1e9, took, sizeof took);
 				ft_debug("job report: every other host answered, the last %s after every rank left", took);
@@ -444,13 +448,20 @@ bool ftp_merge_step(bool everyone_left)
 	return hold;
 }
 
-const struct ft_report_host *ftp_merge_missing(uint32_t *n)
+const struct ftp_listener ftp_merge_listener = {
+	.on_msg = on_msg,
+	.kinds = 1u << FTP_APP_REPORT_FILE | 1u << FTP_APP_REPORT_DONE | 1u << FTP_APP_REPORT_ACK,
+	.leave_step = leave_step,
+};
+
+/* The hosts whose files did not come (valid until merge_end). */
+static const struct ft_report_host *merge_missing(uint32_t *n)
 {
 	*n = merge.nmissing;
 	return merge.missing;
 }
 
-void ftp_merge_end(void)
+static void merge_end(void)
 {
 	take_inbox();
 	free(merge.first);
@@ -461,4 +472,68 @@ void ftp_merge_end(void)
 	free(merge.missing);
 	free(merge.why);
 	merge = (__typeof__(merge)){ .sent_to = -1 };
+}
+
+void ftp_job_report(void)
+{
+	const char *jobdir = ftp_rundir_dir();
+	uint32_t nprocs = atomic_load(&ftp.nprocs);
+	struct ft_report_rank *ranks = NULL;
+
+	if (reporting_rank() != (uint32_t)ftp.rank || !jobdir ||
+	    !(ranks = calloc(nprocs, sizeof *ranks))) {
+		merge_end();
+		return;
+	}
+	for (uint32_t r = 0; r < nprocs; r++) {
+		const struct ft_proc *p = &ftp.procs.procs[r];
+		ranks[r].host = ftp.peers[r].host;
+		ranks[r].failed = ft_proc_is_failed(&ftp.procs, r);
+		ranks[r].readmitted = !ranks[r].failed && ft_proc_ever_failed(&ftp.procs, r);
+		if (!ranks[r].failed)
+			continue;
+		ranks[r].detection = ftp_detection_word(p->how);
+		ranks[r].detector = p->detector >= 0 ? (uint32_t)p->detector : 0;
+		ranks[r].failed_unix_ns = ftp_failed_at(r);
+		ranks[r].learned_unix_ns = p->learned_ns + (uint64_t)ftp.wall_offset_ns;
+		struct ftp_mode_rank m;
+		if (ftp_mode_report_rank((int32_t)r, &m)) {
+			ranks[r].replica = m.serves_other;
+			ranks[r].replica_of = (uint32_t)m.program;
+			ranks[r].copy_lived = m.other >= 0 && !ft_proc_is_failed(&ftp.procs, (uint32_t)m.other);
+			ranks[r].copy = m.other >= 0 ? (uint32_t)m.other : 0;
+		}
+	}
+	char program[PATH_MAX] = "";
+	ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);
+	program[n > 0 ? n : 0] = '\0';
+	uint32_t nmissing;
+	const struct ft_report_host *missing = merge_missing(&nmissing);
+	struct ft_report_input in = {
+		.missing_hosts = missing,
+		.nmissing_hosts = nmissing,
+		.jobdir = jobdir,
+		.job_id = ftp.job_id,
+		.program = program,
+		.nprocs = nprocs,
+		.self = (uint32_t)ftp.rank,
+		.origin_unix_ns = ftp.job_start_unix_ns,
+		.end_unix_ns = ftp_wall_now(),
+		.ranks = ranks,
+	};
+	char summary[1024];
+	int rc = ft_report_write(&in, summary, sizeof summary);
+	free(ranks);
+	merge_end();
+	if (rc != 0)
+		ft_warn("cannot write the job report in %s: %s", jobdir, strerror(-rc));
+	/* Several hosts: the summary says on which the report is. */
+	char where[80] = "";
+	if (several_hosts())
+		snprintf(where, sizeof where, "%s:", ftp.peers[ftp.rank].host);
+	/* A job that lost nobody stays as quiet as without ftshim. */
+	if (ft_proc_nfailed(&ftp.procs) > 0 || nmissing)
+		ft_summary("%s; report: %s%s/report.json", summary, where, jobdir);
+	else
+		ft_debug("%s; report: %s%s/report.json", summary, where, jobdir);
 }

@@ -15,7 +15,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 
-#include "pmpi/call.h"
+#include "pmpi/call_base.h"
 
 struct ftp_op;
 
@@ -26,12 +26,16 @@ struct ftp_req {
 	enum ftp_obj_kind obj;   /* made on a window or file (ftp_call's): */
 	uint64_t obj_bits;       /* its errors are raised there */
 	bool persistent;         /* stays after completion until MPI_Request_free */
-	struct ftp_op *op;       /* ftshim completes it (pmpi/ops.c): never given up on */
+	struct ftp_op *op;       /* ftshim completes it (below): never given up on */
 	/* A persistent request that MPI_Start did not start because what it
 	 * waits on had failed: that error, which its next completion call
 	 * reports (the request stays inactive); else MPI_SUCCESS. */
 	int unstarted;
 };
+
+/* A nonblocking or persistent call made *request: remember what it
+ * waits on. */
+int ftp_post_ireq(struct ftp_call *c, int rc, MPI_Request *request, bool persistent);
 
 /* Remember request (made by the call c). Does nothing for MPI_REQUEST_NULL
  * or an untracked communicator. */
@@ -59,17 +63,17 @@ static inline void ftp_req_remove(MPI_Request request)
  * persistent request. */
 void ftp_req_set_unstarted(MPI_Request request, int err);
 
-/* Remember request as one of ftshim's own operations (pmpi/ops.c). */
+/* Remember request as one of ftshim's own operations (below). */
 void ftp_req_add_op(const struct ftp_call *c, MPI_Request request, struct ftp_op *op);
 
 /* Any entry at all? (One relaxed load: lets completion calls skip the
  * table when the application has made no tracked request.) */
 bool ftp_req_any(void);
 
-/* --- operations ftshim completes itself (pmpi/ops.c) ----------------------- */
+/* --- operations ftshim completes itself ---------------------------------- */
 
 /* One nonblocking ULFM call in progress. The caller of ftp_op_start fills
- * in progress and destroy; the rest belongs to ops.c. */
+ * in progress and destroy; the rest belongs to requests.c. */
 struct ftp_op {
 	/* On an application thread: advance; true once done, with rc set. */
 	bool (*progress)(struct ftp_op *op);
@@ -82,7 +86,7 @@ struct ftp_op {
 	bool has_status;
 	struct ftp_comm *comm;
 	MPI_Request request;     /* the generalized request the application holds */
-	bool done, orphaned;     /* under ops.c's lock */
+	bool done, orphaned;     /* under requests.c's list lock */
 	struct ftp_op *next;
 };
 

@@ -18,7 +18,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "pmpi/call.h"
+#include "pmpi/retire.h"
+#include "pmpi/comm_health.h"
+#include "pmpi/ftp.h"
 #include "src/clock.h"
 #include "src/log.h"
 

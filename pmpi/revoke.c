@@ -121,7 +121,7 @@ static void spread_start(const struct ft_comm *core)
 	}
 	r->core = core;
 	/* A failure the detector thread records after this loop reaches
-	 * ftp_revoke_on_failure, which waits for seen_lock. */
+	 * on_failure, which waits for seen_lock. */
 	for (uint32_t i = 0; i < n; i++)
 		if (ft_proc_is_failed(&ftp.procs, (uint32_t)ftp_member_job(core, i)))
 			ft_spread_failed(r->spread, i);
@@ -130,7 +130,7 @@ out_unlock:
 	pthread_mutex_unlock(&seen_lock);
 }
 
-void ftp_revoke_on_failure(uint32_t rank)
+static void on_failure(uint32_t rank)
 {
 	pthread_mutex_lock(&seen_lock);
 	for (uint32_t k = 0; k < nseen; k++) {
@@ -144,7 +144,7 @@ void ftp_revoke_on_failure(uint32_t rank)
 	pthread_mutex_unlock(&seen_lock);
 }
 
-void ftp_revoke_on_release(const struct ft_comm *core)
+static void on_comm_release(const struct ft_comm *core)
 {
 	pthread_mutex_lock(&seen_lock);
 	struct revoked *r = seen_find(core->id);
@@ -171,7 +171,7 @@ static void revoke_here(struct ft_comm *core, void *arg)
 	}
 }
 
-void ftp_revoke_on_msg(const struct ft_msg *m)
+static void on_msg(const struct ft_msg *m)
 {
 	if (!seen_add(m->app.key))
 		return;
@@ -179,7 +179,7 @@ void ftp_revoke_on_msg(const struct ft_msg *m)
 	ft_comm_registry_with(&ftp.comms, m->app.key, revoke_here, &from);
 }
 
-void ftp_revoke_on_create(struct ft_comm *core)
+static void on_comm_create(struct ft_comm *core)
 {
 	if (seen_has(core->id))
 		revoke_here(core, NULL);
@@ -212,3 +212,11 @@ FT_EXPORT int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
 	return ftp_post_plain(&c, rc);
 }
 FTP_ALSO_PMPI(MPIX_Comm_is_revoked);
+
+const struct ftp_listener ftp_revoke_listener = {
+	.on_failure = on_failure,
+	.on_msg = on_msg,
+	.kinds = 1u << FTP_APP_REVOKE,
+	.on_comm_create = on_comm_create,
+	.on_comm_release = on_comm_release,
+};

@@ -3,14 +3,12 @@
 #ifndef FTSHIM_PMPI_REVOKE_H
 #define FTSHIM_PMPI_REVOKE_H
 
+#include "pmpi/listen.h"
 #include "pmpi/ftp.h"
 
-/* Its messages and failures, on the detector thread; a new communicator
- * checked against the revokes already seen; a communicator's state about
- * to be freed. */
-void ftp_revoke_on_msg(const struct ft_msg *m);
-void ftp_revoke_on_failure(uint32_t rank);
-void ftp_revoke_on_create(struct ft_comm *core);
-void ftp_revoke_on_release(const struct ft_comm *core);
+/* Its messages and failures (on the detector thread); a new
+ * communicator checked against the revokes already seen; a
+ * communicator's state about to be freed. */
+extern const struct ftp_listener ftp_revoke_listener;
 
 #endif

@@ -19,10 +19,9 @@
 #include <unistd.h>
 
 #include "pmpi/rundir.h"
-#include "pmpi/call.h"
+#include "pmpi/ranks.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/detect.h"
-#include "pmpi/report_merge.h"
 #include "src/log.h"
 #include "src/prune.h"
 #include "src/report.h"
@@ -181,69 +180,6 @@ void ftp_rundir_write_events(void)
 			strerror(errno));
 	if (fd >= 0)
 		close(fd);
-}
-
-void ftp_rundir_report(void)
-{
-	uint32_t nprocs = atomic_load(&ftp.nprocs);
-	struct ft_report_rank *ranks = NULL;
-
-	if (ftp_reporting_rank() != (uint32_t)ftp.rank || !jobdir[0] ||
-	    !(ranks = calloc(nprocs, sizeof *ranks))) {
-		ftp_merge_end();
-		return;
-	}
-	for (uint32_t r = 0; r < nprocs; r++) {
-		const struct ft_proc *p = &ftp.procs.procs[r];
-		ranks[r].host = ftp.peers[r].host;
-		ranks[r].failed = ft_proc_is_failed(&ftp.procs, r);
-		ranks[r].readmitted = !ranks[r].failed && ft_proc_ever_failed(&ftp.procs, r);
-		if (!ranks[r].failed)
-			continue;
-		ranks[r].detection = ftp_detection_word(p->how);
-		ranks[r].detector = p->detector >= 0 ? (uint32_t)p->detector : 0;
-		ranks[r].failed_unix_ns = ftp_failed_at(r);
-		ranks[r].learned_unix_ns = p->learned_ns + (uint64_t)ftp.wall_offset_ns;
-		struct ftp_mode_rank m;
-		if (ftp_mode_report_rank((int32_t)r, &m)) {
-			ranks[r].replica = m.serves_other;
-			ranks[r].replica_of = (uint32_t)m.program;
-			ranks[r].copy_lived = m.other >= 0 && !ft_proc_is_failed(&ftp.procs, (uint32_t)m.other);
-			ranks[r].copy = m.other >= 0 ? (uint32_t)m.other : 0;
-		}
-	}
-	char program[PATH_MAX] = "";
-	ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);
-	program[n > 0 ? n : 0] = '\0';
-	uint32_t nmissing;
-	const struct ft_report_host *missing = ftp_merge_missing(&nmissing);
-	struct ft_report_input in = {
-		.missing_hosts = missing,
-		.nmissing_hosts = nmissing,
-		.jobdir = jobdir,
-		.job_id = ftp.job_id,
-		.program = program,
-		.nprocs = nprocs,
-		.self = (uint32_t)ftp.rank,
-		.origin_unix_ns = ftp.job_start_unix_ns,
-		.end_unix_ns = ftp_wall_now(),
-		.ranks = ranks,
-	};
-	char summary[1024];
-	int rc = ft_report_write(&in, summary, sizeof summary);
-	free(ranks);
-	ftp_merge_end();
-	if (rc != 0)
-		ft_warn("cannot write the job report in %s: %s", jobdir, strerror(-rc));
-	/* Several hosts: the summary says on which the report is. */
-	char where[80] = "";
-	if (ftp_several_hosts())
-		snprintf(where, sizeof where, "%s:", ftp.peers[ftp.rank].host);
-	/* A job that lost nobody stays as quiet as without ftshim. */
-	if (ft_proc_nfailed(&ftp.procs) > 0 || nmissing)
-		ft_summary("%s; report: %s%s/report.json", summary, where, jobdir);
-	else
-		ft_debug("%s; report: %s%s/report.json", summary, where, jobdir);
 }
 
 void ftp_rundir_record_injection(const char *line)

@@ -9,11 +9,9 @@
  * and every injection is recorded. */
 void ftp_rundir_start(void);
 
-/* At MPI_Finalize: write this rank's events (before it departs); then,
- * from the lowest surviving rank once every rank departed or failed, the
- * job report and its summary line. */
+/* At MPI_Finalize: write this rank's events (before it departs; the
+ * job report is pmpi/report_merge.c's). */
 void ftp_rundir_write_events(void);
-void ftp_rundir_report(void);
 
 /* The job's run directory, or NULL if it has none. */
 const char *ftp_rundir_dir(void);

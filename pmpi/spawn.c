@@ -37,6 +37,9 @@
 #include <unistd.h>
 
 #include "pmpi/spawn.h"
+#include "pmpi/comms.h"
+#include "pmpi/create.h"
+#include "pmpi/hangwatch.h"
 #include "pmpi/call.h"
 #include "pmpi/detect.h"
 #include "pmpi/job.h"
@@ -81,13 +84,6 @@ struct joined {
 	uint32_t status, base, n, reserved;
 	uint64_t comm_id;
 };
-
-uint64_t ftp_spawn_handshake_ns(void)
-{
-	uint64_t t = 10 * ftp.cfg.hb_timeout;
-
-	return t < 10 * FT_NSEC_PER_SEC ? 10 * FT_NSEC_PER_SEC : t;
-}
 
 /* Complete req by deadline (ft_clock_now), else cancel it: MPI_SUCCESS
  * or MPI_ERR_PENDING. */

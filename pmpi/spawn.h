@@ -15,8 +15,4 @@ int ftp_spawn_child_go(bool usable);
 /* The capacity of the tables: every job rank there can be. */
 uint32_t ftp_spawn_capacity(void);
 
-/* How long parents and children wait for each other's part of the
- * handshake, and a spawned process for the MPI's start. */
-uint64_t ftp_spawn_handshake_ns(void);
-
 #endif

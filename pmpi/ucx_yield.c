@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "pmpi/call.h"
+#include "pmpi/hangwatch.h"
 
 /* How many times this process yielded there (any thread; only counted
  * beside a system call). */

@@ -30,6 +30,7 @@ int ft_rank_map_init(struct ft_rank_map *m, const int32_t *real_of, uint32_t siz
 	}
 	m->size = size;
 	m->real_size = real_size;
+	m->ncopies = 1;
 	return 0;
 }
 
@@ -37,6 +38,7 @@ void ft_rank_map_fini(struct ft_rank_map *m)
 {
 	free(m->real_of);
 	free(m->prog_of);
+	free(m->copy_of);
 	memset(m, 0, sizeof *m);
 }
 
@@ -66,4 +68,58 @@ int ft_rank_map_retarget(struct ft_rank_map *m, int32_t r, int32_t q)
 	m->real_of[r] = q;
 	m->prog_of[q] = r;
 	return 0;
+}
+
+int ft_rank_map_set_copies(struct ft_rank_map *m, const int32_t *copy_of, uint32_t ncopies)
+{
+	size_t n = (size_t)m->size * ncopies;
+
+	if (ncopies == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (copy_of[i] < -1 || (copy_of[i] >= 0 && (uint32_t)copy_of[i] >= m->real_size))
+			return -EINVAL;
+	int32_t *c = malloc((n ? n : 1) * sizeof *c);
+	if (!c)
+		return -ENOMEM;
+	memcpy(c, copy_of, n * sizeof *c);
+	free(m->copy_of);
+	m->copy_of = c;
+	m->ncopies = ncopies;
+	return 0;
+}
+
+int32_t ft_rank_map_copy(const struct ft_rank_map *m, int32_t r, uint32_t slot)
+{
+	if (r < 0 || (uint32_t)r >= m->size || slot >= m->ncopies)
+		return -1;
+	return m->copy_of ? m->copy_of[(size_t)r * m->ncopies + slot] : m->real_of[r];
+}
+
+int32_t ft_rank_map_lead(const struct ft_rank_map *m, int32_t r)
+{
+	for (uint32_t s = 0; s < m->ncopies; s++) {
+		int32_t q = ft_rank_map_copy(m, r, s);
+		if (q >= 0)
+			return q;
+	}
+	return -1;
+}
+
+int32_t ft_rank_map_forget(struct ft_rank_map *m, int32_t q)
+{
+	if (q < 0 || !m->copy_of)
+		return -1;
+	for (uint32_t r = 0; r < m->size; r++)
+		for (uint32_t s = 0; s < m->ncopies; s++) {
+			int32_t *slot = &m->copy_of[(size_t)r * m->ncopies + s];
+			if (*slot != q)
+				continue;
+			*slot = -1;
+			int32_t lead = ft_rank_map_lead(m, (int32_t)r);
+			if (m->real_of[r] == q && lead >= 0)
+				ft_rank_map_retarget(m, (int32_t)r, lead);
+			return (int32_t)r;
+		}
+	return -1;
 }

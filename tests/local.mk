@@ -123,6 +123,11 @@ EXTRA_DIST += tests/timeline.sh
 TESTS += tests/layout.sh
 EXTRA_DIST += tests/layout.sh
 
+# pmpi/'s modules depend on one another without a circle (includes and
+# the symbols their objects need).
+TESTS += tests/acyclic.sh
+EXTRA_DIST += tests/acyclic.sh tools/deps.py
+
 # The agreement protocol under the simulator, many seeds (no MPI).
 TESTS += tests/sim_agree.sh
 EXTRA_DIST += tests/sim_agree.sh

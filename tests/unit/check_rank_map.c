@@ -2,7 +2,10 @@
  * program ranks onto a 6-rank communicator translates every rank both
  * ways; negative ranks (MPI's wildcards and null process) pass unchanged;
  * ranks past the program's become ranks past the MPI's; MPI ranks no
- * program rank addresses come back as -1; malformed maps are refused. */
+ * program rank addresses come back as -1; malformed maps are refused;
+ * with two copies per program rank (replication), each copy is found by
+ * slot, the lead is the first live one, and a copy's death empties its
+ * slot and moves the rank that addressed it to the lead. */
 #include "ftshim_config.h"
 
 #include <check.h>
@@ -79,6 +82,50 @@ START_TEST(test_retarget)
 }
 END_TEST
 
+/* Program ranks 0 and 1 with a primary and a replica, 2 with one copy;
+ * this process (a replica) addresses the replicas. */
+START_TEST(test_copies)
+{
+	struct ft_rank_map m;
+	const int32_t real_of[3] = {3, 4, 2};
+	const int32_t copies[6] = {0, 3, 1, 4, 2, -1};
+
+	ck_assert_int_eq(ft_rank_map_init(&m, real_of, 3, 5), 0);
+	ck_assert_int_eq(ft_rank_map_copy(&m, 1, 0), 4); /* no copies yet: real_of */
+	ck_assert_int_eq(ft_rank_map_copy(&m, 1, 1), -1);
+	ck_assert_int_eq(ft_rank_map_set_copies(&m, copies, 0), -EINVAL);
+	const int32_t bad[6] = {0, 3, 1, 5, 2, -1};
+	ck_assert_int_eq(ft_rank_map_set_copies(&m, bad, 2), -EINVAL);
+	ck_assert_int_eq(ft_rank_map_set_copies(&m, copies, 2), 0);
+	ck_assert_int_eq(ft_rank_map_copy(&m, 0, 0), 0);
+	ck_assert_int_eq(ft_rank_map_copy(&m, 0, 1), 3);
+	ck_assert_int_eq(ft_rank_map_copy(&m, 2, 1), -1);
+	ck_assert_int_eq(ft_rank_map_copy(&m, 3, 0), -1);
+	ck_assert_int_eq(ft_rank_map_copy(&m, 0, 2), -1);
+	ck_assert_int_eq(ft_rank_map_lead(&m, 1), 1);
+	/* Rank 1's replica (4), which this process addressed, dies: rank 1
+	 * is its primary (1) from now on. */
+	ck_assert_int_eq(ft_rank_map_forget(&m, 4), 1);
+	ck_assert_int_eq(ft_rank_map_copy(&m, 1, 1), -1);
+	ck_assert_int_eq(ft_rank_map_in(&m, 1), 1);
+	ck_assert_int_eq(ft_rank_map_out(&m, 1), 1);
+	ck_assert_int_eq(ft_rank_map_out(&m, 4), -1);
+	/* Rank 0's primary (0), which this process did not address, dies:
+	 * its replica leads and is still addressed. */
+	ck_assert_int_eq(ft_rank_map_forget(&m, 0), 0);
+	ck_assert_int_eq(ft_rank_map_lead(&m, 0), 3);
+	ck_assert_int_eq(ft_rank_map_in(&m, 0), 3);
+	/* A rank's last copy: no lead, the map still addresses it. */
+	ck_assert_int_eq(ft_rank_map_forget(&m, 2), 2);
+	ck_assert_int_eq(ft_rank_map_lead(&m, 2), -1);
+	ck_assert_int_eq(ft_rank_map_in(&m, 2), 2);
+	ck_assert_int_eq(ft_rank_map_forget(&m, 2), -1); /* no copy any more */
+	ck_assert_int_eq(ft_rank_map_forget(&m, -1), -1);
+	ft_rank_map_fini(&m);
+	ck_assert_ptr_null(m.copy_of);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rank_map");
@@ -87,6 +134,7 @@ int main(void)
 	tcase_add_test(tc, test_both_ways);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_retarget);
+	tcase_add_test(tc, test_copies);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "pmpi/mode/replication/internal.h"
+#include "pmpi/hangwatch.h"
 
 struct ftp_repl_cart *ftp_repl_cart_new(int ndims, const int *dims, const int *periods)
 {

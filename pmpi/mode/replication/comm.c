@@ -11,6 +11,8 @@
 #include <stdlib.h>
 
 #include "pmpi/mode/replication/internal.h"
+#include "pmpi/create.h"
+#include "pmpi/hangwatch.h"
 #include "pmpi/agree.h"
 #include "src/log.h"
 
@@ -53,8 +55,6 @@ void ftp_repl_release(struct ftp_comm *e)
 		ftp_mpi.PMPI_Comm_free(&x->team);
 	if (x->base != MPI_COMM_NULL && ftp_active())
 		ftp_mpi.PMPI_Comm_free(&x->base);
-	free(x->primary);
-	free(x->replica);
 	free(x->cart);
 	free(x);
 	e->cover = NULL;
@@ -67,6 +67,14 @@ void ftp_repl_release(struct ftp_comm *e)
 static int split_key;
 static bool split_keyed;
 static struct ftp_repl_cart *split_cart;
+
+/* The copy of program rank k that leads, in copies (slot by slot), as
+ * ft_rank_map_lead will in the map made from them. */
+static int copy_lead(const int32_t *copies, uint32_t k)
+{
+	return copies[2 * k + FT_SLOT_PRIMARY] >= 0 ? copies[2 * k + FT_SLOT_PRIMARY]
+						    : copies[2 * k + FT_SLOT_REPLICA];
+}
 
 /* The replication of e, whose members (e->core, in e->real's rank order)
  * are world ranks: primaries and singles give the program ranks in their
@@ -81,16 +89,17 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 	struct ftp_repl_comm *x = calloc(1, sizeof *x);
 	int32_t *pos = malloc(((size_t)ftp_repl.plan.n + ftp_repl.plan.r + 1) * sizeof *pos);
 	int32_t *real_of = NULL;
+	/* Each program rank's copies, slot by slot (copy_lead): the map's. */
+	int32_t *copies = NULL;
 	struct ft_rank_map *map = calloc(1, sizeof *map);
 	bool ok = x && pos && map && core->remote_size == 0, lone = false;
 
 	if (ok) {
 		x->team = MPI_COMM_NULL;
 		x->base = MPI_COMM_NULL;
-		x->primary = malloc(((size_t)nreal + 1) * sizeof *x->primary);
-		x->replica = malloc(((size_t)nreal + 1) * sizeof *x->replica);
+		copies = malloc(((size_t)nreal + 1) * 2 * sizeof *copies);
 		real_of = malloc(((size_t)nreal + 1) * sizeof *real_of);
-		ok = x->primary && x->replica && real_of;
+		ok = copies && real_of;
 	}
 	for (uint32_t k = 0; ok && k < ftp_repl.plan.n + ftp_repl.plan.r; k++)
 		pos[k] = -1;
@@ -110,8 +119,8 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 		int32_t rw = ftp_repl_is_replica_world(w)
 				 ? w
 				 : ftp_repl.plan.replica_of[w]; /* -1 once dropped */
-		x->primary[x->size] = ftp_repl_is_replica_world(w) ? -1 : (int32_t)q;
-		x->replica[x->size] = rw >= 0 ? pos[rw] : -1;
+		copies[2 * x->size + FT_SLOT_PRIMARY] = ftp_repl_is_replica_world(w) ? -1 : (int32_t)q;
+		copies[2 * x->size + FT_SLOT_REPLICA] = rw >= 0 ? pos[rw] : -1;
 		lone |= ftp_repl_is_replica_world(w);
 		x->size++;
 	}
@@ -126,16 +135,15 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 				MPI_SUCCESS;
 		for (uint32_t i = 1; ok && i < x->size; i++)
 			for (uint32_t j = i; j > 0; j--) {
-				const int *a = &all[2 * ftp_repl_lead_of(x, (int)j - 1)],
-					  *b = &all[2 * ftp_repl_lead_of(x, (int)j)];
+				const int *a = &all[2 * copy_lead(copies, j - 1)],
+					  *b = &all[2 * copy_lead(copies, j)];
 				if (a[0] < b[0] || (a[0] == b[0] && a[1] <= b[1]))
 					break;
-				int32_t t = x->primary[j];
-				x->primary[j] = x->primary[j - 1];
-				x->primary[j - 1] = t;
-				t = x->replica[j];
-				x->replica[j] = x->replica[j - 1];
-				x->replica[j - 1] = t;
+				for (int s = 0; s < 2; s++) {
+					int32_t t = copies[2 * j + s];
+					copies[2 * j + s] = copies[2 * (j - 1) + s];
+					copies[2 * (j - 1) + s] = t;
+				}
 			}
 		free(all);
 	}
@@ -143,15 +151,17 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 	int me = 0;
 	/* The team's members first (world ranks, for its hash), then the map. */
 	for (uint32_t l = 0; ok && l < x->size; l++) {
-		real_of[l] = ftp_repl_world_at(e, ftp_repl_lead_of(x, (int)l));
+		real_of[l] = ftp_repl_world_at(e, copy_lead(copies, l));
 		if (real_of[l] == ftp.rank)
 			me = (int)l;
 	}
 	if (ok)
 		x->team_hash = ftp_repl_team_hash(real_of, x->size);
 	for (uint32_t l = 0; ok && l < x->size; l++)
-		real_of[l] = (rclass && x->replica[l] >= 0) || x->primary[l] < 0 ? x->replica[l]
-										 : x->primary[l];
+		real_of[l] = (rclass && copies[2 * l + FT_SLOT_REPLICA] >= 0) ||
+				     copies[2 * l + FT_SLOT_PRIMARY] < 0
+				 ? copies[2 * l + FT_SLOT_REPLICA]
+				 : copies[2 * l + FT_SLOT_PRIMARY];
 	int rc = MPI_SUCCESS;
 	/* Every member splits, whatever went wrong here, or the others hang;
 	 * the key puts the team in program rank order. */
@@ -172,7 +182,8 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 	 * program through the seam). */
 	if (x && x->team != MPI_COMM_NULL)
 		ftp_mpi.PMPI_Comm_set_errhandler(x->team, MPI_ERRORS_RETURN);
-	if (ok && rc == MPI_SUCCESS && ft_rank_map_init(map, real_of, x->size, nreal) == 0) {
+	if (ok && rc == MPI_SUCCESS && ft_rank_map_init(map, real_of, x->size, nreal) == 0 &&
+	    ft_rank_map_set_copies(map, copies, 2) == 0) {
 		x->stream_tag = TAG_DATA + (int)(next_data_slot++ % TAG_DATA_SLOTS);
 		/* A split takes the topology it was made for; a dup keeps its
 		 * parent's. */
@@ -197,12 +208,11 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 	}
 	if (x && x->team != MPI_COMM_NULL)
 		ftp_mpi.PMPI_Comm_free(&x->team);
-	if (x) {
-		free(x->primary);
-		free(x->replica);
-		free(x);
-	}
+	free(x);
+	if (map)
+		ft_rank_map_fini(map); /* a map not handed over: what it holds, if any */
 	free(map);
+	free(copies);
 	free(real_of);
 	free(pos);
 }
@@ -319,7 +329,7 @@ static int lowest_lead_in(const struct ftp_comm *e, MPI_Comm kind)
 	if (idx && q && ftp_mpi.PMPI_Group_translate_ranks(in, n, idx, real, q) == MPI_SUCCESS)
 		for (int i = 0; i < n; i++)
 			for (uint32_t k = 0; k < x->size && (color == MPI_UNDEFINED || (int)k < color); k++)
-				if (q[i] != MPI_UNDEFINED && ftp_repl_lead_of(x, (int)k) == q[i])
+				if (q[i] != MPI_UNDEFINED && ftp_repl_lead_of(e, (int)k) == q[i])
 					color = (int)k;
 	free(idx);
 	free(q);

@@ -64,10 +64,11 @@ static int prog_rank_of(const struct ftp_comm *e, int32_t l)
 {
 	const struct ftp_repl_comm *x = e->cover;
 
-	for (uint32_t k = 0; k < x->size; k++)
-		if (ftp_repl.plan.logical_of[ftp_repl_world_at(e, ftp_repl_lead_of(x, (int)k))] ==
-		    l)
+	for (uint32_t k = 0; k < x->size; k++) {
+		int32_t w = ftp_repl_world_at(e, ftp_repl_lead_of(e, (int)k));
+		if (w >= 0 && ftp_repl.plan.logical_of[w] == l)
 			return (int)k;
+	}
 	return -1;
 }
 
@@ -245,7 +246,7 @@ void ftp_repl_serve_one(int32_t w, enum ft_copy_slot slot)
 	for (size_t i = 0; v && i < ftp_repl_ncomms; i++) {
 		struct ftp_comm *e = ftp_repl_comms[i];
 		int k = prog_rank_of(e, j);
-		int32_t to = k < 0 ? -1 : slot == FT_SLOT_REPLICA ? ftp_repl_of(e)->replica[k] : ftp_repl_of(e)->primary[k];
+		int32_t to = ftp_repl_copy(e, k, slot);
 		if (to < 0)
 			continue;
 		struct reported r = {.v = v, .n = n, .comm = e->core->id, .e = e, .to = to};

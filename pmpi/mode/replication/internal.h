@@ -71,9 +71,17 @@ static inline int32_t ftp_repl_world_at(const struct ftp_comm *e, int q)
 /* The real rank in e of the copy that stands for program rank k before
  * the others: its primary or single, or its replica once that carries
  * on alone. */
-static inline int ftp_repl_lead_of(const struct ftp_repl_comm *x, int k)
+static inline int ftp_repl_lead_of(const struct ftp_comm *e, int k)
 {
-	return x->primary[k] >= 0 ? x->primary[k] : x->replica[k];
+	return ft_rank_map_lead(e->map, k);
+}
+
+/* The real rank in e of program rank k's copy in slot s (its primary or
+ * single: FT_SLOT_PRIMARY, its replica: FT_SLOT_REPLICA), or -1 (none,
+ * or it died): the entry's one map holds both (src/rank_map.h). */
+static inline int32_t ftp_repl_copy(const struct ftp_comm *e, int k, enum ft_copy_slot s)
+{
+	return ft_rank_map_copy(e->map, k, (uint32_t)s);
 }
 
 /* World rank w has another copy (living or not): a send to it that fails

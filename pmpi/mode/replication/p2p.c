@@ -62,9 +62,7 @@ static int follow_any_source(int *source)
  * one it is posted to dies. */
 static bool paired_rank(const struct ftp_comm *e, int k)
 {
-	const struct ftp_repl_comm *x = e->cover;
-
-	return k >= 0 && (uint32_t)k < x->size && x->primary[k] >= 0 && x->replica[k] >= 0;
+	return ftp_repl_copy(e, k, FT_SLOT_PRIMARY) >= 0 && ftp_repl_copy(e, k, FT_SLOT_REPLICA) >= 0;
 }
 
 /* A send to program rank dest: its number among the sends to (dest,
@@ -85,7 +83,8 @@ static uint64_t note_send(const struct ftp_comm *e, int dest, int tag, const voi
 	skip[FT_SLOT_PRIMARY] = seq <= n->skip[FT_SLOT_PRIMARY];
 	skip[FT_SLOT_REPLICA] = seq <= n->skip[FT_SLOT_REPLICA];
 	bool logged = ftp_repl.copy == FTP_COPY_REPLICA ||
-		      (ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() && ftp_repl_of(e)->replica[dest] >= 0);
+		      (ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() &&
+		       ftp_repl_copy(e, dest, FT_SLOT_REPLICA) >= 0);
 	if (!logged)
 		return seq;
 	int size = 0, pos = 0;
@@ -122,22 +121,24 @@ static struct targets dest_targets(const struct ftp_comm *e, int dest, struct se
 
 	if (dest < 0 || (uint32_t)dest >= x->size)
 		return t;
-	if (x->replica[dest] >= 0 || ftp_repl_replica_class())
+	int32_t primary = ftp_repl_copy(e, dest, FT_SLOT_PRIMARY),
+		replica = ftp_repl_copy(e, dest, FT_SLOT_REPLICA);
+	if (replica >= 0 || ftp_repl_replica_class())
 		note_send(e, dest, a.tag, a.buf, a.count, a.type, skip);
 	switch (ftp_repl.copy) {
 	case FTP_COPY_REPLICA:
-		t.rank[0] = x->replica[dest] >= 0 ? x->replica[dest] : MPI_PROC_NULL;
+		t.rank[0] = replica >= 0 ? replica : MPI_PROC_NULL;
 		break;
 	case FTP_COPY_PRIMARY:
-		t.rank[0] = x->primary[dest] >= 0 ? x->primary[dest] : MPI_PROC_NULL;
+		t.rank[0] = primary >= 0 ? primary : MPI_PROC_NULL;
 		break;
 	case FTP_COPY_SINGLE:
 	case FTP_COPY_PROMOTED:
 		t.n = 0;
-		if (x->primary[dest] >= 0 && !skip[FT_SLOT_PRIMARY])
-			t.rank[t.n++] = x->primary[dest];
-		if (x->replica[dest] >= 0 && !skip[FT_SLOT_REPLICA])
-			t.rank[t.n++] = x->replica[dest];
+		if (primary >= 0 && !skip[FT_SLOT_PRIMARY])
+			t.rank[t.n++] = primary;
+		if (replica >= 0 && !skip[FT_SLOT_REPLICA])
+			t.rank[t.n++] = replica;
 		if (t.n == 0)
 			t.rank[t.n++] = MPI_PROC_NULL;
 		break;

@@ -8,8 +8,9 @@
  * communicator of every copy of its members (primaries and singles in the
  * program's rank order, so that the MPI's own ordering rules give the
  * same ranks as among the N), with a rank map that makes each process
- * address its own kind: a replica the replicas, and the single copy of a
- * rank that has no replica. Point-to-point follows PartRePer V-B: a
+ * address its own kind (a replica the replicas, and the single copy of a
+ * rank that has no replica) and holds both copies of each rank
+ * (ftp_repl_copy), the one map a view change updates. Point-to-point follows PartRePer V-B: a
  * single sends to both copies of a replicated rank; a replica does not
  * send to a single (its primary does). Collectives run among the
  * primaries and singles (the communicator's team) and each primary
@@ -105,10 +106,6 @@ struct ftp_repl_comm {
 	 * agreed dead; MPI_COMM_NULL while that is the real one. */
 	MPI_Comm base;
 	uint32_t size; /* program ranks */
-	/* [size]: rank in the entry's real communicator of the primary or
-	 * single, or -1 once the primary died and its replica carries on. */
-	int32_t *primary;
-	int32_t *replica; /* [size]: rank there of the replica, or -1 */
 	/* Collectives on the team: how many this process has completed (a
 	 * follower: received), and the inputs of the latest ones, for a team
 	 * rebuilt after a promotion to run again with those that had not

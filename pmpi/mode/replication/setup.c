@@ -31,6 +31,7 @@
 
 #include "ftshim.h"
 #include "pmpi/mode/replication/internal.h"
+#include "pmpi/hangwatch.h"
 #include "pmpi/detect.h"
 #include "pmpi/rundir.h"
 #include "src/log.h"

@@ -23,7 +23,7 @@ static int32_t *team_members(const struct ftp_comm *e)
 	int32_t *w = malloc(((size_t)x->size + 1) * sizeof *w);
 
 	for (uint32_t k = 0; w && k < x->size; k++)
-		w[k] = ftp_repl_world_at(e, ftp_repl_lead_of(x, (int)k));
+		w[k] = ftp_repl_world_at(e, ftp_repl_lead_of(e, (int)k));
 	return w;
 }
 
@@ -60,7 +60,7 @@ int ftp_repl_team_wait(struct ftp_call *c, int rc, uint32_t epoch)
 			int32_t *w = team_members(c->comm);
 			bool dead = false;
 			for (uint32_t k = 0; w && k < x->size && !dead; k++)
-				dead = ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]);
+				dead = w[k] < 0 || ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]);
 			free(w);
 			if (dead) {
 				c->req = MPI_REQUEST_NULL;
@@ -229,9 +229,11 @@ static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
 	int rc = w ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 
 	for (uint32_t k = 0; rc == MPI_SUCCESS && k < x->size; k++)
-		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]))
+		if (w[k] < 0)
+			rc = FTP_ERR_PROC_FAILED; /* a rank with no copy left */
+		else if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]))
 			rc = ftp_repl_covered(w[k]) ? TEAM_VIEW_CHANGED
-						    : FTP_ERR_PROC_FAILED; /* a rank with no copy left */
+						    : FTP_ERR_PROC_FAILED; /* its last copy died */
 	if (rc == MPI_SUCCESS && ftp_repl_team_hash(w, x->size) == x->team_hash) {
 		free(w);
 		return TEAM_UNCHANGED;

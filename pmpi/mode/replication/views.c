@@ -53,22 +53,7 @@ void ftp_repl_view_forget(int32_t dead)
 {
 	for (size_t i = 0; i < ftp_repl_ncomms; i++) {
 		struct ftp_comm *e = ftp_repl_comms[i];
-		struct ftp_repl_comm *x = e->cover;
-		for (uint32_t k = 0; k < x->size; k++) {
-			int32_t *slot =
-			    x->primary[k] >= 0 && ftp_repl_world_at(e, x->primary[k]) == dead
-				? &x->primary[k]
-			    : x->replica[k] >= 0 && ftp_repl_world_at(e, x->replica[k]) == dead
-				? &x->replica[k]
-				: NULL;
-			if (!slot)
-				continue;
-			int32_t q = *slot;
-			*slot = -1;
-			int other = ftp_repl_lead_of(x, (int)k);
-			if (e->map->real_of[k] == q && other >= 0)
-				ft_rank_map_retarget(e->map, (int32_t)k, other);
-		}
+		ft_rank_map_forget(e->map, ftp_member_index(e->core, dead));
 	}
 }
 

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""deps.py: the dependency graph of pmpi/'s modules, from the code itself.
+
+A module is a .c file with its .h (pmpi/comms.c and pmpi/comms.h are
+pmpi/comms), a header alone (pmpi/call.h), a generated file of the build
+(pmpi/mpi_entry.c), or a recovery mode's whole folder (pmpi/mode/NAME/,
+whose files share a private header and are reached only through the
+contract, pmpi/mode/mode.h). Module A depends on module B when a file of
+A includes a header of B, or when A's object file needs a symbol that B's
+object file defines (what `nm` reads, so a call made by an inline function
+of a header counts for every module that expands it).
+
+  deps.py SRCDIR BUILDDIR          the modules floor by floor, lowest first
+  deps.py --check SRCDIR BUILDDIR  exit 1, naming each circle and the
+                                   arrows inside it, if there is one
+  -v                               with each module, what it depends on
+
+BUILDDIR is a configured and built tree (make all); NM names the nm to
+run, with its options (default: nm).
+"""
+import collections
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"(pmpi/[^"]+)"')
+
+
+def module_of(rel):
+    """The module of a file, by its path below the top (pmpi/x.c)."""
+    m = re.match(r"(pmpi/mode/[^/]+)/", rel)
+    if m:
+        return m.group(1)
+    return re.sub(r"\.(c|h|py)$", "", rel)
+
+
+def sources(top):
+    """The C files under top/pmpi, as paths below top."""
+    found = []
+    for path in glob.glob(os.path.join(top, "pmpi", "**", "*.[ch]"), recursive=True):
+        found.append(os.path.relpath(path, top))
+    return found
+
+
+def include_edges(srcdir, builddir, edges):
+    seen = set()
+    for top in (srcdir, builddir):
+        for rel in sources(top):
+            if rel in seen:
+                continue
+            seen.add(rel)
+            with open(os.path.join(top, rel), encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    m = INCLUDE.match(line)
+                    if m:
+                        edges[module_of(rel)][module_of(m.group(1))].add("#include " + m.group(1))
+
+
+def objects(srcdir, builddir):
+    """(module, object file) for each of the library's pmpi/ objects: the
+    PIC one libtool keeps in .libs/ where there is one; not one whose
+    source is gone (left by an earlier build)."""
+    found = {}
+    paths = [os.path.join(d, f) for d, _, files in os.walk(os.path.join(builddir, "pmpi"))
+             for f in files if f.endswith(".o")]
+    for path in paths:
+        d, base = os.path.split(path)
+        pic = os.path.basename(d) == ".libs"
+        if pic:
+            d = os.path.dirname(d)
+        name = re.sub(r"^[A-Za-z0-9_]+_la-", "", base)[:-2]
+        rel = os.path.relpath(os.path.join(d, name + ".c"), builddir)
+        if not any(os.path.exists(os.path.join(top, rel)) for top in (srcdir, builddir)):
+            continue
+        if pic or rel not in found:
+            found[rel] = path
+    return [(module_of(rel), path) for rel, path in sorted(found.items())]
+
+
+def call_edges(srcdir, builddir, edges):
+    nm = shlex.split(os.environ.get("NM") or "nm")
+    defined, needed = {}, collections.defaultdict(set)
+    objs = objects(srcdir, builddir)
+    if not objs:
+        sys.exit(f"deps.py: no object files under {builddir}/pmpi: build first (make all)")
+    for mod, path in objs:
+        out = subprocess.run(nm + [path], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[1] in "TDBRCGSVW":
+                defined[f[2]] = mod
+            elif len(f) == 2 and f[0] == "U":
+                needed[mod].add(f[1])
+    for mod, names in needed.items():
+        for name in names:
+            to = defined.get(name)
+            if to:
+                edges[mod][to].add(name)
+
+
+def circles(nodes, edges):
+    """The strongly connected components of more than one module
+    (Tarjan's algorithm, iterative)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+    counter = 0
+    for root in sorted(nodes):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges[w]))))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        found.append(sorted(comp))
+    return found
+
+
+def floors(nodes, edges):
+    """Each module's floor: 0 for one that depends on no other, else one
+    above the highest it depends on (the graph must be acyclic)."""
+    floor = {}
+
+    def of(m):
+        if m not in floor:
+            floor[m] = 0
+            floor[m] = 1 + max((of(t) for t in edges[m]), default=-1)
+        return floor[m]
+
+    for m in nodes:
+        of(m)
+    return floor
+
+
+def main(argv):
+    check = "--check" in argv
+    verbose = "-v" in argv
+    args = [a for a in argv if not a.startswith("-")]
+    if len(args) != 2:
+        sys.exit("usage: deps.py [--check] [-v] SRCDIR BUILDDIR")
+    srcdir, builddir = args
+    edges = collections.defaultdict(lambda: collections.defaultdict(set))
+    include_edges(srcdir, builddir, edges)
+    call_edges(srcdir, builddir, edges)
+    for m in list(edges):
+        edges[m].pop(m, None)
+    nodes = set(edges) | {t for m in list(edges) for t in edges[m]}
+    narrows = sum(len(edges[m]) for m in nodes)
+    found = circles(nodes, edges)
+    if found:
+        for comp in found:
+            inside = set(comp)
+            print(f"deps.py: a circle of {len(comp)} modules: {' '.join(comp)}")
+            for m in comp:
+                for t in sorted(edges[m]):
+                    if t in inside:
+                        why = sorted(edges[m][t])
+                        more = f" and {len(why) - 4} more" if len(why) > 4 else ""
+                        print(f"  {m} -> {t}: {', '.join(why[:4])}{more}")
+        return 1
+    if check:
+        print(f"deps.py: {len(nodes)} modules, {narrows} arrows, no circle")
+        return 0
+    floor = floors(nodes, edges)
+    for m in sorted(nodes, key=lambda m: (floor[m], m)):
+        deps = f": {' '.join(sorted(edges[m]))}" if verbose and edges[m] else ""
+        print(f"{floor[m]:3d} {m}{deps}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
