@@ -45,14 +45,20 @@ static void describe_cause(struct ftp_call *c, char *out, size_t len)
 			 p->how < FT_HOW_COUNT ? ft_fail_how_names[p->how] : "unknown");
 		return;
 	}
-	size_t used = (size_t)snprintf(out, len, "failed rank%s:", n == 1 ? "" : "s");
-	for (uint32_t i = 0; i < n && used + 12 < len; i++) {
+	/* Both copies of a replicated rank are one program rank: named once. */
+	char list[256] = "";
+	size_t used = 0;
+	uint32_t ranks = 0;
+	for (uint32_t i = 0; i < n && used + 12 < sizeof list; i++) {
 		int32_t r = ftp_program_of_job(ftp.procs.order[i]), j = 0;
 		while ((uint32_t)j < i && ftp_program_of_job(ftp.procs.order[j]) != r)
 			j++;
-		if ((uint32_t)j == i) /* both copies of a replicated rank: named once */
-			used += (size_t)snprintf(out + used, len - used, " %d", r);
+		if ((uint32_t)j == i) {
+			used += (size_t)snprintf(list + used, sizeof list - used, " %d", r);
+			ranks++;
+		}
 	}
+	snprintf(out, len, "failed rank%s:%s", ranks == 1 ? "" : "s", list);
 }
 
 const char *ftp_code_name(int code)
