@@ -3,7 +3,7 @@
 #define FTSHIM_PMPI_AGREE_H
 
 #include "pmpi/listen.h"
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 struct ftp_call;
 struct ftp_comm;
@@ -25,5 +25,9 @@ int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n);
 int ftp_agree_quiet(struct ftp_comm *e, uint32_t *value);
 int ftp_create_group_of(MPI_Comm comm, const int32_t *world, uint32_t n, int tag, enum ftp_fn fn,
 			MPI_Comm *out);
+
+/* MPIX_Comm_ishrink for the Fortran bindings (pmpi/fortran.c): the new
+ * communicator's Fortran handle is written to *newcomm at completion. */
+int ftp_ishrink_fortran(MPI_Comm comm, MPI_Fint *newcomm, MPI_Request *request);
 
 #endif

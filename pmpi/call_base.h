@@ -15,7 +15,7 @@
 #include "pmpi/comm_lookup.h"
 #include "pmpi/errors.h"
 #include "pmpi/fn_table.h"
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 #include "pmpi/hostmail.h"
 #include "pmpi/inject.h"
 #include "pmpi/mode/mode.h"

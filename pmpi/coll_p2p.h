@@ -2,7 +2,7 @@
 #ifndef FTSHIM_PMPI_COLL_P2P_H
 #define FTSHIM_PMPI_COLL_P2P_H
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* Make ftp.private_world; collective over
  * MPI_COMM_WORLD, called by every rank from MPI_Init. */

@@ -61,18 +61,6 @@ struct ftp_comm {
 	bool mpi_freed;
 };
 
-/* Give e its rank map (pmpi/comms.c, the one setter): before e is
- * inserted, or, for a communicator made before ftshim knew it needed one
- * (MPI_COMM_WORLD at MPI_Init), before the program's first call on it. */
-void ftp_comm_give_map(struct ftp_comm *e, struct ft_rank_map *map);
-
-/* Take one more reference on e (pmpi/comms.c). */
-void ftp_comm_hold(struct ftp_comm *e);
-/* Drop one; the last frees the MPI's communicator (retired if a failure
- * touched it, pmpi/retire.c) and the entry. Returns what freeing the
- * MPI's communicator returned, or MPI_SUCCESS. */
-int ftp_comm_put(struct ftp_comm *e);
-
 struct ftp_comm *ftp_comm_lookup_table(MPI_Comm handle);
 
 /* Bumped (release) by every erase: a thread's cached entry is still valid

@@ -152,18 +152,6 @@ static void comm_release(struct ftp_comm *e)
 	free(e);
 }
 
-int ftp_group_out_mapped(const struct ftp_comm *e, MPI_Group *group)
-{
-	MPI_Group ordered;
-	int rc = ftp_mpi.PMPI_Group_incl(*group, (int)e->map->size, e->map->real_of, &ordered);
-
-	if (rc != MPI_SUCCESS)
-		return rc;
-	ftp_mpi.PMPI_Group_free(group);
-	*group = ordered;
-	return MPI_SUCCESS;
-}
-
 void ftp_comm_hold(struct ftp_comm *e)
 {
 	/* relaxed: whoever holds a reference already may take another. */

@@ -4,7 +4,7 @@
 #define FTSHIM_PMPI_COMMS_H
 
 #include "pmpi/call_base.h"
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* Register the predefined communicators (MPI_Init); unregister
  * everything, windows and files by release_obj (after PMPI_Finalize). */
@@ -40,5 +40,17 @@ void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_
 /* Register *newintercomm, made by MPI_Intercomm_create(..., tag, ...)
  * from survivors of c's intercommunicator (MPIX_Comm_shrink of one). */
 void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercomm);
+
+/* Give e its rank map (the one setter): before e is
+ * inserted, or, for a communicator made before ftshim knew it needed one
+ * (MPI_COMM_WORLD at MPI_Init), before the program's first call on it. */
+void ftp_comm_give_map(struct ftp_comm *e, struct ft_rank_map *map);
+
+/* Take one more reference on e. */
+void ftp_comm_hold(struct ftp_comm *e);
+/* Drop one; the last frees the MPI's communicator (retired if a failure
+ * touched it, pmpi/retire.c) and the entry. Returns what freeing the
+ * MPI's communicator returned, or MPI_SUCCESS. */
+int ftp_comm_put(struct ftp_comm *e);
 
 #endif

@@ -4,7 +4,7 @@
 #ifndef FTSHIM_PMPI_DETECT_H
 #define FTSHIM_PMPI_DETECT_H
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* Failure detection: start the detector thread on the published
  * listening socket (and the host's doorbell socket, or -1), leave the

@@ -36,4 +36,12 @@ struct ftp_call;
  * one line that says what failed and what to do. Returns code. */
 int ftp_raise(struct ftp_call *c, int code);
 
+/* A call with no form of the active mode's on a covered communicator:
+ * one line, then the communicator's error handler with
+ * MPI_ERR_UNSUPPORTED_OPERATION, which it returns.
+ * ftp_mode_refuse_because says why instead of " yet" (why starts with a
+ * space, as in " when a count exceeds INT_MAX"). */
+int ftp_mode_refuse(struct ftp_call *c);
+int ftp_mode_refuse_because(struct ftp_call *c, const char *why);
+
 #endif

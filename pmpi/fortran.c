@@ -19,6 +19,7 @@
 #include "ftshim_config.h"
 
 #include "pmpi/call.h"
+#include "pmpi/agree.h"
 #include "pmpi/ulfm.h"
 
 /* Define fname_ and its mpi_f08 names as one body (no header declares

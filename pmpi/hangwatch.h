@@ -50,8 +50,4 @@ struct ftp_mpi_wait {
 };
 extern _Thread_local struct ftp_mpi_wait ftp_mpi_wait __attribute__((tls_model("initial-exec")));
 
-/* How many times the MPI's own waits yielded the CPU so far (0 where
- * ftshim cannot make them: pmpi/ucx_yield.c). */
-uint64_t ftp_ucx_yields(void);
-
 #endif

@@ -4,7 +4,7 @@
 #define FTSHIM_PMPI_HOSTMAIL_H
 
 #include "pmpi/listen.h"
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* The host's shared-memory short cut for agreements.
  * start: from MPI_Init, after the addresses are known, before the

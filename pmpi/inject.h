@@ -2,7 +2,7 @@
 #ifndef FTSHIM_PMPI_INJECT_H
 #define FTSHIM_PMPI_INJECT_H
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* Injection: parse FTSHIM_INJECT before PMPI_Init (0, or
  * -EINVAL with one line in err), then carry out this rank's plan: its

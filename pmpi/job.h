@@ -4,7 +4,7 @@
 #ifndef FTSHIM_PMPI_JOB_H
 #define FTSHIM_PMPI_JOB_H
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* The job-wide exchange at MPI_Init: collective over
  * ftp.world (one PMPI_Allgather); then ftp_job_go. usable: false if this

@@ -1,5 +1,5 @@
 /* leave.c: the ways this process ends on ftshim's decision, from any
- * thread (pmpi/ftp.h declares them): leaving the job (ftp_leave), ending
+ * thread (pmpi/state.h declares them): leaving the job (ftp_leave), ending
  * with it (ftp_end_with_job), and telling Hydra's proxy this rank is done
  * first. Below every module that may decide to end the process. */
 #include "ftshim_config.h"
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "pmpi/leave.h"
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 #include "pmpi/ranks.h"
 #include "src/log.h"
 #include "src/pmi.h"

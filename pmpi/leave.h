@@ -3,7 +3,7 @@
 #ifndef FTSHIM_PMPI_LEAVE_H
 #define FTSHIM_PMPI_LEAVE_H
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* Leave on purpose, after MPI_Init: exit with status (an FT_EXIT_*) from
  * any thread, once its line is logged. A decision, not a crash: the rank

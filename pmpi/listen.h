@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* What a module hears, each optional: a failure newly learned
  * (on_failure, before the log line and the program's callbacks); a

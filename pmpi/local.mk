@@ -20,13 +20,13 @@ libftshim_la_SOURCES = \
 	pmpi/errors.c pmpi/errors.h \
 	pmpi/fortran.c \
 	pmpi/hostmail.c pmpi/hostmail.h \
-	pmpi/ftp.h \
+	pmpi/state.h \
 	pmpi/init.c \
 	pmpi/inject.c pmpi/inject.h \
 	pmpi/job.c pmpi/job.h \
 	pmpi/leave.c pmpi/leave.h \
 	pmpi/listen.c pmpi/listen.h \
-	pmpi/mode/mode.h pmpi/mode/registry.c \
+	pmpi/mode/mode.c pmpi/mode/mode.h pmpi/mode/registry.c pmpi/mode/registry.h \
 	pmpi/mpi_lib.c pmpi/mpi_lib.h \
 	pmpi/mode/replication/calls.c \
 	pmpi/mode/replication/cart.c \
@@ -35,7 +35,7 @@ libftshim_la_SOURCES = \
 	pmpi/mode/replication/complete.c \
 	pmpi/mode/replication/counts.c \
 	pmpi/mode/replication/internal.h \
-	pmpi/mode/replication/mode.c \
+	pmpi/mode/replication/hooks.c \
 	pmpi/mode/replication/p2p.c \
 	pmpi/mode/replication/promote.c \
 	pmpi/mode/replication/recv.c \
@@ -56,7 +56,7 @@ libftshim_la_SOURCES = \
 	pmpi/self_attrs.c pmpi/self_attrs.h \
 	pmpi/spawn.c pmpi/spawn.h \
 	pmpi/state.c \
-	pmpi/ucx_yield.c \
+	pmpi/ucx_yield.c pmpi/ucx_yield.h \
 	pmpi/wtime.c \
 	pmpi/ulfm.c pmpi/ulfm.h
 nodist_libftshim_la_SOURCES = pmpi/wrappers.c pmpi/fn_table.h pmpi/mode_calls.h pmpi/mpi_entry.c \

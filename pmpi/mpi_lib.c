@@ -11,7 +11,7 @@
 #include <link.h>
 #include <stdint.h>
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 #include "pmpi/mpi_entry.h"
 #include "pmpi/mpi_lib.h"
 

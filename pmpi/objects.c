@@ -9,6 +9,7 @@
 
 #include "pmpi/objects.h"
 #include "pmpi/comm_health.h"
+#include "pmpi/comms.h"
 #include "pmpi/create.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/requests.h"

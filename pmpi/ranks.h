@@ -33,7 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 #include "pmpi/mode/mode.h"
 #include "src/comm_table.h"
 

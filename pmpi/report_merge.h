@@ -3,7 +3,7 @@
 #define FTSHIM_PMPI_REPORT_MERGE_H
 
 #include "pmpi/listen.h"
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* One job report for every host (a listener of pmpi/detect.c): the files
  * other hosts send, taken on the detector thread; then, while this rank

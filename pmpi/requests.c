@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pmpi/requests.h"
+#include "pmpi/comms.h"
 
 #define EMPTY UINT64_C(0)
 #define TOMB UINT64_C(1)

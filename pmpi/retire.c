@@ -20,7 +20,7 @@
 
 #include "pmpi/retire.h"
 #include "pmpi/comm_health.h"
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 #include "src/clock.h"
 #include "src/log.h"
 

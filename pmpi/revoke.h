@@ -4,7 +4,7 @@
 #define FTSHIM_PMPI_REVOKE_H
 
 #include "pmpi/listen.h"
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* Its messages and failures (on the detector thread); a new
  * communicator checked against the revokes already seen; a

@@ -3,7 +3,7 @@
 #ifndef FTSHIM_PMPI_RUNDIR_H
 #define FTSHIM_PMPI_RUNDIR_H
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* The run directory: where ranks record where they run
  * and every injection is recorded. */

@@ -18,7 +18,7 @@
 #include <mpi.h>
 
 #include "pmpi/comm_lookup.h"
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 #include "pmpi/inject.h"
 #include "src/rank_map.h"
 
@@ -78,7 +78,7 @@ FTP_HOT struct ftp_comm *ftp_seam_cached(MPI_Comm handle)
 	return k->entry;
 }
 
-/* Whether any entry has a rank map (ftp_seam_maps, pmpi/ftp.h). */
+/* Whether any entry has a rank map (ftp_seam_maps, pmpi/state.h). */
 static inline bool ftp_seam_mapped(void)
 {
 	return atomic_load_explicit(&ftp_seam_maps, memory_order_relaxed) != 0;
@@ -135,8 +135,19 @@ FTP_HOT void ftp_status_out(const struct ftp_comm *e, MPI_Status *status)
 
 /* Role group_out: the group a call returned (*group, the MPI's
  * communicator's) in the program's order: member r is what program rank r
- * addresses (pmpi/comms.c). */
-int ftp_group_out_mapped(const struct ftp_comm *e, MPI_Group *group);
+ * addresses. */
+static inline int ftp_group_out_mapped(const struct ftp_comm *e, MPI_Group *group)
+{
+	MPI_Group ordered;
+	int rc = ftp_mpi.PMPI_Group_incl(*group, (int)e->map->size, e->map->real_of, &ordered);
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	ftp_mpi.PMPI_Group_free(group);
+	*group = ordered;
+	return MPI_SUCCESS;
+}
+
 FTP_HOT int ftp_group_out(const struct ftp_comm *e, int rc, MPI_Group *group)
 {
 	return rc == MPI_SUCCESS && e && e->map ? ftp_group_out_mapped(e, group) : rc;

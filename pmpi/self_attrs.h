@@ -3,7 +3,7 @@
 #ifndef FTSHIM_PMPI_SELF_ATTRS_H
 #define FTSHIM_PMPI_SELF_ATTRS_H
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* MPI_Finalize, first: delete MPI_COMM_SELF's attributes. */
 void ftp_self_attrs_delete(void);

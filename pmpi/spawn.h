@@ -3,7 +3,7 @@
 #ifndef FTSHIM_PMPI_SPAWN_H
 #define FTSHIM_PMPI_SPAWN_H
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 
 /* Spawned processes. In a process that MPI_Comm_spawn
  * started, from MPI_Init, before the tables: join the parents' job and

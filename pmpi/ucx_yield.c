@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pmpi/ucx_yield.h"
 #include "pmpi/hangwatch.h"
 
 /* How many times this process yielded there (any thread; only counted

@@ -7,8 +7,4 @@
 #define FTSHIM_BUILDING 1
 #include "mpi-ext.h"
 
-/* MPIX_Comm_ishrink for the Fortran bindings (pmpi/fortran.c): the new
- * communicator's Fortran handle is written to *newcomm at completion. */
-int ftp_ishrink_fortran(MPI_Comm comm, MPI_Fint *newcomm, MPI_Request *request);
-
 #endif

@@ -3,7 +3,7 @@
  * the time decides the same on both copies); else the MPI's. Any thread. */
 #include "ftshim_config.h"
 
-#include "pmpi/ftp.h"
+#include "pmpi/state.h"
 #include "pmpi/mode/mode.h"
 
 FT_EXPORT double MPI_Wtime(void)

@@ -53,7 +53,7 @@
 
 /* The protocol's messages (FT_MSG_APP, key: the communicator's id, seq:
  * the agreement's number on it). The values are the MPI side's kinds
- * (pmpi/ftp.h), which pmpi/agree.c asserts. CONTRIB: value the flag,
+ * (pmpi/state.h), which pmpi/agree.c asserts. CONTRIB: value the flag,
  * data u32 n, u32 the sender's promise, then the failed and the
  * acknowledged bitmaps. DECIDE: value the flag decided, data u32 n, u32
  * rc, u32 ballot (the sender's index, or FT_AGREE_REPORT for a member's

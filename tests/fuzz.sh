@@ -87,7 +87,7 @@ hb=$(printf '%s' "$(le32 7)$(le32 0)$(le32 2)$(le32 1)$(le32 0x89abcdef)$(le32 0
 frame 1 3 28 "$hb" >"$corpus/heartbeat"
 frame 1 63 28 "$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)$(le32 0)" >"$corpus/heartbeat-zero"
 frame 4 5 8 "$(le32 2)$(le32 9)" >"$corpus/excluded"
-# app KIND VALUE DATA-LENGTH DATA-ESCAPES: a control message (pmpi/ftp.h's
+# app KIND VALUE DATA-LENGTH DATA-ESCAPES: a control message (pmpi/state.h's
 # enum ftp_app_kind), key 0x0123456789abcdef, sequence 5.
 app() {
 	frame 5 2 $((24 + $3)) "$(le32 0x89abcdef)$(le32 0x01234567)$(le32 5)$(le16 "$1")$(le16 0)$(le32 "$2")$(le32 "$3")$4"

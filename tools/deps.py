@@ -80,9 +80,30 @@ def objects(srcdir, builddir):
     return [(module_of(rel), path) for rel, path in sorted(found.items())]
 
 
+COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\])*"', re.S)
+NAME = re.compile(r"(?<![.>\w])([A-Za-z_]\w*)\s*(\()?")
+
+
+def header_edges(srcdir, defined, functions, edges):
+    """A header of pmpi/ that calls or declares a function another module
+    defines, or names its variable, depends on that module (comments,
+    strings and struct members left out; generated headers too, which
+    name every MPI function)."""
+    for rel in sources(srcdir):
+        if not rel.endswith(".h"):
+            continue
+        with open(os.path.join(srcdir, rel), encoding="utf-8", errors="replace") as f:
+            text = COMMENT.sub(" ", f.read())
+        mod = module_of(rel)
+        for name, call in NAME.findall(text):
+            to = defined.get(name)
+            if to and to != mod and (call or name not in functions):
+                edges[mod][to].add(name)
+
+
 def call_edges(srcdir, builddir, edges):
     nm = shlex.split(os.environ.get("NM") or "nm")
-    defined, needed = {}, collections.defaultdict(set)
+    defined, functions, needed = {}, set(), collections.defaultdict(set)
     objs = objects(srcdir, builddir)
     if not objs:
         sys.exit(f"deps.py: no object files under {builddir}/pmpi: build first (make all)")
@@ -92,6 +113,8 @@ def call_edges(srcdir, builddir, edges):
             f = line.split()
             if len(f) == 3 and f[1] in "TDBRCGSVW":
                 defined[f[2]] = mod
+                if f[1] in "TW":
+                    functions.add(f[2])
             elif len(f) == 2 and f[0] == "U":
                 needed[mod].add(f[1])
     for mod, names in needed.items():
@@ -99,6 +122,7 @@ def call_edges(srcdir, builddir, edges):
             to = defined.get(name)
             if to:
                 edges[mod][to].add(name)
+    return defined, functions
 
 
 def circles(nodes, edges):
@@ -168,7 +192,8 @@ def main(argv):
     srcdir, builddir = args
     edges = collections.defaultdict(lambda: collections.defaultdict(set))
     include_edges(srcdir, builddir, edges)
-    call_edges(srcdir, builddir, edges)
+    defined, functions = call_edges(srcdir, builddir, edges)
+    header_edges(srcdir, defined, functions, edges)
     for m in list(edges):
         edges[m].pop(m, None)
     nodes = set(edges) | {t for m in list(edges) for t in edges[m]}

@@ -181,18 +181,6 @@ struct ftp_mode {
 /* The active mode, or NULL (pmpi/state.c). */
 extern const struct ftp_mode *ftp_mode_active;
 
-/* At MPI_Init, before PMPI_Init: ask every mode the registry lists; at
- * most one may be requested. 0, or -EINVAL with one line in err. */
-int ftp_mode_select(char *err, size_t errlen);
-
-/* A call with no form of the active mode's on a covered communicator:
- * one line, then the communicator's error handler with
- * MPI_ERR_UNSUPPORTED_OPERATION (pmpi/mode/registry.c), which it
- * returns (pmpi/errors.c, the one place that raises errors).
- * ftp_mode_refuse_because says why instead of " yet" (why starts with a
- * space, as in " when a count exceeds INT_MAX"). */
-int ftp_mode_refuse(struct ftp_call *c);
-int ftp_mode_refuse_because(struct ftp_call *c, const char *why);
 
 static inline bool ftp_mode_on(void)
 {
@@ -215,16 +203,8 @@ static inline const struct ftp_mode_calls *ftp_mode_calls(void)
 	return ftp_mode_on() ? ftp_mode_active->calls : NULL;
 }
 
-/* A call with no form of the mode's on a covered communicator: MPI_SUCCESS
- * if it runs as on any (fn: the call, or the base of a large-count call),
- * else the refusal's error. */
-static inline int ftp_mode_as_is(struct ftp_call *c, int fn, enum ftp_mode_role role)
-{
-	return ftp_mode_runs_as_is(fn, role) ? MPI_SUCCESS : ftp_mode_refuse(c);
-}
-
 /* Why a large-count call whose base call has a form of the mode's is
- * refused (ftp_mode_refuse_because): a count that does not fit the
+ * refused (ftp_mode_refuse_because, pmpi/errors.h): a count that does not fit the
  * base's int, or counts the wrapper does not convert (arrays of another
  * length than the communicator's, a count returned). */
 #define FTP_MODE_COUNT_TOO_BIG " when a count or displacement does not fit in an int"

@@ -3,12 +3,13 @@
  * mode is one more entry of `modes`, and a folder beside replication/.
  * Called by pmpi/init.c (ftp_mode_select) only: it sits above every mode
  * it names, and the core reaches the active one through ftp_mode_active
- * (pmpi/state.c). */
+ * (pmpi/mode/mode.c). */
 #include "ftshim_config.h"
 
 #include <errno.h>
 #include <stdio.h>
 
+#include "pmpi/mode/registry.h"
 #include "pmpi/mode/mode.h"
 #include "src/log.h"
 

@@ -2,7 +2,7 @@
  * (pmpi/mode/mode.h): ftp_repl_calls, the replicated forms the generated
  * wrappers hand a call to (this folder's other files), and
  * ftp_repl_runs_as_is, which of the others run as on any communicator.
- * The mode's struct ftp_mode (mode.c) points at both; nothing else may. */
+ * The mode's struct ftp_mode (hooks.c) points at both; nothing else may. */
 #include "ftshim_config.h"
 
 #include "pmpi/mode/mode.h"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "pmpi/mode/replication/internal.h"
+#include "pmpi/comms.h"
 #include "pmpi/create.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/agree.h"

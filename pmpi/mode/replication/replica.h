@@ -54,7 +54,8 @@
  *               resends from the send log
  *   promote.c   a dead primary's replica carrying its rank on; the
  *               results its primary forwarded
- *   mode.c      replication as a recovery mode (pmpi/mode/mode.h) */
+ *   calls.c     the forms of the calls on a replicated communicator
+ *   hooks.c     replication as a recovery mode (pmpi/mode/mode.h) */
 #ifndef FTSHIM_PMPI_MODE_REPLICATION_REPLICA_H
 #define FTSHIM_PMPI_MODE_REPLICATION_REPLICA_H
 

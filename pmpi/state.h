@@ -1,4 +1,4 @@
-/* ftp.h: the state of the MPI side of ftshim (one per process), shared by
+/* state.h: the state of the MPI side of ftshim (one per process), shared by
  * the hand-written wrappers and the policy functions. Everything here may
  * include mpi.h; nothing in src/ may.
  *
@@ -7,8 +7,8 @@
  * concurrently with MPI_Init or MPI_Finalize is erroneous anyway). The
  * other fields are set in MPI_Init before phase becomes FTP_PHASE_ON and are
  * read-only while it is. */
-#ifndef FTSHIM_PMPI_FTP_H
-#define FTSHIM_PMPI_FTP_H
+#ifndef FTSHIM_PMPI_STATE_H
+#define FTSHIM_PMPI_STATE_H
 
 #include <mpi.h>
 #include <stdatomic.h>

@@ -1,4 +1,4 @@
-/* mode.c: replication as a recovery mode: its struct ftp_mode, the one
+/* hooks.c: replication as a recovery mode: its struct ftp_mode, the one
  * thing of replication the core sees (pmpi/mode/registry.c lists it).
  * Each hook is one of replication's own functions (replica.h), or a
  * few lines that answer the contract's question from its plan. */
