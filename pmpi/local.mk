@@ -41,6 +41,7 @@ libftshim_la_SOURCES = \
 	pmpi/mode/replication/recv.c \
 	pmpi/mode/replication/replica.h \
 	pmpi/mode/replication/setup.c \
+	pmpi/mode/replication/state.c \
 	pmpi/mode/replication/stream.c \
 	pmpi/mode/replication/team.c \
 	pmpi/mode/replication/views.c \

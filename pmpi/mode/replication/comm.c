@@ -20,10 +20,7 @@
 /* The next communicator's slot among the data tags. */
 static uint32_t next_data_slot;
 
-/* Every replicated communicator this process holds: ftp_repl_derive adds
- * them, ftp_repl_release removes them (internal.h). */
-struct ftp_comm **ftp_repl_comms;
-size_t ftp_repl_ncomms;
+/* The room in ftp_repl_comms (state.c). */
 static size_t repl_comms_cap;
 
 /* The logical rank of this process in e's communicator: a replica's is

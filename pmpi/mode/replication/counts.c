@@ -18,12 +18,6 @@
 #include "pmpi/detect.h"
 #include "src/log.h"
 
-/* What this process counted of its messages on replicated communicators
- * and, a primary, the bytes of its latest sends to replicated ranks
- * (src/repl_log.h; who writes and reads them: internal.h). */
-struct ft_msg_table ftp_repl_msg_counts;
-struct ft_send_log ftp_repl_send_log;
-
 /* Sends that hand a replica what its dead source's copy would have sent
  * (copies of logged bytes), until done. */
 struct resend {
@@ -32,7 +26,6 @@ struct resend {
 	struct resend *next;
 	unsigned char data[];
 };
-struct resend *ftp_repl_resends;
 
 void ftp_repl_resends_progress(bool wait)
 {

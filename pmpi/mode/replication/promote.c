@@ -56,10 +56,6 @@ static void discard_from(int32_t dead)
 	}
 }
 
-/* A promotion was applied here: the teams are to be rebuilt once every
- * death known is (ftp_repl_views; internal.h). */
-bool ftp_repl_rebuild_pending;
-
 /* Whether the dead primary `from` told this process something it has
  * not read yet (it is all here: ftp_dead_peer_pass). */
 bool ftp_repl_records_left(int32_t from)

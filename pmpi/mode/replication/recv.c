@@ -22,8 +22,7 @@ static void count_received(const struct ftp_comm *e, int source, int tag)
 		n->received++;
 }
 
-/* The pending receives, in posting order (internal.h). */
-struct peer_recv *ftp_repl_recvs_head;
+/* The last of the pending receives (ftp_repl_recvs_head, state.c). */
 static struct peer_recv *recvs_tail;
 
 static void recv_unlink(struct peer_recv *p)

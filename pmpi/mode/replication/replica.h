@@ -35,6 +35,7 @@
  *
  * Where each concern lives, in pmpi/mode/replication/ (internal.h holds
  * what its files share, and nothing outside the folder includes it):
+ *   state.c     the folder's shared state, defined below every file
  *   setup.c     the plan at MPI_Init, the start (stream, MPI_COMM_WORLD,
  *               a replica's output) and MPI_Finalize; ftshim_rank_copies
  *   comm.c      a communicator's replication (derive, release), the

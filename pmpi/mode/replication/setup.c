@@ -36,7 +36,6 @@
 #include "pmpi/rundir.h"
 #include "src/log.h"
 
-struct ftp_replication ftp_repl = {.partner = -1, .stream = MPI_COMM_NULL};
 
 static struct ft_replica_spec spec;
 
@@ -75,11 +74,6 @@ bool ftp_repl_covered(int32_t w)
 	int32_t other = ftp_repl.copy_of[w];
 	return other >= 0 && !ft_proc_ever_failed(&ftp.procs, (uint32_t)other);
 }
-
-/* A replica's stdout and stderr as they were, before they went to the
- * run directory (-1: not moved): redirect_output sets them,
- * ftp_repl_carry_on (promote.c) puts them back (internal.h). */
-int ftp_repl_terminal_fd[2] = {-1, -1};
 
 /* A replica's output would repeat its primary's: its stdout and stderr go
  * to replica-L.out and replica-L.err in the run directory (L its logical

@@ -12,10 +12,9 @@
 #include "src/events.h"
 #include "src/log.h"
 
-/* Failures of ftp.procs.order[0 .. views_applied) are applied here;
- * ftp_repl_in_views is set while one is (internal.h). */
+/* Failures of ftp.procs.order[0 .. views_applied) are applied here
+ * (ftp_repl_in_views, state.c, is set while one is). */
 static uint32_t views_applied;
-bool ftp_repl_in_views;
 
 /* Settle every pending receive posted to world rank dead: a last look
  * (what it sent before it died may be here), else it waits, unposted,
