@@ -160,11 +160,14 @@ void ftp_repl_carry_on(void)
 		if (ftp_repl_terminal_fd[i] >= 0) {
 			fflush(i == 0 ? stdout : stderr);
 			dup2(ftp_repl_terminal_fd[i], i + 1);
-			close(ftp_repl_terminal_fd[i]);
+			/* The saved stderr is the log's (setup.c), which the
+			 * detector thread may be writing to now: it stays the
+			 * log's, the same terminal as stderr from here on, and
+			 * the logger closes it at the end. */
+			if (i == 0 || ftp.cfg.log_file[0])
+				close(ftp_repl_terminal_fd[i]);
 			ftp_repl_terminal_fd[i] = -1;
 		}
-	if (!ftp.cfg.log_file[0])
-		ft_log_set_fd(2);
 	int l = ftp_repl.plan.logical_of[ftp.rank];
 	double after_ms = (double)(ft_clock_now() - ftp.procs.procs[dead].learned_ns) / 1e6;
 	ft_info("rank %d: primary (process %d) lost, replica (process %d) promoted, %.1f ms after "
