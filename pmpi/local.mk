@@ -28,23 +28,23 @@ libftshim_la_SOURCES = \
 	pmpi/listen.c pmpi/listen.h \
 	pmpi/mode/mode.c pmpi/mode/mode.h pmpi/mode/registry.c pmpi/mode/registry.h \
 	pmpi/mpi_lib.c pmpi/mpi_lib.h \
-	pmpi/mode/replication/calls.c \
-	pmpi/mode/replication/cart.c \
-	pmpi/mode/replication/coll.c pmpi/mode/replication/coll_log.c \
-	pmpi/mode/replication/comm.c \
-	pmpi/mode/replication/complete.c \
-	pmpi/mode/replication/counts.c \
-	pmpi/mode/replication/internal.h \
+	pmpi/mode/replication/calls.c pmpi/mode/replication/calls.h \
+	pmpi/mode/replication/cart.c pmpi/mode/replication/cart.h \
+	pmpi/mode/replication/coll.c pmpi/mode/replication/coll.h \
+	pmpi/mode/replication/coll_args.c pmpi/mode/replication/coll_args.h \
+	pmpi/mode/replication/coll_log.c pmpi/mode/replication/coll_log.h \
+	pmpi/mode/replication/comm.c pmpi/mode/replication/comm.h \
+	pmpi/mode/replication/complete.c pmpi/mode/replication/complete.h \
+	pmpi/mode/replication/counts.c pmpi/mode/replication/counts.h \
 	pmpi/mode/replication/hooks.c \
-	pmpi/mode/replication/p2p.c \
-	pmpi/mode/replication/promote.c \
-	pmpi/mode/replication/recv.c \
-	pmpi/mode/replication/replica.h \
-	pmpi/mode/replication/setup.c \
-	pmpi/mode/replication/state.c \
-	pmpi/mode/replication/stream.c \
-	pmpi/mode/replication/team.c \
-	pmpi/mode/replication/views.c \
+	pmpi/mode/replication/p2p.c pmpi/mode/replication/p2p.h \
+	pmpi/mode/replication/promote.c pmpi/mode/replication/promote.h \
+	pmpi/mode/replication/recv.c pmpi/mode/replication/recv.h \
+	pmpi/mode/replication/setup.c pmpi/mode/replication/setup.h \
+	pmpi/mode/replication/state.c pmpi/mode/replication/state.h \
+	pmpi/mode/replication/stream.c pmpi/mode/replication/stream.h \
+	pmpi/mode/replication/team.c pmpi/mode/replication/team.h \
+	pmpi/mode/replication/views.c pmpi/mode/replication/views.h \
 	pmpi/objects.c pmpi/objects.h \
 	pmpi/p2p.c pmpi/p2p.h \
 	pmpi/ranks.c pmpi/ranks.h \

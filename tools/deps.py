@@ -4,16 +4,20 @@
 A module is a .c file with its .h (pmpi/comms.c and pmpi/comms.h are
 pmpi/comms), a header alone (pmpi/call.h), a generated file of the build
 (pmpi/mpi_entry.c), or a recovery mode's whole folder (pmpi/mode/NAME/,
-whose files share a private header and are reached only through the
-contract, pmpi/mode/mode.h). Module A depends on module B when a file of
+reached from the core only through the contract, pmpi/mode/mode.h). Module A depends on module B when a file of
 A includes a header of B, or when A's object file needs a symbol that B's
 object file defines (what `nm` reads, so a call made by an inline function
 of a header counts for every module that expands it).
+
+The graph is checked twice: with each mode's folder as one module, and
+with its files apart (a file and its header one module), so that neither
+the core and a mode nor a mode's own files form a circle.
 
   deps.py SRCDIR BUILDDIR          the modules floor by floor, lowest first
   deps.py --check SRCDIR BUILDDIR  exit 1, naming each circle and the
                                    arrows inside it, if there is one
   -v                               with each module, what it depends on
+  --files                          a mode's files apart in the floors
 
 BUILDDIR is a configured and built tree (make all); NM names the nm to
 run, with its options (default: nm).
@@ -29,10 +33,11 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(pmpi/[^"]+)"')
 
 
-def module_of(rel):
-    """The module of a file, by its path below the top (pmpi/x.c)."""
+def module_of(rel, fold=True):
+    """The module of a file, by its path below the top (pmpi/x.c); fold:
+    a mode's folder is one."""
     m = re.match(r"(pmpi/mode/[^/]+)/", rel)
-    if m:
+    if m and fold:
         return m.group(1)
     return re.sub(r"\.(c|h|py)$", "", rel)
 
@@ -45,7 +50,7 @@ def sources(top):
     return found
 
 
-def include_edges(srcdir, builddir, edges):
+def include_edges(srcdir, builddir, edges, fold):
     seen = set()
     for top in (srcdir, builddir):
         for rel in sources(top):
@@ -56,10 +61,11 @@ def include_edges(srcdir, builddir, edges):
                 for line in f:
                     m = INCLUDE.match(line)
                     if m:
-                        edges[module_of(rel)][module_of(m.group(1))].add("#include " + m.group(1))
+                        edges[module_of(rel, fold)][module_of(m.group(1), fold)].add(
+                            "#include " + m.group(1))
 
 
-def objects(srcdir, builddir):
+def objects(srcdir, builddir, fold):
     """(module, object file) for each of the library's pmpi/ objects: the
     PIC one libtool keeps in .libs/ where there is one; not one whose
     source is gone (left by an earlier build)."""
@@ -77,14 +83,14 @@ def objects(srcdir, builddir):
             continue
         if pic or rel not in found:
             found[rel] = path
-    return [(module_of(rel), path) for rel, path in sorted(found.items())]
+    return [(module_of(rel, fold), path) for rel, path in sorted(found.items())]
 
 
 COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\])*"', re.S)
 NAME = re.compile(r"(?<![.>\w])([A-Za-z_]\w*)\s*(\()?")
 
 
-def header_edges(srcdir, defined, functions, edges):
+def header_edges(srcdir, defined, functions, edges, fold):
     """A header of pmpi/ that calls or declares a function another module
     defines, or names its variable, depends on that module (comments,
     strings and struct members left out; generated headers too, which
@@ -94,17 +100,17 @@ def header_edges(srcdir, defined, functions, edges):
             continue
         with open(os.path.join(srcdir, rel), encoding="utf-8", errors="replace") as f:
             text = COMMENT.sub(" ", f.read())
-        mod = module_of(rel)
+        mod = module_of(rel, fold)
         for name, call in NAME.findall(text):
             to = defined.get(name)
             if to and to != mod and (call or name not in functions):
                 edges[mod][to].add(name)
 
 
-def call_edges(srcdir, builddir, edges):
+def call_edges(srcdir, builddir, edges, fold):
     nm = shlex.split(os.environ.get("NM") or "nm")
     defined, functions, needed = {}, set(), collections.defaultdict(set)
-    objs = objects(srcdir, builddir)
+    objs = objects(srcdir, builddir, fold)
     if not objs:
         sys.exit(f"deps.py: no object files under {builddir}/pmpi: build first (make all)")
     for mod, path in objs:
@@ -183,36 +189,54 @@ def floors(nodes, edges):
     return floor
 
 
-def main(argv):
-    check = "--check" in argv
-    verbose = "-v" in argv
-    args = [a for a in argv if not a.startswith("-")]
-    if len(args) != 2:
-        sys.exit("usage: deps.py [--check] [-v] SRCDIR BUILDDIR")
-    srcdir, builddir = args
+def graph(srcdir, builddir, fold):
+    """The modules and the arrows among them (fold: see module_of)."""
     edges = collections.defaultdict(lambda: collections.defaultdict(set))
-    include_edges(srcdir, builddir, edges)
-    defined, functions = call_edges(srcdir, builddir, edges)
-    header_edges(srcdir, defined, functions, edges)
+    include_edges(srcdir, builddir, edges, fold)
+    defined, functions = call_edges(srcdir, builddir, edges, fold)
+    header_edges(srcdir, defined, functions, edges, fold)
     for m in list(edges):
         edges[m].pop(m, None)
     nodes = set(edges) | {t for m in list(edges) for t in edges[m]}
-    narrows = sum(len(edges[m]) for m in nodes)
-    found = circles(nodes, edges)
-    if found:
-        for comp in found:
-            inside = set(comp)
-            print(f"deps.py: a circle of {len(comp)} modules: {' '.join(comp)}")
-            for m in comp:
-                for t in sorted(edges[m]):
-                    if t in inside:
-                        why = sorted(edges[m][t])
-                        more = f" and {len(why) - 4} more" if len(why) > 4 else ""
-                        print(f"  {m} -> {t}: {', '.join(why[:4])}{more}")
-        return 1
-    if check:
-        print(f"deps.py: {len(nodes)} modules, {narrows} arrows, no circle")
-        return 0
+    return nodes, edges
+
+
+def report_circles(found, edges):
+    for comp in found:
+        inside = set(comp)
+        print(f"deps.py: a circle of {len(comp)} modules: {' '.join(comp)}")
+        for m in comp:
+            for t in sorted(edges[m]):
+                if t in inside:
+                    why = sorted(edges[m][t])
+                    more = f" and {len(why) - 4} more" if len(why) > 4 else ""
+                    print(f"  {m} -> {t}: {', '.join(why[:4])}{more}")
+
+
+def main(argv):
+    check = "--check" in argv
+    verbose = "-v" in argv
+    files = "--files" in argv
+    args = [a for a in argv if not a.startswith("-")]
+    if len(args) != 2:
+        sys.exit("usage: deps.py [--check] [-v] [--files] SRCDIR BUILDDIR")
+    srcdir, builddir = args
+    status, shown = 0, None
+    for fold in (True, False):
+        nodes, edges = graph(srcdir, builddir, fold)
+        found = circles(nodes, edges)
+        if found:
+            report_circles(found, edges)
+            status = 1
+        elif check:
+            apart = "each mode as one module" if fold else "each mode's files apart"
+            narrows = sum(len(edges[m]) for m in nodes)
+            print(f"deps.py: {len(nodes)} modules, {narrows} arrows, no circle ({apart})")
+        if fold != files:
+            shown = (nodes, edges)
+    if status or check:
+        return status
+    nodes, edges = shown
     floor = floors(nodes, edges)
     for m in sorted(nodes, key=lambda m: (floor[m], m)):
         deps = f": {' '.join(sorted(edges[m]))}" if verbose and edges[m] else ""

@@ -7,7 +7,11 @@
 
 #include "pmpi/mode/mode.h"
 #include "pmpi/mode_calls.h"
-#include "pmpi/mode/replication/replica.h"
+#include "pmpi/mode/replication/calls.h"
+#include "pmpi/mode/replication/cart.h"
+#include "pmpi/mode/replication/coll.h"
+#include "pmpi/mode/replication/comm.h"
+#include "pmpi/mode/replication/p2p.h"
 
 /* The forms of MPI_Probe and MPI_Sendrecv return the call's result
  * without posting it: their hand-written wrappers (pmpi/p2p.c) post. */

@@ -1,30 +1,17 @@
-/* cart.c: Cartesian topologies on a replicated communicator (replica.h
+/* cart.c: Cartesian topologies on a replicated communicator (state.h
  * says why its real communicator cannot carry them): MPI_Cart_create and
  * MPI_Cart_sub split it (comm.c), the new communicator keeps the
- * topology (struct ftp_repl_cart, internal.h), and the queries are
- * answered from it. The wrappers call the ftp_repl_MPI_Cart* forms, and
- * comm.c copies a parent's topology with ftp_repl_cart_new. Application
- * thread. */
+ * topology (struct ftp_repl_cart, state.h), and the queries are
+ * answered from it. The wrappers call the ftp_repl_MPI_Cart* forms;
+ * state.c makes a topology (ftp_repl_cart_new), which comm.c copies with
+ * a communicator. Application thread. */
 #include "ftshim_config.h"
 
 #include <stdlib.h>
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/cart.h"
+#include "pmpi/mode/replication/comm.h"
 #include "pmpi/hangwatch.h"
-
-struct ftp_repl_cart *ftp_repl_cart_new(int ndims, const int *dims, const int *periods)
-{
-	struct ftp_repl_cart *t = malloc(sizeof *t + 2 * (size_t)ndims * sizeof t->v[0]);
-
-	if (!t)
-		return NULL;
-	t->ndims = ndims;
-	for (int i = 0; i < ndims; i++) {
-		t->v[i] = dims[i];
-		t->v[ndims + i] = periods[i] != 0;
-	}
-	return t;
-}
 
 /* ftp_repl_program_error, returned through the call's post (the
  * replicated forms return to the program themselves). */

@@ -1,5 +1,5 @@
 /* coll_log.c: each replicated communicator's log of its latest
- * collectives (struct coll_rec, internal.h: the arguments, their arrays
+ * collectives (struct coll_rec, state.h: the arguments, their arrays
  * and a copy of the input, within FTSHIM_REPLICA_LOG_MIB), kept so that a
  * team rebuilt after a promotion can run them again with the members that
  * had not completed them (team.c). coll.c adds to it and says what
@@ -10,21 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmpi/mode/replication/internal.h"
-
-/* The bytes count elements of type span from buf, from *lb on. */
-size_t ftp_repl_bytes_of(MPI_Datatype type, int64_t count, MPI_Aint *lb)
-{
-	MPI_Aint tlb = 0, text = 0, elb = 0, ext = 0;
-
-	*lb = 0;
-	if (count <= 0 || type == MPI_DATATYPE_NULL ||
-	    ftp_mpi.PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS ||
-	    ftp_mpi.PMPI_Type_get_extent(type, &elb, &ext) != MPI_SUCCESS)
-		return 0;
-	*lb = tlb;
-	return (size_t)((count - 1) * ext + text);
-}
+#include "pmpi/mode/replication/coll_log.h"
+#include "pmpi/mode/replication/coll_args.h"
 
 /* Every member's output depends on every member's input: once this
  * process has completed one, every member has entered it, so none will

@@ -5,12 +5,16 @@
  * seam calls it), and MPI_Comm_split and MPI_Comm_split_type have their
  * replicated forms here (cart.c splits through ftp_repl_split_as). It
  * keeps the list of replicated communicators that a view change walks
- * (internal.h). Application thread. */
+ * (state.h), and a dead copy leaves their maps here
+ * (ftp_repl_view_forget). Application thread. */
 #include "ftshim_config.h"
 
 #include <stdlib.h>
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/comm.h"
+#include "pmpi/mode/replication/coll_log.h"
+#include "pmpi/mode/replication/stream.h"
+#include "pmpi/mode/replication/team.h"
 #include "pmpi/comms.h"
 #include "pmpi/create.h"
 #include "pmpi/hangwatch.h"
@@ -22,17 +26,6 @@ static uint32_t next_data_slot;
 
 /* The room in ftp_repl_comms (state.c). */
 static size_t repl_comms_cap;
-
-/* The logical rank of this process in e's communicator: a replica's is
- * its primary's. */
-int ftp_repl_my_rank_in(const struct ftp_comm *e)
-{
-	int me = -1;
-
-	ftp_mpi.PMPI_Comm_rank(e->real, &me);
-	ftp_rank_out(e, &me);
-	return me;
-}
 
 void ftp_repl_release(struct ftp_comm *e)
 {
@@ -244,7 +237,7 @@ static int settle_dead(const struct ftp_comm *e, const int32_t *alive, uint32_t 
 		while (!ft_proc_ever_failed(&ftp.procs, (uint32_t)w))
 			ftp_poll_pause(&polls);
 	}
-	ftp_repl_views();
+	ftp_mode_failures();
 	for (uint32_t q = 0, i = 0; q < e->core->local_size; q++) {
 		int32_t w = ftp_member_job(e->core, q);
 		if (i < n && alive[i] == w)
@@ -362,4 +355,15 @@ int ftp_repl_MPI_Comm_split_type(struct ftp_call *c, int split_type, int key, MP
 	}
 	/* Every member splits, whatever went wrong here, or the others hang. */
 	return ftp_repl_split_as(c, color, key, NULL, newcomm);
+}
+
+/* Copy `dead` leaves every replicated communicator's view: its slot
+ * empties, and where this process addressed it, the program rank now
+ * addresses the other copy. */
+void ftp_repl_view_forget(int32_t dead)
+{
+	for (size_t i = 0; i < ftp_repl_ncomms; i++) {
+		struct ftp_comm *e = ftp_repl_comms[i];
+		ft_rank_map_forget(e->map, ftp_member_index(e->core, dead));
+	}
 }

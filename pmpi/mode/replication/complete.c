@@ -4,12 +4,14 @@
  * and what they matched, and the replica, which starts then the
  * MPI_ANY_SOURCE receives its primary matched (recv.c), completes the
  * same ones; and the record buffers of the stream (struct rec,
- * internal.h). Application thread. */
+ * state.h). Application thread. */
 #include "ftshim_config.h"
 
 #include <stdlib.h>
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/complete.h"
+#include "pmpi/mode/replication/recv.h"
+#include "pmpi/mode/replication/stream.h"
 
 static int rec_open(struct rec *r, int entries)
 {

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/counts.h"
+#include "pmpi/mode/replication/stream.h"
 #include "pmpi/detect.h"
 #include "src/log.h"
 

@@ -1,13 +1,18 @@
 /* hooks.c: replication as a recovery mode: its struct ftp_mode, the one
  * thing of replication the core sees (pmpi/mode/registry.c lists it).
- * Each hook is one of replication's own functions (replica.h), or a
+ * Each hook is one of replication's own functions (its files' headers), or a
  * few lines that answer the contract's question from its plan. */
 #include "ftshim_config.h"
 
 #include <errno.h>
 
 #include "pmpi/mode/mode.h"
-#include "pmpi/mode/replication/replica.h"
+#include "pmpi/mode/replication/calls.h"
+#include "pmpi/mode/replication/comm.h"
+#include "pmpi/mode/replication/complete.h"
+#include "pmpi/mode/replication/setup.h"
+#include "pmpi/mode/replication/stream.h"
+#include "pmpi/mode/replication/views.h"
 #include "src/inject.h"
 
 static int parse(char *err, size_t errlen)

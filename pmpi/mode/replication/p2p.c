@@ -9,7 +9,11 @@
 
 #include <stdlib.h>
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/p2p.h"
+#include "pmpi/mode/replication/complete.h"
+#include "pmpi/mode/replication/recv.h"
+#include "pmpi/mode/replication/stream.h"
+#include "src/log.h"
 
 /* The primary: tell the outcome of a receive or probe (rc; found: it
  * matched the message of status). */
@@ -408,7 +412,7 @@ static int probe_copy(struct ftp_call *c, int source, int tag, MPI_Status *statu
 			status->MPI_SOURCE = source;
 		if (rc != FTP_ERR_PROC_FAILED || !ftp_repl_covered(from))
 			return rc;
-		ftp_repl_await_applied(from);
+		ftp_mode_await_peer(from);
 	}
 }
 
@@ -459,4 +463,20 @@ int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *stat
 	if (any && ftp_repl.copy == FTP_COPY_PRIMARY)
 		tell_match(rc, true, status);
 	return rc;
+}
+
+/* Receive and drop the message a probe of e found (status st). */
+void ftp_repl_discard_one(const struct ftp_comm *e, const MPI_Status *st)
+{
+	int bytes = 0;
+
+	ftp_mpi.PMPI_Get_count(st, MPI_BYTE, &bytes);
+	void *junk = malloc((size_t)(bytes > 0 ? bytes : 1));
+	if (junk)
+		ftp_mpi.PMPI_Recv(junk, bytes, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, e->real,
+				  MPI_STATUS_IGNORE);
+	free(junk);
+	ft_debug("a message of tag %d from the dead copy at rank %d of communicator %llx, which "
+		 "its replica sends again: dropped",
+		 st->MPI_TAG, st->MPI_SOURCE, (unsigned long long)e->core->id);
 }

@@ -2,36 +2,23 @@
  * promotion): the processes that received from the primary settle and
  * drop what they had from it and receive from the replica from now on;
  * the replica takes the results its dead primary forwarded (struct fwd,
- * read by coll.c) and what it told, serves the others from its log
- * (counts.c), then decides for itself and writes to the terminal
- * (ftp_repl_carry_on). views.c calls ftp_repl_promote as it applies the
- * death; stream.c and views.c call ftp_repl_carry_on once the stream runs
- * dry. Application thread. */
+ * read by coll.c), serves the others from its log (counts.c), and
+ * follows what its primary told until the stream runs dry (then it
+ * carries on, stream.c). views.c calls ftp_repl_promote as it applies
+ * the death. Application thread. */
 #include "ftshim_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/promote.h"
+#include "pmpi/mode/replication/comm.h"
+#include "pmpi/mode/replication/counts.h"
+#include "pmpi/mode/replication/p2p.h"
+#include "pmpi/mode/replication/recv.h"
 #include "src/events.h"
 #include "src/log.h"
-
-/* Receive and drop the message a probe of e found (status st). */
-void ftp_repl_discard_one(const struct ftp_comm *e, const MPI_Status *st)
-{
-	int bytes = 0;
-
-	ftp_mpi.PMPI_Get_count(st, MPI_BYTE, &bytes);
-	void *junk = malloc((size_t)(bytes > 0 ? bytes : 1));
-	if (junk)
-		ftp_mpi.PMPI_Recv(junk, bytes, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, e->real,
-				  MPI_STATUS_IGNORE);
-	free(junk);
-	ft_debug("a message of tag %d from the dead copy at rank %d of communicator %llx, which "
-		 "its replica sends again: dropped",
-		 st->MPI_TAG, st->MPI_SOURCE, (unsigned long long)e->core->id);
-}
 
 /* Messages the dead primary `dead` sent that no receive here matched:
  * never to be matched now (its replica gives them again), so that no
@@ -54,29 +41,6 @@ static void discard_from(int32_t dead)
 			ftp_repl_discard_one(e, &st);
 		}
 	}
-}
-
-/* Whether the dead primary `from` told this process something it has
- * not read yet (it is all here: ftp_dead_peer_pass). */
-bool ftp_repl_records_left(int32_t from)
-{
-	uint64_t start = ft_clock_now();
-	int flag = 0;
-
-	for (uint32_t pass = 0; !flag && ftp_dead_peer_pass(pass, start); pass++)
-		ftp_mpi.PMPI_Iprobe(from, TAG_DECIDE, ftp_repl.stream, &flag, MPI_STATUS_IGNORE);
-	return flag;
-}
-
-void ftp_repl_fwd_drop(struct ftp_repl_comm *x)
-{
-	while (x->fwd_head) {
-		struct fwd *f = x->fwd_head;
-		x->fwd_head = f->next;
-		free(f);
-	}
-	x->fwd_tail = NULL;
-	x->fwd_count = 0;
 }
 
 /* A promoted replica: receive every result its dead primary forwarded
@@ -144,35 +108,4 @@ void ftp_repl_promote(int32_t dead)
 		ft_send_log_fini(&ftp_repl_send_log);
 	}
 	ftp_repl_rebuild_pending = true;
-}
-
-/* A promoted replica has read all its dead primary told it: it decides
- * for itself from now on, and its output reaches the terminal. */
-void ftp_repl_carry_on(void)
-{
-	int32_t dead = ftp_repl.partner;
-
-	if (dead < 0)
-		return; /* carried on already */
-	ftp_repl_await_applied(dead);
-	ftp_repl.partner = -1;
-	for (int i = 0; i < 2; i++)
-		if (ftp_repl_terminal_fd[i] >= 0) {
-			fflush(i == 0 ? stdout : stderr);
-			dup2(ftp_repl_terminal_fd[i], i + 1);
-			/* The saved stderr is the log's (setup.c), which the
-			 * detector thread may be writing to now: it stays the
-			 * log's, the same terminal as stderr from here on, and
-			 * the logger closes it at the end. */
-			if (i == 0 || ftp.cfg.log_file[0])
-				close(ftp_repl_terminal_fd[i]);
-			ftp_repl_terminal_fd[i] = -1;
-		}
-	int l = ftp_repl.plan.logical_of[ftp.rank];
-	double after_ms = (double)(ft_clock_now() - ftp.procs.procs[dead].learned_ns) / 1e6;
-	ft_info("rank %d: primary (process %d) lost, replica (process %d) promoted, %.1f ms after "
-		"the loss was known here",
-		l, dead, ftp.rank, after_ms);
-	ft_events_add(ftp_wall_now(), "promotion",
-		      ",\"program_rank\":%d,\"primary\":%d,\"after_ms\":%.3f", l, dead, after_ms);
 }

@@ -1,16 +1,18 @@
 /* recv.c: the receives on a replicated communicator that a death may
- * move (struct peer_recv, internal.h: posted to the copy of the sender
+ * move (struct peer_recv, state.h: posted to the copy of the sender
  * that serves this process, moved to its other copy when that one dies),
  * their nonblocking form (struct recv_op), and a follower's nonblocking
  * receives from MPI_ANY_SOURCE, posted once its primary says what it
  * matched (struct any_recv). p2p.c starts them; complete.c resolves the
  * MPI_ANY_SOURCE ones; views.c and promote.c settle and move those from a
- * dead copy. Application thread. */
+ * dead copy (ftp_repl_settle_recvs_from, ftp_repl_repost_recvs_from).
+ * Application thread. */
 #include "ftshim_config.h"
 
 #include <stdlib.h>
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/recv.h"
+#include "src/log.h"
 
 /* A message from program rank source with tag was matched here. */
 static void count_received(const struct ftp_comm *e, int source, int tag)
@@ -159,7 +161,7 @@ bool ftp_repl_recv_op_progress(struct ftp_op *op)
 {
 	struct peer_recv *p = &((struct recv_op *)op)->p;
 
-	ftp_repl_views();
+	ftp_mode_failures();
 	ftp_repl_recv_poll(p);
 	if (!p->done && recv_stranded(p))
 		recv_give_up(p, FTP_ERR_PROC_FAILED);
@@ -263,4 +265,33 @@ void ftp_repl_any_resolve(struct any_recv *a, int source)
 	a->op.rc = rc;
 	a->ready = true;
 	ftp_ops_progress();
+}
+
+/* Settle every pending receive posted to world rank dead: a last look
+ * (what it sent before it died may be here), else it waits, unposted,
+ * to move. */
+void ftp_repl_settle_recvs_from(int32_t dead)
+{
+	struct peer_recv *p, *next;
+
+	for (p = ftp_repl_recvs_head; p; p = next) {
+		next = p->next;
+		if (p->from != dead || p->req == MPI_REQUEST_NULL)
+			continue;
+		MPI_Status st;
+		int rc = ftp_cancel_p2p(&p->req, dead, FTP_P2P_RECV, FTP_ERR_PROC_FAILED, &st);
+		ft_debug("a receive from rank %d (tag %d) posted to process %d: %s", p->source, p->tag,
+			 dead, rc == MPI_SUCCESS ? "matched" : "cancelled");
+		if (rc == MPI_SUCCESS)
+			ftp_repl_recv_finish(p, rc, &st);
+	}
+}
+
+/* Post again the receives ftp_repl_settle_recvs_from left waiting (the
+ * view now sends them to the copy that took over). */
+void ftp_repl_repost_recvs_from(int32_t dead)
+{
+	for (struct peer_recv *p = ftp_repl_recvs_head; p; p = p->next)
+		if (p->from == dead && p->req == MPI_REQUEST_NULL)
+			ftp_repl_recv_post(p);
 }

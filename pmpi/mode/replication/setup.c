@@ -1,4 +1,4 @@
-/* setup.c: transparent partial replication (replica.h says what and why,
+/* setup.c: transparent partial replication (state.h says what and why,
  * and which file of pmpi/mode/replication/ holds each concern;
  * docs/DESIGN.md, "Replication", how it was chosen), and its setting up:
  * at MPI_Init the job is split into logical ranks and replicas
@@ -30,7 +30,10 @@
 #include <unistd.h>
 
 #include "ftshim.h"
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/setup.h"
+#include "pmpi/mode/replication/comm.h"
+#include "pmpi/mode/replication/counts.h"
+#include "pmpi/mode/replication/views.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/detect.h"
 #include "pmpi/rundir.h"
@@ -64,15 +67,6 @@ static uint32_t *host_ids(uint32_t size)
 			}
 	}
 	return ids;
-}
-
-bool ftp_repl_covered(int32_t w)
-{
-	if (ftp_repl.r == 0 || !ftp_repl.copy_of || w < 0 ||
-	    (uint32_t)w >= ftp_repl.plan.n + ftp_repl.plan.r)
-		return false;
-	int32_t other = ftp_repl.copy_of[w];
-	return other >= 0 && !ft_proc_ever_failed(&ftp.procs, (uint32_t)other);
 }
 
 /* A replica's output would repeat its primary's: its stdout and stderr go

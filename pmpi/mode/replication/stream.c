@@ -3,15 +3,19 @@
  * replica a record at each call whose outcome depends on timing
  * (ftp_repl_tell), and the replica hears it at the same call
  * (ftp_repl_hear), in program order; a read that finds the primary dead
- * with nothing left to read ends the stream (STREAM_ENDED, and the
- * follower carries on, promote.c). Called from the other files of this
- * folder; ftp_repl_wtime, whose time a replica takes from its primary,
- * from MPI_Wtime (pmpi/wtime.c). Application thread. */
+ * with nothing left to read ends the stream (STREAM_ENDED), and a
+ * promoted replica carries on from there: it decides for itself and
+ * writes to the terminal (ftp_repl_carry_on). Called from the other
+ * files of this folder; ftp_repl_wtime, whose time a replica takes from
+ * its primary, from MPI_Wtime (pmpi/wtime.c). Application thread. */
 #include "ftshim_config.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/stream.h"
+#include "src/events.h"
 #include "src/log.h"
 
 /* One message to or from world rank peer on the stream, watched on it. */
@@ -39,10 +43,11 @@ int ftp_repl_stream_io(bool send, void *buf, int count, MPI_Datatype type, int t
 }
 
 /* The primary: its replica could not be told (it died): it is told
- * nothing more, once the failure is applied (ftp_repl_views). */
+ * nothing more, once the failure is applied (views.c, through the
+ * contract). */
 void ftp_repl_drop_replica(void)
 {
-	ftp_repl_views();
+	ftp_mode_failures();
 	if (ftp_repl_paired() && ft_proc_is_failed(&ftp.procs, (uint32_t)ftp_repl.partner))
 		ftp_repl.partner = -1;
 }
@@ -113,4 +118,47 @@ double ftp_repl_wtime(void)
 	memcpy(&v[REC_HEAD], &t, sizeof t);
 	ftp_repl_tell(v, REC_HEAD + 2);
 	return t;
+}
+
+/* Whether the dead primary `from` told this process something it has
+ * not read yet (it is all here: ftp_dead_peer_pass). */
+bool ftp_repl_records_left(int32_t from)
+{
+	uint64_t start = ft_clock_now();
+	int flag = 0;
+
+	for (uint32_t pass = 0; !flag && ftp_dead_peer_pass(pass, start); pass++)
+		ftp_mpi.PMPI_Iprobe(from, TAG_DECIDE, ftp_repl.stream, &flag, MPI_STATUS_IGNORE);
+	return flag;
+}
+
+/* A promoted replica has read all its dead primary told it: it decides
+ * for itself from now on, and its output reaches the terminal. */
+void ftp_repl_carry_on(void)
+{
+	int32_t dead = ftp_repl.partner;
+
+	if (dead < 0)
+		return; /* carried on already */
+	ftp_mode_await_peer(dead);
+	ftp_repl.partner = -1;
+	for (int i = 0; i < 2; i++)
+		if (ftp_repl_terminal_fd[i] >= 0) {
+			fflush(i == 0 ? stdout : stderr);
+			dup2(ftp_repl_terminal_fd[i], i + 1);
+			/* The saved stderr is the log's (setup.c), which the
+			 * detector thread may be writing to now: it stays the
+			 * log's, the same terminal as stderr from here on, and
+			 * the logger closes it at the end. */
+			if (i == 0 || ftp.cfg.log_file[0])
+				close(ftp_repl_terminal_fd[i]);
+			ftp_repl_terminal_fd[i] = -1;
+		}
+	int l = ftp_repl.plan.logical_of[ftp.rank];
+	double after_ms = (double)(ft_clock_now() - ftp.procs.procs[dead].learned_ns) / 1e6;
+	ft_info("rank %d: primary (process %d) lost, replica (process %d) promoted, %.1f ms after "
+		"the loss was known here",
+		l, dead, ftp.rank, after_ms);
+	ft_events_add(ftp_wall_now(), "promotion",
+		      ",\"program_rank\":%d,\"primary\":%d,\"after_ms\":%.3f", l, dead, after_ms);
 }

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/team.h"
+#include "pmpi/mode/replication/coll_args.h"
 #include "pmpi/agree.h"
 #include "pmpi/detect.h"
 #include "src/log.h"

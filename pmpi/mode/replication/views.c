@@ -3,58 +3,25 @@
  * before a replicated call picks its peers): a dead replica leaves every
  * view, its receivers settle what they had from it and its primary goes
  * on alone; a dead primary whose replica lives is promoted (promote.c),
- * and the teams are rebuilt (team.c). ftp_repl_await_view (for the core)
- * and ftp_repl_await_applied (for this folder) wait until a death is
- * applied. Application thread. */
+ * and the teams are rebuilt (team.c). ftp_repl_await_view waits until a
+ * death is applied. Both are the mode's hooks (hooks.c): the core calls
+ * them, and so do this folder's lower files, through the contract
+ * (ftp_mode_failures, ftp_mode_await_peer). Application thread. */
 #include "ftshim_config.h"
 
-#include "pmpi/mode/replication/internal.h"
+#include "pmpi/mode/replication/views.h"
+#include "pmpi/mode/replication/comm.h"
+#include "pmpi/mode/replication/counts.h"
+#include "pmpi/mode/replication/promote.h"
+#include "pmpi/mode/replication/recv.h"
+#include "pmpi/mode/replication/stream.h"
+#include "pmpi/mode/replication/team.h"
 #include "src/events.h"
 #include "src/log.h"
 
 /* Failures of ftp.procs.order[0 .. views_applied) are applied here
  * (ftp_repl_in_views, state.c, is set while one is). */
 static uint32_t views_applied;
-
-/* Settle every pending receive posted to world rank dead: a last look
- * (what it sent before it died may be here), else it waits, unposted,
- * to move. */
-void ftp_repl_settle_recvs_from(int32_t dead)
-{
-	struct peer_recv *p, *next;
-
-	for (p = ftp_repl_recvs_head; p; p = next) {
-		next = p->next;
-		if (p->from != dead || p->req == MPI_REQUEST_NULL)
-			continue;
-		MPI_Status st;
-		int rc = ftp_cancel_p2p(&p->req, dead, FTP_P2P_RECV, FTP_ERR_PROC_FAILED, &st);
-		ft_debug("a receive from rank %d (tag %d) posted to process %d: %s", p->source, p->tag,
-			 dead, rc == MPI_SUCCESS ? "matched" : "cancelled");
-		if (rc == MPI_SUCCESS)
-			ftp_repl_recv_finish(p, rc, &st);
-	}
-}
-
-/* Post again the receives ftp_repl_settle_recvs_from left waiting (the
- * view now sends them to the copy that took over). */
-void ftp_repl_repost_recvs_from(int32_t dead)
-{
-	for (struct peer_recv *p = ftp_repl_recvs_head; p; p = p->next)
-		if (p->from == dead && p->req == MPI_REQUEST_NULL)
-			ftp_repl_recv_post(p);
-}
-
-/* Copy `dead` leaves every replicated communicator's view: its slot
- * empties, and where this process addressed it, the program rank now
- * addresses the other copy. */
-void ftp_repl_view_forget(int32_t dead)
-{
-	for (size_t i = 0; i < ftp_repl_ncomms; i++) {
-		struct ftp_comm *e = ftp_repl_comms[i];
-		ft_rank_map_forget(e->map, ftp_member_index(e->core, dead));
-	}
-}
 
 /* Replica `dead` (of logical rank l) died: nobody addresses it any more.
  * A replica settles its receives from it and tells l's primary what it
@@ -130,19 +97,12 @@ void ftp_repl_views(void)
 	atomic_fetch_add_explicit(&ftp.events, 1, memory_order_release);
 }
 
-/* Wait until the death of w has been applied to the view here. */
-void ftp_repl_await_applied(int32_t w)
+void ftp_repl_await_view(int32_t w)
 {
 	uint64_t polls = 0;
 
-	if (ftp_repl_in_views || w < 0)
+	if (ftp_repl_in_views || !ftp_repl_has_copy(w))
 		return;
 	for (ftp_repl_views(); !death_applied(w); ftp_repl_views())
 		ftp_poll_pause(&polls);
-}
-
-void ftp_repl_await_view(int32_t w)
-{
-	if (ftp_repl_has_copy(w))
-		ftp_repl_await_applied(w);
 }

@@ -1,0 +1,17 @@
+/* coll_args.h: what a collective call reads and writes, and starting
+ * one (coll_args.c). */
+#ifndef FTSHIM_PMPI_MODE_REPLICATION_COLL_ARGS_H
+#define FTSHIM_PMPI_MODE_REPLICATION_COLL_ARGS_H
+
+#include "pmpi/mode/replication/state.h"
+
+/* What this process gives a collective (in) and where its result lands
+ * (out). */
+void ftp_repl_coll_spans(const struct ftp_comm *e, const struct coll_args *a,
+			 struct coll_span *in, struct coll_span *out);
+/* Start a's collective on comm into *req. */
+int ftp_repl_coll_start(const struct coll_args *a, MPI_Comm comm, MPI_Request *req);
+/* The bytes count elements of type span from buf, from *lb on. */
+size_t ftp_repl_bytes_of(MPI_Datatype type, int64_t count, MPI_Aint *lb);
+
+#endif

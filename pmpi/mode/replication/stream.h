@@ -1,0 +1,26 @@
+/* stream.h: the stream, primary to replica (stream.c). */
+#ifndef FTSHIM_PMPI_MODE_REPLICATION_STREAM_H
+#define FTSHIM_PMPI_MODE_REPLICATION_STREAM_H
+
+#include "pmpi/mode/replication/state.h"
+
+/* One message to or from world rank peer on the stream; with the partner. */
+int ftp_repl_stream_with(int peer, bool send, void *buf, int count, MPI_Datatype type, int tag,
+			 MPI_Status *status);
+int ftp_repl_stream_io(bool send, void *buf, int count, MPI_Datatype type, int tag,
+		       MPI_Status *status);
+/* The primary: its replica could not be told (it died). */
+void ftp_repl_drop_replica(void);
+/* The primary tells a record; the replica hears it (its length in *n). */
+void ftp_repl_tell(const int *rec, int n);
+int ftp_repl_hear(int *rec, int max, int *n);
+/* rc of a read from the stream of primary `from`, or STREAM_ENDED. */
+int ftp_repl_stream_end(int rc, int32_t from);
+/* Whether the dead primary `from` told this process something unread. */
+bool ftp_repl_records_left(int32_t from);
+/* A promoted replica has read all its dead primary told it. */
+void ftp_repl_carry_on(void);
+/* MPI_Wtime of a replicated process: a follower reads its primary's. */
+double ftp_repl_wtime(void);
+
+#endif
