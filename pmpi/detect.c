@@ -404,13 +404,6 @@ void ftp_detect_post(uint32_t to, const struct ft_msg *m)
 		ft_engine_post(engine, to, m);
 }
 
-void ftp_detect_kill(void)
-{
-	if (engine)
-		ft_engine_kill(engine);
-	engine = NULL;
-}
-
 /* --- the public API ---------------------------------------------------- */
 
 FT_EXPORT int ftshim_rank_state(int world_rank)

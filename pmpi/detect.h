@@ -21,7 +21,6 @@ bool ftp_detect_on(void);
  * them itself: Hydra with -disable-auto-cleanup does not.) Returns only if
  * detection is off; the caller then calls PMPI_Abort. */
 void ftp_detect_abort(int status);
-void ftp_detect_kill(void);
 
 /* A spawned process joins: tell the detector where it listens, and so
  * every process of the job (any thread). */

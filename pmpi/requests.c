@@ -119,7 +119,9 @@ out_unlock:
 		ftp_comm_put(replaced);
 }
 
-void ftp_req_add(const struct ftp_call *c, MPI_Request request, bool persistent)
+/* Remember request (made by the call c). Does nothing for MPI_REQUEST_NULL
+ * or an untracked communicator. */
+static void req_add(const struct ftp_call *c, MPI_Request request, bool persistent)
 {
 	/* One done at once waits on nobody; its handle is shared by every
 	 * such request, so it could not be told apart in the table anyway. */
@@ -194,12 +196,14 @@ bool ftp_req_any(void)
 	return atomic_load_explicit(&count, memory_order_relaxed) != 0;
 }
 
+static int op_fail(struct ftp_call *c, int err, MPI_Request *request);
+
 int ftp_post_ireq(struct ftp_call *c, int rc, MPI_Request *request, bool persistent)
 {
 	if (rc == MPI_SUCCESS)
-		ftp_req_add(c, *request, persistent);
+		req_add(c, *request, persistent);
 	else if (c->comm && ftp_is_ft_error(rc))
-		rc = ftp_op_fail(c, rc, request); /* reported at completion */
+		rc = op_fail(c, rc, request); /* reported at completion */
 	return ftp_post_plain(c, rc);
 }
 
@@ -207,7 +211,7 @@ int ftp_post_ireq(struct ftp_call *c, int rc, MPI_Request *request, bool persist
  *
  * Requests that ftshim completes itself, for its own nonblocking
  * calls (MPIX_Comm_iagree, MPIX_Comm_ishrink) and for nonblocking calls
- * that failed as they started (ftp_op_fail). The application gets an
+ * that failed as they started (op_fail). The application gets an
  * MPI generalized request, so every completion call of the MPI accepts
  * it; ftshim completes it (PMPI_Grequest_complete) on an application
  * thread, whenever one is inside a completion call or a waiting loop of
@@ -313,7 +317,11 @@ static void failed_destroy(struct ftp_op *op)
 	free(op);
 }
 
-int ftp_op_fail(struct ftp_call *c, int err, MPI_Request *request)
+/* A nonblocking call (c) found a failure as it started, with error err:
+ * hand the application a request that completes with err instead (its
+ * completion call raises it on c's communicator), as ULFM programs expect
+ * errors at completion. MPI_SUCCESS, or err if even that failed. */
+static int op_fail(struct ftp_call *c, int err, MPI_Request *request)
 {
 	struct ftp_op *op = calloc(1, sizeof *op);
 

@@ -37,10 +37,6 @@ struct ftp_req {
  * waits on. */
 int ftp_post_ireq(struct ftp_call *c, int rc, MPI_Request *request, bool persistent);
 
-/* Remember request (made by the call c). Does nothing for MPI_REQUEST_NULL
- * or an untracked communicator. */
-void ftp_req_add(const struct ftp_call *c, MPI_Request request, bool persistent);
-
 /* Copy the entry of request to out; false if it is not tracked. The
  * copy's communicator stays valid while the entry is in the table, that
  * is until the request is taken (its owner's business). */
@@ -106,12 +102,6 @@ static inline void ftp_ops_progress(void)
 	if (__builtin_expect(atomic_load_explicit(&ftp_ops_pending, memory_order_relaxed) != 0, 0))
 		ftp_ops_progress_slow();
 }
-
-/* A nonblocking call (c) found a failure as it started, with error err:
- * hand the application a request that completes with err instead (its
- * completion call raises it on c's communicator), as ULFM programs expect
- * errors at completion. MPI_SUCCESS, or err if even that failed. */
-int ftp_op_fail(struct ftp_call *c, int err, MPI_Request *request);
 
 /* After the MPI completed op's request: its result; op is freed. */
 int ftp_op_finish(struct ftp_op *op);
