@@ -6,6 +6,7 @@ src_libftcore_la_SOURCES = \
 	src/agreement.c src/agreement.h \
 	src/callsite.c src/callsite.h src/callsite_python.c \
 	src/clock.c src/clock.h \
+	src/coll_sched.c src/coll_sched.h \
 	src/comm_table.c src/comm_table.h \
 	src/common.h \
 	src/config.c src/config.h src/config_vars.h \

@@ -6,6 +6,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_agreement \
 	tests/unit/check_callsite \
 	tests/unit/check_clock \
+	tests/unit/check_coll_sched \
 	tests/unit/check_comm_table \
 	tests/unit/check_config \
 	tests/unit/check_detector \
@@ -73,6 +74,9 @@ tests_unit_check_pmix_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_prune_SOURCES = tests/unit/check_prune.c
 tests_unit_check_prune_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_prune_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_coll_sched_SOURCES = tests/unit/check_coll_sched.c
+tests_unit_check_coll_sched_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_coll_sched_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_rank_map_SOURCES = tests/unit/check_rank_map.c
 tests_unit_check_rank_map_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_rank_map_LDADD = $(FT_UNIT_LDADD)
