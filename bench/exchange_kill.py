@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""bench/exchange_kill.py: does a survivor freeze when a sender dies on
+its host? (issue 39, item 2.) Runs bench/exchange_kill.c under the shim
+of each MPI built by dev/setup, many times: RANKS ranks on this host
+exchange 8-byte messages with every other as fast as they can, one
+random rank is SIGKILLed at a random time (FTSHIM_INJECT, 0.2-1.5 s
+after the job is up), and the survivors revoke, shrink and exchange
+--rounds more rounds. A job ends well when every survivor prints
+"survived RANKS-1"; it is frozen when it is still running after --limit
+seconds (then killed, with its seed printed to rerun it). Prints, per
+MPI, the jobs that ended well, the frozen ones and the others, and the
+median time of the good ones. Asserts nothing.
+
+Usage: bench/exchange_kill.py [--flavours mpich,openmpi] [--runs 200]
+                              [--ranks 6] [--rounds 2000] [--limit 60]
+                              [--seed 1]
+"""
+import argparse
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MPICC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi"}
+
+
+def command(flavour, nprocs, inject, argv):
+    shim = os.path.join(TOP, "build", flavour, ".libs", "libftshim.so")
+    if flavour == "mpich":
+        cmd = ["mpiexec.hydra", "-disable-auto-cleanup", "-n", str(nprocs),
+               "-genv", "LD_PRELOAD", shim, "-genv", "FTSHIM_INJECT", inject]
+    else:
+        cmd = ["mpirun.openmpi", "--oversubscribe", "--enable-recovery", "-n", str(nprocs),
+               "-x", "LD_PRELOAD=" + shim, "-x", "FTSHIM_INJECT=" + inject]
+        if os.getuid() == 0:
+            cmd.append("--allow-run-as-root")
+    return cmd + argv
+
+
+def one_job(cmd, cwd, limit):
+    """(seconds, stdout, hung)."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile(mode="w+") as out:
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+        hung = False
+        try:
+            p.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            hung = True
+        out.seek(0)
+        return time.monotonic() - t0, out.read(), hung
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--flavours", default="mpich,openmpi")
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--ranks", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=2000)
+    ap.add_argument("--limit", type=float, default=60)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    want = f"survived {args.ranks - 1}"
+    with tempfile.TemporaryDirectory() as tmp:
+        for flavour in args.flavours.split(","):
+            exe = os.path.join(tmp, f"exchange_kill_{flavour}")
+            subprocess.run([MPICC[flavour], "-O2", "-o", exe,
+                            os.path.join(TOP, "bench", "exchange_kill.c")], check=True)
+            good, frozen, other, times = 0, [], [], []
+            for run in range(args.runs):
+                victim = rng.randrange(args.ranks)
+                at_ms = rng.randint(200, 1500)
+                inject = f"rank={victim} at=time:{at_ms}ms"
+                secs, out, hung = one_job(
+                    command(flavour, args.ranks, inject, [exe, str(args.rounds)]), tmp,
+                    args.limit)
+                if hung:
+                    frozen.append(inject)
+                elif out.count(want) == args.ranks - 1:
+                    good += 1
+                    times.append(secs)
+                else:
+                    other.append(inject)
+            med = f"{statistics.median(times):.1f} s" if times else "-"
+            print(f"{flavour}: {args.runs} jobs of {args.ranks} ranks, {args.rounds} rounds after "
+                  f"the kill: {good} survived (median {med}), {len(frozen)} frozen, "
+                  f"{len(other)} other")
+            for what, runs in (("frozen", frozen), ("other", other)):
+                for inject in runs:
+                    print(f"  {what}: FTSHIM_INJECT='{inject}'")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
