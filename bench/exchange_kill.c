@@ -1,19 +1,22 @@
 /* exchange_kill.c: the traffic under which a killed sender can freeze a
  * live neighbour's on-host receives (issue 39, item 2), for
- * bench/exchange_kill.py. A ULFM program: every rank exchanges small
- * messages with every other, nonblocking and as fast as it can, round
- * after round; when a rank dies (killed from outside, at a random time),
- * the survivors revoke, shrink, and exchange ROUNDS more rounds on the
- * shrunk communicator, then print "survived N" (N: the ranks left) and
- * finalize. Usage: exchange_kill ROUNDS */
+ * bench/exchange_kill.py. A ULFM program: every rank exchanges DEPTH
+ * messages of BYTES bytes with every other, nonblocking and as fast as
+ * it can, round after round; when a rank dies (killed from outside, at a
+ * random time), the survivors revoke, shrink, and exchange ROUNDS more
+ * rounds on the shrunk communicator, then print "survived N" (N: the
+ * ranks left) and finalize. Usage: exchange_kill ROUNDS [BYTES [DEPTH]]
+ * (defaults 8 and 1). */
 #include <mpi.h>
 #include <mpi-ext.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* One round: an 8-byte message to and from every other rank. */
-static int round_on(MPI_Comm comm, uint64_t *in, uint64_t *out, MPI_Request *reqs)
+static int bytes = 8, depth = 1;
+
+/* One round: depth messages of `bytes` to and from every other rank
+ * (in and out: room for depth of them per rank). */
+static int round_on(MPI_Comm comm, char *in, char *out, MPI_Request *reqs, MPI_Status *sts)
 {
 	int me, n, k = 0;
 
@@ -22,22 +25,33 @@ static int round_on(MPI_Comm comm, uint64_t *in, uint64_t *out, MPI_Request *req
 	for (int p = 0; p < n; p++) {
 		if (p == me)
 			continue;
-		out[p]++;
-		MPI_Irecv(&in[p], 1, MPI_UINT64_T, p, 7, comm, &reqs[k++]);
-		MPI_Isend(&out[p], 1, MPI_UINT64_T, p, 7, comm, &reqs[k++]);
+		for (int d = 0; d < depth; d++) {
+			size_t at = ((size_t)p * (size_t)depth + (size_t)d) * (size_t)bytes;
+			out[at]++;
+			MPI_Irecv(in + at, bytes, MPI_BYTE, p, 7, comm, &reqs[k++]);
+			MPI_Isend(out + at, bytes, MPI_BYTE, p, 7, comm, &reqs[k++]);
+		}
 	}
-	return MPI_Waitall(k, reqs, MPI_STATUSES_IGNORE);
+	return MPI_Waitall(k, reqs, sts);
 }
 
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
 	long after = argc > 1 ? atol(argv[1]) : 2000;
+	if (argc > 2)
+		bytes = atoi(argv[2]);
+	if (argc > 3)
+		depth = atoi(argv[3]);
 	int size;
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	uint64_t *in = calloc((size_t)size, sizeof *in), *out = calloc((size_t)size, sizeof *out);
-	MPI_Request *reqs = malloc(2 * (size_t)size * sizeof *reqs);
-	if (!in || !out || !reqs)
+	if (bytes < 1 || depth < 1)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	size_t room = (size_t)size * (size_t)depth * (size_t)bytes;
+	char *in = calloc(room, 1), *out = calloc(room, 1);
+	MPI_Request *reqs = malloc(2 * (size_t)size * (size_t)depth * sizeof *reqs);
+	MPI_Status *sts = malloc(2 * (size_t)size * (size_t)depth * sizeof *sts);
+	if (!in || !out || !reqs || !sts)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 
 	MPI_Comm comm;
@@ -47,7 +61,7 @@ int main(int argc, char **argv)
 	 * after one, `after` rounds on the shrunk communicator. */
 	long left = -1;
 	while (left != 0) {
-		if (round_on(comm, in, out, reqs) == MPI_SUCCESS) {
+		if (round_on(comm, in, out, reqs, sts) == MPI_SUCCESS) {
 			if (left > 0)
 				left--;
 			continue;
@@ -71,6 +85,7 @@ int main(int argc, char **argv)
 	free(in);
 	free(out);
 	free(reqs);
+	free(sts);
 	MPI_Finalize();
 	return 0;
 }

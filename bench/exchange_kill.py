@@ -4,7 +4,8 @@ its host? (issue 39, item 2.) Runs bench/exchange_kill.c under the shim
 of each MPI built by dev/setup, many times: RANKS ranks on this host
 exchange 8-byte messages with every other as fast as they can, one
 random rank is SIGKILLed at a random time (FTSHIM_INJECT, 0.2-1.5 s
-after the job is up), and the survivors revoke, shrink and exchange
+after the job is up); --bytes and --depth set each message's size and
+how many each pair has in flight per round, and the survivors revoke, shrink and exchange
 --rounds more rounds. A job ends well when every survivor prints
 "survived RANKS-1"; it is frozen when it is still running after --limit
 seconds (then killed, with its seed printed to rerun it). Prints, per
@@ -13,7 +14,7 @@ median time of the good ones. Asserts nothing.
 
 Usage: bench/exchange_kill.py [--flavours mpich,openmpi] [--runs 200]
                               [--ranks 6] [--rounds 2000] [--limit 60]
-                              [--seed 1]
+                              [--bytes 8] [--depth 1] [--seed 1]
 """
 import argparse
 import os
@@ -66,6 +67,8 @@ def main():
     ap.add_argument("--ranks", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=2000)
     ap.add_argument("--limit", type=float, default=60)
+    ap.add_argument("--bytes", type=int, default=8)
+    ap.add_argument("--depth", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -73,7 +76,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for flavour in args.flavours.split(","):
             exe = os.path.join(tmp, f"exchange_kill_{flavour}")
-            subprocess.run([MPICC[flavour], "-O2", "-o", exe,
+            subprocess.run([MPICC[flavour], "-O2", "-I", os.path.join(TOP, "include"), "-o", exe,
                             os.path.join(TOP, "bench", "exchange_kill.c")], check=True)
             good, frozen, other, times = 0, [], [], []
             for run in range(args.runs):
@@ -81,7 +84,7 @@ def main():
                 at_ms = rng.randint(200, 1500)
                 inject = f"rank={victim} at=time:{at_ms}ms"
                 secs, out, hung = one_job(
-                    command(flavour, args.ranks, inject, [exe, str(args.rounds)]), tmp,
+                    command(flavour, args.ranks, inject, [exe, str(args.rounds), str(args.bytes), str(args.depth)]), tmp,
                     args.limit)
                 if hung:
                     frozen.append(inject)
@@ -91,8 +94,8 @@ def main():
                 else:
                     other.append(inject)
             med = f"{statistics.median(times):.1f} s" if times else "-"
-            print(f"{flavour}: {args.runs} jobs of {args.ranks} ranks, {args.rounds} rounds after "
-                  f"the kill: {good} survived (median {med}), {len(frozen)} frozen, "
+            print(f"{flavour}: {args.runs} jobs of {args.ranks} ranks, {args.depth} x {args.bytes} B "
+                  f"per pair and round, {args.rounds} rounds after the kill: {good} survived (median {med}), {len(frozen)} frozen, "
                   f"{len(other)} other")
             for what, runs in (("frozen", frozen), ("other", other)):
                 for inject in runs:

@@ -2,11 +2,11 @@
  * made from a replicated one: ftp_repl_derive gives a new entry its map
  * and team, ftp_repl_release frees them (both called by pmpi/comms.c);
  * ftp_repl_creation agrees on the live copies before a creation (the
- * seam calls it), and MPI_Comm_split and MPI_Comm_split_type have their
- * replicated forms here (cart.c splits through ftp_repl_split_as). It
- * keeps the list of replicated communicators that a view change walks
- * (state.h), and a dead copy leaves their maps here
- * (ftp_repl_view_forget). Application thread. */
+ * seam calls it), and MPI_Comm_split, MPI_Comm_split_type and
+ * MPI_Comm_create have their replicated forms here (cart.c splits
+ * through ftp_repl_split_as). It keeps the list of replicated
+ * communicators that a view change walks (state.h), and a dead copy
+ * leaves their maps here (ftp_repl_view_forget). Application thread. */
 #include "ftshim_config.h"
 
 #include <stdlib.h>
@@ -300,6 +300,20 @@ int ftp_repl_split_as(struct ftp_call *c, int color, int key, struct ftp_repl_ca
 int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *newcomm)
 {
 	return ftp_repl_split_as(c, color, key, NULL, newcomm);
+}
+
+/* The program's group holds, for each of its program ranks, the copy
+ * this process addresses (what MPI_Comm_group gave it here), so this
+ * process's place in it is its program rank's at either copy. */
+int ftp_repl_MPI_Comm_create(struct ftp_call *c, MPI_Group group, MPI_Comm *newcomm)
+{
+	int pos = MPI_UNDEFINED;
+
+	if (group != MPI_GROUP_NULL)
+		ftp_mpi.PMPI_Group_rank(group, &pos);
+	/* Every member splits, whatever the group, or the others hang. */
+	return ftp_repl_split_as(c, pos == MPI_UNDEFINED ? MPI_UNDEFINED : 0,
+				 pos == MPI_UNDEFINED ? 0 : pos, NULL, newcomm);
 }
 
 /* The lowest program rank of e whose leading copy (primary, single, or

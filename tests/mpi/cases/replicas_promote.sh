@@ -74,6 +74,11 @@ primary_dies stencil 6 2 1 call:MPI_Waitall:300
 primary_dies colls 6 2 0 call:MPI_Allgather:30
 primary_dies colls 6 2 1 call:MPI_Bcast:50
 primary_dies colls 6 2 1 call:MPI_Alltoallv:20
+# Right after its MPI_Comm_create returned, while the others may still be
+# in theirs; and on the communicator it made (its 260th MPI_Reduce_scatter:
+# 160 on MPI_COMM_WORLD and 80 on the split come first).
+primary_dies colls 6 2 0 call:MPI_Comm_create:1
+primary_dies colls 6 2 0 call:MPI_Reduce_scatter:260
 primary_dies mw 6 2 0 call:MPI_Recv:30 '^mw rank [1-9]|polls'
 # On a Cartesian communicator (its topology is ftshim's, kept for the
 # promoted replica).

@@ -14,8 +14,9 @@
  *            hashes the order it served workers in (timing: equal only
  *            between the copies of a rank)
  *   colls    every blocking collective the replicated communicators
- *            support, with rotating roots, on MPI_COMM_WORLD, a split
- *            and a duplicate
+ *            support, with rotating roots, on MPI_COMM_WORLD, a split,
+ *            a duplicate, and a communicator made by MPI_Comm_create
+ *            of every rank but 1 in reverse order
  *   cart     a Cartesian communicator (MPI_Dims_create, MPI_Cart_create,
  *            every query, MPI_Cart_sub, a duplicate, one made for fewer
  *            ranks than there are) and a halo exchange over it
@@ -440,8 +441,32 @@ static void colls(void)
 	HASH(h, got);
 	MPI_Comm_free(&dup);
 	MPI_Comm_free(&half);
-	printf("colls rank %d: half rank %d of %d, got %d, hash %016llx\n", rank, hr, hs, got,
-	       (unsigned long long)h);
+	/* MPI_Comm_create: every rank but 1, in reverse order. */
+	MPI_Group world, rev;
+	int *order = malloc((size_t)size * sizeof *order), m = 0, rr = -1, rs = 0;
+	for (int i = size - 1; order && i >= 0; i--)
+		if (i != 1 || size == 1)
+			order[m++] = i;
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	MPI_Group_incl(world, m, order, &rev);
+	MPI_Comm made;
+	MPI_Comm_create(MPI_COMM_WORLD, rev, &made);
+	if (made != MPI_COMM_NULL) {
+		MPI_Comm_rank(made, &rr);
+		MPI_Comm_size(made, &rs);
+		for (int iter = 0; iter < 5 * rounds; iter++)
+			h = colls_on(made, h, iter);
+		int at = -1;
+		MPI_Sendrecv(&rank, 1, MPI_INT, (rr + 1) % rs, 9, &at, 1, MPI_INT, (rr + rs - 1) % rs,
+			     9, made, MPI_STATUS_IGNORE);
+		HASH(h, at);
+		MPI_Comm_free(&made);
+	}
+	MPI_Group_free(&rev);
+	MPI_Group_free(&world);
+	free(order);
+	printf("colls rank %d: half rank %d of %d, got %d, made rank %d of %d, hash %016llx\n",
+	       rank, hr, hs, got, rr, rs, (unsigned long long)h);
 }
 
 static void cart(void)
