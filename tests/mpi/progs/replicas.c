@@ -14,9 +14,12 @@
  *            hashes the order it served workers in (timing: equal only
  *            between the copies of a rank)
  *   colls    every blocking collective the replicated communicators
- *            support, with rotating roots, on MPI_COMM_WORLD, a split,
- *            a duplicate, and a communicator made by MPI_Comm_create
- *            of every rank but 1 in reverse order
+ *            support, with rotating roots (and an MPI_Allreduce with a
+ *            user-defined operation that is not commutative on a
+ *            derived type, an MPI_Bcast of a strided type), on
+ *            MPI_COMM_WORLD, a split, a duplicate, and a communicator
+ *            made by MPI_Comm_create of every rank but 1 in reverse
+ *            order
  *   cart     a Cartesian communicator (MPI_Dims_create, MPI_Cart_create,
  *            every query, MPI_Cart_sub, a duplicate, one made for fewer
  *            ranks than there are) and a halo exchange over it
@@ -347,6 +350,25 @@ static void worker(void)
 	printf("mw rank %d: %d tasks, sum %ld\n", rank, done, sum);
 }
 
+/* A derived type (a pair of unsigned ints), a strided one (3 ints, every
+ * other one) and a user-defined operation that is not commutative: each
+ * pair is the map v -> v * m + c, and in op inout applies in's map first
+ * (made in main). */
+static MPI_Datatype pair_type, strided_type;
+static MPI_Op compose_op;
+
+static void compose(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+	const unsigned *a = in;
+	unsigned *b = inout;
+
+	(void)type;
+	for (int i = 0; i < *len; i++, a += 2, b += 2) {
+		b[1] = a[1] * b[0] + b[1];
+		b[0] = a[0] * b[0];
+	}
+}
+
 static uint64_t colls_on(MPI_Comm comm, uint64_t h, int iter)
 {
 	int me, n;
@@ -408,6 +430,12 @@ static uint64_t colls_on(MPI_Comm comm, uint64_t h, int iter)
 	HASH(h, y);
 	MPI_Reduce_scatter(a, b, counts, MPI_INT, MPI_SUM, comm);
 	h = hash_bytes(h, b, (size_t)counts[me] * sizeof *b);
+	unsigned pair[2] = {2u * (unsigned)me + 3u + (unsigned)iter, (unsigned)x}, composed[2];
+	MPI_Allreduce(pair, composed, 1, pair_type, compose_op, comm);
+	HASH(h, composed);
+	int strided[6] = {me, -1, iter, -1, x, -1};
+	MPI_Bcast(strided, 1, strided_type, root, comm);
+	HASH(h, strided);
 	MPI_Barrier(comm);
 	pace();
 	free(a);
@@ -595,6 +623,11 @@ int main(int argc, char **argv)
 	if (argc > 3)
 		pace_us = atoi(argv[3]);
 	MPI_Init(&argc, &argv);
+	MPI_Type_contiguous(2, MPI_UNSIGNED, &pair_type);
+	MPI_Type_commit(&pair_type);
+	MPI_Type_vector(3, 1, 2, MPI_INT, &strided_type);
+	MPI_Type_commit(&strided_type);
+	MPI_Op_create(compose, 0, &compose_op);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (strcmp(what, "stencil") == 0) {
@@ -637,6 +670,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|node|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
+	MPI_Op_free(&compose_op);
+	MPI_Type_free(&strided_type);
+	MPI_Type_free(&pair_type);
 	MPI_Finalize();
 	return 0;
 }
