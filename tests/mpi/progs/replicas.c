@@ -17,7 +17,8 @@
  *            support, with rotating roots (and an MPI_Allreduce with a
  *            user-defined operation that is not commutative on a
  *            derived type, an MPI_Bcast of a strided type), on
- *            MPI_COMM_WORLD, a split, a duplicate, and a communicator
+ *            MPI_COMM_WORLD, a split (named, with an attribute its
+ *            duplicate copies), a duplicate, and a communicator
  *            made by MPI_Comm_create of every rank but 1 in reverse
  *            order
  *   cart     a Cartesian communicator (MPI_Dims_create, MPI_Cart_create,
@@ -454,7 +455,20 @@ static void colls(void)
 	for (int iter = 0; iter < 20 * rounds; iter++)
 		h = colls_on(MPI_COMM_WORLD, h, iter);
 	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
+	/* A name and an attribute that MPI_Comm_dup copies. */
+	int key, value = 40 + rank % 2, *copied = NULL, found = 0, len = 0;
+	char name[MPI_MAX_OBJECT_NAME];
+	MPI_Comm_set_name(half, rank % 2 ? "odd" : "even");
+	MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &key, NULL);
+	MPI_Comm_set_attr(half, key, &value);
 	MPI_Comm_dup(half, &dup);
+	MPI_Comm_get_attr(dup, key, &copied, &found);
+	MPI_Comm_get_name(half, name, &len);
+	HASH(h, len);
+	h = hash_bytes(h, name, (size_t)len);
+	if (found && copied)
+		HASH(h, *copied);
+	HASH(h, found);
 	int hr, hs;
 	MPI_Comm_rank(half, &hr);
 	MPI_Comm_size(half, &hs);
@@ -469,6 +483,7 @@ static void colls(void)
 	HASH(h, got);
 	MPI_Comm_free(&dup);
 	MPI_Comm_free(&half);
+	MPI_Comm_free_keyval(&key);
 	/* MPI_Comm_create: every rank but 1, in reverse order. */
 	MPI_Group world, rev;
 	int *order = malloc((size_t)size * sizeof *order), m = 0, rr = -1, rs = 0;
