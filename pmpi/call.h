@@ -31,6 +31,7 @@
 #include "pmpi/fn_table.h"
 #include "pmpi/state.h"
 #include "pmpi/hostmail.h"
+#include "pmpi/cover.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/ranks.h"
 #include "pmpi/inject.h"
@@ -39,12 +40,12 @@
 /* The generated file wraps deprecated functions too (MPI_Attr_get, ...). */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-/* A call with no form of the mode's on a covered communicator: MPI_SUCCESS
- * if it runs as on any (fn: the call, or the base of a large-count call),
- * else the refusal's error. */
-static inline int ftp_mode_as_is(struct ftp_call *c, int fn, enum ftp_mode_role role)
+/* A call with no form of its cover's on a covered communicator:
+ * MPI_SUCCESS if it runs as on any (fn: the call, or the base of a
+ * large-count call), else the refusal's error. */
+static inline int ftp_cover_as_is(struct ftp_call *c, int fn, enum ftp_mode_role role)
 {
-	return ftp_mode_runs_as_is(fn, role) ? MPI_SUCCESS : ftp_mode_refuse(c);
+	return ftp_cover_runs_as_is(c->comm, fn, role) ? MPI_SUCCESS : ftp_mode_refuse(c);
 }
 
 

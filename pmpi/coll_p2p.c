@@ -256,11 +256,11 @@ FT_EXPORT int MPI_Barrier(MPI_Comm comm)
 	int rc = ftp_pre_coll(&c, comm);
 
 	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
-		const struct ftp_mode_calls *mode = ftp_mode_calls();
+		const struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);
 
 		if (mode && mode->MPI_Barrier)
 			return mode->MPI_Barrier(&c);
-		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Barrier, FTP_ROLE_COLL);
+		rc = ftp_cover_as_is(&c, FTP_FN_MPI_Barrier, FTP_ROLE_COLL);
 	}
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)
@@ -282,11 +282,11 @@ FT_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 	size_t bytes;
 
 	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
-		const struct ftp_mode_calls *mode = ftp_mode_calls();
+		const struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);
 
 		if (mode && mode->MPI_Allreduce)
 			return mode->MPI_Allreduce(&c, sendbuf, recvbuf, count, datatype, op);
-		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Allreduce, FTP_ROLE_COLL);
+		rc = ftp_cover_as_is(&c, FTP_FN_MPI_Allreduce, FTP_ROLE_COLL);
 	}
 	if (rc == MPI_SUCCESS) {
 		if (c.direct)

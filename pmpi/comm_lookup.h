@@ -24,6 +24,7 @@
 #include "src/comm_table.h"
 
 struct ft_rank_map;
+struct ftp_cover;
 
 struct ftp_comm {
 	MPI_Comm handle;       /* the application's handle; immutable */
@@ -32,10 +33,10 @@ struct ftp_comm {
 	 * are real's. Set before the entry is inserted, freed with it;
 	 * immutable in between. */
 	struct ft_rank_map *map;
-	/* What the active recovery mode keeps of it (pmpi/mode/mode.h: the
-	 * mode's own type), set with map; NULL: the communicator is not
-	 * covered by a mode. */
-	void *cover;
+	/* What covers it (pmpi/cover.h: a recovery mode's own type, which
+	 * starts with struct ftp_cover), set with map; NULL: the program's
+	 * calls on it run as the MPI runs them, translated by map. */
+	struct ftp_cover *cover;
 	struct ft_comm *core;  /* members, id, revoked flag; owned by this entry */
 	bool in_world;         /* every member is in ftp.world; immutable */
 	/* Whether a member has failed, as of ftp.events == checked. Any

@@ -13,6 +13,7 @@
 #include "pmpi/comms.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/call_base.h"
+#include "pmpi/cover.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/detect.h"
 #include "pmpi/listen.h"
@@ -85,7 +86,7 @@ static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct me
 		if (ftp_world_of_job(ftp_member_job(e->core, i)) < 0)
 			e->in_world = false;
 	if (ftp_seam_covered(parent))
-		ftp_mode_derive(e, parent);
+		ftp_cover_derive(e, parent);
 	int rc = ft_comm_registry_add(&ftp.comms, e->core);
 	if (rc != 0) {
 		ft_warn("communicator id %016llx is already in use (%d); this one is not tracked",

@@ -12,6 +12,7 @@
 #include "pmpi/comm_lookup.h"
 #include "pmpi/errors.h"
 #include "pmpi/ranks.h"
+#include "pmpi/cover.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/detect.h"
 #include "src/callsite.h"
@@ -215,11 +216,17 @@ FTP_ALSO_PMPI(MPI_Error_class);
 int ftp_mode_refuse_because(struct ftp_call *c, const char *why)
 {
 	static const char *const names[] = FTP_FN_NAMES;
-	const struct ftp_mode *m = ftp_mode_active;
+	const struct ftp_cover_kind *k = c->comm->cover->kind;
+	const struct ftp_mode *m = k ? k->mode : NULL;
 
-	ft_error("%s on a %s communicator is not supported%s (%s=%s); run without %s, or see "
-		 "'man 7 ftshim' (%s) for what is",
-		 names[c->fn], m->covered_as, why, m->variable, *m->setting, m->variable, m->man_section);
+	if (m)
+		ft_error("%s on a %s communicator is not supported%s (%s=%s); run without %s, or see "
+			 "'man 7 ftshim' (%s) for what is",
+			 names[c->fn], k->covered_as, why, m->variable, *m->setting, m->variable,
+			 m->man_section);
+	else
+		ft_error("%s on a %s communicator is not supported%s; see 'man 7 ftshim' for what is",
+			 names[c->fn], k ? k->covered_as : "covered", why);
 	ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, MPI_ERR_UNSUPPORTED_OPERATION);
 	return MPI_ERR_UNSUPPORTED_OPERATION;
 }

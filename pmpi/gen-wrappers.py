@@ -410,14 +410,14 @@ def covered(fn, comms):
     form = fn.base if fn.base and has_form(fn.base) else fn
     lines = ["\tif (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {"]
     if has_form(form):
-        lines += ["\t\tconst struct ftp_mode_calls *mode = ftp_mode_calls();", ""]
+        lines += ["\t\tconst struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);", ""]
     if form is fn and has_form(fn):
         args = [n for i, n in enumerate(fn.names()) if i != comms[0]]
         lines += ["\t\tif (mode && mode->%s)" % fn.name,
                   "\t\t\treturn mode->%s(%s);" % (fn.name, ", ".join(["&c"] + args))]
     elif form is not fn:
         lines += large_count_form(fn, form, comms)
-    as_is = "rc = ftp_mode_as_is(&c, FTP_FN_%s, FTP_ROLE_%s);" % (form.name, form.mode.upper())
+    as_is = "rc = ftp_cover_as_is(&c, FTP_FN_%s, FTP_ROLE_%s);" % (form.name, form.mode.upper())
     lines += ["\t\t" + ("\t" if lines[-1].endswith("else") else "") + as_is, "\t}"]
     return lines
 

@@ -47,11 +47,11 @@ FT_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 
 	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
-		const struct ftp_mode_calls *mode = ftp_mode_calls();
+		const struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);
 
 		if (mode && mode->MPI_Probe)
 			return ftp_post_plain(&c, mode->MPI_Probe(&c, source, tag, status));
-		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Probe, FTP_ROLE_P2P);
+		rc = ftp_cover_as_is(&c, FTP_FN_MPI_Probe, FTP_ROLE_P2P);
 	}
 	if (rc == MPI_SUCCESS)
 		rc = ftp_probe_on(&c, source, tag, status);
@@ -128,13 +128,13 @@ FT_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 
 	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
-		const struct ftp_mode_calls *mode = ftp_mode_calls();
+		const struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);
 
 		if (mode && mode->MPI_Sendrecv)
 			return ftp_post_plain(&c, mode->MPI_Sendrecv(&c, sendbuf, sendcount, sendtype, dest,
 								     sendtag, recvbuf, recvcount, recvtype,
 								     source, recvtag, status));
-		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Sendrecv, FTP_ROLE_P2P);
+		rc = ftp_cover_as_is(&c, FTP_FN_MPI_Sendrecv, FTP_ROLE_P2P);
 	}
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
@@ -224,7 +224,7 @@ static int covered_sendrecv_replace(struct ftp_call *c, void *buf, int count, MP
 
 	if (rc != MPI_SUCCESS)
 		return rc;
-	rc = ftp_mode_calls()->MPI_Sendrecv(c, copy, count, datatype, dest, sendtag, buf, count, datatype,
+	rc = ftp_cover_calls(c->comm)->MPI_Sendrecv(c, copy, count, datatype, dest, sendtag, buf, count, datatype,
 					    source, recvtag, status);
 	copy_free(copy, datatype);
 	return rc;
@@ -251,12 +251,12 @@ FT_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, 
 
 	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
-		const struct ftp_mode_calls *mode = ftp_mode_calls();
+		const struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);
 
 		if (mode && mode->MPI_Sendrecv)
 			return ftp_post_plain(&c, covered_sendrecv_replace(&c, buf, count, datatype, dest,
 									   sendtag, source, recvtag, status));
-		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Sendrecv_replace, FTP_ROLE_P2P);
+		rc = ftp_cover_as_is(&c, FTP_FN_MPI_Sendrecv_replace, FTP_ROLE_P2P);
 	}
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
@@ -298,7 +298,7 @@ FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 
 	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
-		const struct ftp_mode_calls *mode = ftp_mode_calls();
+		const struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);
 
 		if (mode && mode->MPI_Sendrecv)
 			return ftp_post_plain(
@@ -307,7 +307,7 @@ FT_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 								 sendtag, recvbuf, (int)recvcount, recvtype,
 								 source, recvtag, status)
 					    : ftp_mode_refuse_because(&c, FTP_MODE_COUNT_TOO_BIG));
-		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Sendrecv, FTP_ROLE_P2P);
+		rc = ftp_cover_as_is(&c, FTP_FN_MPI_Sendrecv, FTP_ROLE_P2P);
 	}
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);
@@ -333,7 +333,7 @@ FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype da
 
 	status = FTP_STATUS(status);
 	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
-		const struct ftp_mode_calls *mode = ftp_mode_calls();
+		const struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);
 
 		if (mode && mode->MPI_Sendrecv)
 			return ftp_post_plain(&c, ftp_mode_count_fits(count)
@@ -341,7 +341,7 @@ FT_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype da
 										     dest, sendtag, source, recvtag,
 										     status)
 							  : ftp_mode_refuse_because(&c, FTP_MODE_COUNT_TOO_BIG));
-		rc = ftp_mode_as_is(&c, FTP_FN_MPI_Sendrecv_replace, FTP_ROLE_P2P);
+		rc = ftp_cover_as_is(&c, FTP_FN_MPI_Sendrecv_replace, FTP_ROLE_P2P);
 	}
 	dest = ftp_rank_in(c.comm, dest);
 	source = ftp_rank_in(c.comm, source);

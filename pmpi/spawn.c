@@ -405,7 +405,7 @@ static int spawn_pre(struct ftp_call *c, MPI_Comm comm)
 {
 	int rc = ftp_pre_create(c, comm);
 
-	if (rc == MPI_SUCCESS && ftp_seam_covered(c->comm) && !ftp_mode_runs_as_is(c->fn, FTP_ROLE_PROCESS))
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c->comm) && !ftp_cover_runs_as_is(c->comm, c->fn, FTP_ROLE_PROCESS))
 		rc = ftp_mode_refuse(c);
 	if (rc == MPI_SUCCESS && !c->direct)
 		ftp_hang_watch_limit(2 * ftp_spawn_handshake_ns());

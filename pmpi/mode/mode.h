@@ -18,11 +18,12 @@
  *     death is covered (another process carries its program rank on);
  *   - communicators: creation (before the MPI makes one from a covered
  *     parent), derivation (what a new entry covers) and release;
- *   - calls on a covered communicator: the mode's own forms of the calls
- *     it takes over (struct ftp_mode_calls, generated from
- *     pmpi/ftshim-api.tsv: one slot per wrapped call), and for every other
- *     call its role class (the table's @mode= column) decides whether it
- *     runs as on any communicator or is refused with one line;
+ *   - calls on a covered communicator: the kind of the covers it gives
+ *     (pmpi/cover.h): its own forms of the calls it takes over (struct
+ *     ftp_mode_calls, generated from pmpi/ftshim-api.tsv: one slot per
+ *     wrapped call), and for every other call whether its role class
+ *     (the table's @mode= column) runs as on any communicator or is
+ *     refused with one line;
  *   - outcomes: the completion calls of a process whose outcomes the mode
  *     records or replays (which sender matched, test results), and
  *     MPI_Wtime;
@@ -51,6 +52,7 @@ struct ftp_call;
 struct ftp_comm;
 struct ft_inject_copies;
 struct ftp_mode_calls; /* generated: pmpi/mode_calls.h */
+struct ftp_cover_kind; /* pmpi/cover.h */
 
 /* What a row of pmpi/ftshim-api.tsv is to a recovery mode (its @mode=
  * token): every mode interprets each class, and a mode that takes a call
@@ -98,7 +100,6 @@ struct ftp_mode {
 	const char *name;	 /* as the log and the report name it */
 	const char *variable;	 /* the FTSHIM_ variable that asks for it */
 	const char *const *setting; /* that variable's value (in ftp.cfg) */
-	const char *covered_as;	 /* what a refusal calls a covered communicator */
 	const char *man_section; /* where ftshim(7) says what the mode covers */
 
 	/* --- MPI_Init ------------------------------------------------------ */
@@ -145,12 +146,10 @@ struct ftp_mode {
 	void (*release)(struct ftp_comm *e);
 
 	/* --- calls on a covered communicator --------------------------------- */
-	/* The mode's own forms; a NULL slot: the call's role decides. */
-	const struct ftp_mode_calls *calls;
-	/* Whether a call with no form of the mode's, of role role, runs as
-	 * on any communicator (the seam's translations and derive are all it
-	 * needs) rather than being refused with one line. */
-	bool (*runs_as_is)(int fn, enum ftp_mode_role role);
+	/* The kind of every cover derive gives (pmpi/cover.h: the mode's
+	 * forms of the calls, and which others run as on any communicator);
+	 * ftp_cover_derive sets it on the cover. */
+	const struct ftp_cover_kind *cover_kind;
 
 	/* --- outcomes ------------------------------------------------------ */
 	/* The mode's completion forms while this process's completion
@@ -187,21 +186,7 @@ static inline bool ftp_mode_on(void)
 	return __builtin_expect(ftp_mode_active != NULL, 0);
 }
 
-/* A call with no form of the active mode's, of role role, on a covered
- * communicator runs as on any (else the wrapper refuses it). */
-static inline bool ftp_mode_runs_as_is(int fn, enum ftp_mode_role role)
-{
-	return ftp_mode_on() && ftp_mode_active->runs_as_is &&
-	       ftp_mode_active->runs_as_is(fn, role);
-}
-
 /* --- calls on a covered communicator (the generated wrappers) ---------- */
-
-/* The active mode's own forms of the calls it takes over, or NULL. */
-static inline const struct ftp_mode_calls *ftp_mode_calls(void)
-{
-	return ftp_mode_on() ? ftp_mode_active->calls : NULL;
-}
 
 /* Why a large-count call whose base call has a form of the mode's is
  * refused (ftp_mode_refuse_because, pmpi/errors.h): a count that does not fit the
@@ -291,12 +276,6 @@ static inline int ftp_mode_creation(struct ftp_call *c)
 {
 	return ftp_mode_on() && ftp_mode_active->creation ? ftp_mode_active->creation(c)
 							  : MPI_SUCCESS;
-}
-
-static inline void ftp_mode_derive(struct ftp_comm *e, const struct ftp_comm *parent)
-{
-	if (ftp_mode_on() && ftp_mode_active->derive)
-		ftp_mode_active->derive(e, parent);
 }
 
 static inline void ftp_mode_release(struct ftp_comm *e)

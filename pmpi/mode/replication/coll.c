@@ -89,7 +89,7 @@ static int fwd_take(struct ftp_repl_comm *x, const struct coll_span *out)
 static int coll_run(struct ftp_call *c, const struct coll_args *a)
 {
 	struct ftp_comm *e = c->comm;
-	struct ftp_repl_comm *x = e->cover;
+	struct ftp_repl_comm *x = ftp_repl_of(e);
 	uint64_t seq = x->coll_done + 1;
 	struct coll_rec *r = ftp_repl_coll_log_add(e, a, seq);
 	MPI_Datatype built = MPI_DATATYPE_NULL;

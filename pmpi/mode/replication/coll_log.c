@@ -79,7 +79,7 @@ static int *copy_array(int **to, const int *from, int n)
  * memory; it cannot be run again). */
 struct coll_rec *ftp_repl_coll_log_add(struct ftp_comm *e, const struct coll_args *a, uint64_t seq)
 {
-	struct ftp_repl_comm *x = e->cover;
+	struct ftp_repl_comm *x = ftp_repl_of(e);
 	struct coll_rec *r = calloc(1, sizeof *r);
 	struct coll_span in, out;
 	int n = ftp_repl_coll_size(e), me = ftp_repl_my_rank_in(e);

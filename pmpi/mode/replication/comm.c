@@ -29,7 +29,7 @@ static size_t repl_comms_cap;
 
 void ftp_repl_release(struct ftp_comm *e)
 {
-	struct ftp_repl_comm *x = e->cover;
+	struct ftp_repl_comm *x = ftp_repl_of(e);
 
 	if (!x)
 		return;
@@ -186,7 +186,7 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 			x->cart = ftp_repl_cart_new(pc->ndims, pc->v, pc->v + pc->ndims);
 		}
 		ftp_repl_comms[ftp_repl_ncomms++] = e;
-		e->cover = x;
+		e->cover = &x->cover;
 		ftp_comm_give_map(e, map);
 		x = NULL;
 		map = NULL;
@@ -251,7 +251,7 @@ static int settle_dead(const struct ftp_comm *e, const int32_t *alive, uint32_t 
 int ftp_repl_creation(struct ftp_call *c)
 {
 	struct ftp_comm *e = c->comm;
-	struct ftp_repl_comm *x = e->cover;
+	struct ftp_repl_comm *x = ftp_repl_of(e);
 	int32_t *alive = malloc(((size_t)e->core->local_size + 1) * sizeof *alive);
 	uint32_t n = 0;
 	int size = 0;
@@ -321,7 +321,7 @@ int ftp_repl_MPI_Comm_create(struct ftp_call *c, MPI_Group group, MPI_Comm *newc
  * processes; MPI_UNDEFINED if none. */
 static int lowest_lead_in(const struct ftp_comm *e, MPI_Comm kind)
 {
-	const struct ftp_repl_comm *x = e->cover;
+	const struct ftp_repl_comm *x = ftp_repl_of(e);
 	MPI_Group in = MPI_GROUP_NULL, real = MPI_GROUP_NULL;
 	int n = 0, color = MPI_UNDEFINED;
 

@@ -56,7 +56,7 @@ void ftp_repl_resends_progress(bool wait)
 /* The program rank of logical rank l in e, or -1. */
 static int prog_rank_of(const struct ftp_comm *e, int32_t l)
 {
-	const struct ftp_repl_comm *x = e->cover;
+	const struct ftp_repl_comm *x = ftp_repl_of(e);
 
 	for (uint32_t k = 0; k < x->size; k++) {
 		int32_t w = ftp_repl_world_at(e, ftp_repl_lead_of(e, (int)k));

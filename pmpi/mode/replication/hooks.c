@@ -6,6 +6,7 @@
 
 #include <errno.h>
 
+#include "pmpi/cover.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/mode/replication/calls.h"
 #include "pmpi/mode/replication/comm.h"
@@ -67,11 +68,20 @@ static bool report_rank(int32_t j, struct ftp_mode_rank *out)
 	return true;
 }
 
+extern const struct ftp_mode ftp_replication_mode;
+
+/* The kind of a replicated communicator's cover (pmpi/cover.h). */
+static const struct ftp_cover_kind cover_kind = {
+	.covered_as = "replicated",
+	.mode = &ftp_replication_mode,
+	.calls = &ftp_repl_calls,
+	.runs_as_is = ftp_repl_runs_as_is,
+};
+
 const struct ftp_mode ftp_replication_mode = {
 	.name = "replication",
 	.variable = "FTSHIM_REPLICAS",
 	.setting = &ftp.cfg.replicas,
-	.covered_as = "replicated",
 	.man_section = "REPLICATION",
 	.parse = parse,
 	.check = ftp_repl_check,
@@ -88,8 +98,7 @@ const struct ftp_mode ftp_replication_mode = {
 	.creation = ftp_repl_creation,
 	.derive = ftp_repl_derive,
 	.release = ftp_repl_release,
-	.calls = &ftp_repl_calls,
-	.runs_as_is = ftp_repl_runs_as_is,
+	.cover_kind = &cover_kind,
 	.completion = completion,
 	.wtime = ftp_repl_wtime,
 	.inject_names = inject_names,

@@ -119,7 +119,7 @@ struct send_args {
 
 static struct targets dest_targets(const struct ftp_comm *e, int dest, struct send_args a)
 {
-	const struct ftp_repl_comm *x = e->cover;
+	const struct ftp_repl_comm *x = ftp_repl_of(e);
 	struct targets t = {.n = 1, .rank = {ftp_rank_in(e, dest), MPI_PROC_NULL}};
 	bool skip[2] = {false, false};
 

@@ -49,7 +49,7 @@ static void discard_from(int32_t dead)
 static void fwd_receive(int32_t dead)
 {
 	for (size_t i = 0; i < ftp_repl_ncomms; i++) {
-		struct ftp_repl_comm *x = ftp_repl_comms[i]->cover;
+		struct ftp_repl_comm *x = ftp_repl_of(ftp_repl_comms[i]);
 		uint64_t start = ft_clock_now();
 		for (uint32_t pass = 0; ftp_dead_peer_pass(pass, start);) {
 			MPI_Status st;

@@ -150,7 +150,7 @@ int ftp_repl_start(void)
 		ftp_hang_watch_begin(FTP_FN_MPI_Init, ftp_member_jobs(world->core), world->core->local_size);
 	ftp_mpi.PMPI_Comm_dup(ftp.world, &ftp_repl.stream);
 	if (world)
-		ftp_repl_derive(world, NULL);
+		ftp_cover_derive(world, NULL); /* through the core: the cover gets its kind */
 	ftp_hang_watch_end();
 	if (ftp_repl.copy == FTP_COPY_REPLICA)
 		redirect_output(ftp_repl.plan.logical_of[ftp.rank]);

@@ -77,6 +77,7 @@
 
 #include "pmpi/call.h"
 #include "pmpi/complete.h"
+#include "pmpi/cover.h"
 #include "pmpi/p2p.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/requests.h"
@@ -112,8 +113,10 @@ struct ftp_replication {
 
 extern struct ftp_replication ftp_repl;
 
-/* What a replicated communicator adds to its entry (struct ftp_comm.cover). */
+/* What a replicated communicator adds to its entry (struct ftp_comm.cover:
+ * it starts with the struct ftp_cover the core reads). */
 struct ftp_repl_comm {
+	struct ftp_cover cover; /* first: e->cover points here */
 	/* The primaries and singles, in program rank order: where collectives
 	 * run. MPI_COMM_NULL on a replica. */
 	MPI_Comm team;
@@ -147,7 +150,7 @@ struct ftp_repl_comm {
 /* The replication of e (its cover), or NULL. */
 static inline struct ftp_repl_comm *ftp_repl_of(const struct ftp_comm *e)
 {
-	return e->cover;
+	return (struct ftp_repl_comm *)e->cover;
 }
 
 /* This process has a copy to tell or to follow. */

@@ -20,7 +20,7 @@
 /* The world ranks of e's team now, in program rank order (n of them). */
 static int32_t *team_members(const struct ftp_comm *e)
 {
-	const struct ftp_repl_comm *x = e->cover;
+	const struct ftp_repl_comm *x = ftp_repl_of(e);
 	int32_t *w = malloc(((size_t)x->size + 1) * sizeof *w);
 
 	for (uint32_t k = 0; w && k < x->size; k++)
@@ -34,7 +34,7 @@ static int32_t *team_members(const struct ftp_comm *e)
  * the call's, as for any collective. */
 int ftp_repl_team_wait(struct ftp_call *c, int rc, uint32_t epoch)
 {
-	struct ftp_repl_comm *x = c->comm->cover;
+	struct ftp_repl_comm *x = ftp_repl_of(c->comm);
 	uint64_t seen = 0, polls = 0, events = ftp_events();
 	int flag = 0;
 
@@ -224,7 +224,7 @@ static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
  * got in e's collectives: *hi, and the least: *lo. */
 static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
 {
-	struct ftp_repl_comm *x = e->cover;
+	struct ftp_repl_comm *x = ftp_repl_of(e);
 	int32_t *w = team_members(e);
 	MPI_Comm team = MPI_COMM_NULL;
 	int rc = w ? MPI_SUCCESS : MPI_ERR_NO_MEM;
@@ -314,7 +314,7 @@ bool ftp_repl_teams_rebuild(void)
 		changed = rc[i] == TEAM_VIEW_CHANGED;
 	}
 	for (size_t i = 0; i < n && !changed; i++) {
-		struct ftp_repl_comm *x = comms[i]->cover;
+		struct ftp_repl_comm *x = ftp_repl_of(comms[i]);
 		for (uint64_t s = lo[i] + 1; rc[i] == MPI_SUCCESS && s <= hi[i] && s <= x->coll_done; s++) {
 			const struct coll_rec *r = x->coll_log;
 			while (r && r->seq != s)

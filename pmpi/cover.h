@@ -1,0 +1,67 @@
+/* cover.h: what covers a communicator, when something other than the MPI
+ * decides how the program's calls on it run: a recovery mode's own
+ * version of it (replication's communicator of every copy), and, next, a
+ * view that recovery made. An entry's cover (struct ftp_comm.cover) starts
+ * with struct ftp_cover, whose kind gives the forms of the calls that
+ * take over on it and says which calls without a form run as on any
+ * communicator; every other call is refused with one line
+ * (ftp_mode_refuse, pmpi/errors.h). The wrappers, generated and written
+ * by hand, ask only through ftp_cover_calls and ftp_cover_runs_as_is, so
+ * the kinds can differ from one communicator to the next. A cover is set
+ * with the entry's map, before the entry is inserted, and its kind never
+ * changes. */
+#ifndef FTSHIM_PMPI_COVER_H
+#define FTSHIM_PMPI_COVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pmpi/comm_lookup.h"
+#include "pmpi/mode/mode.h"
+
+struct ftp_cover_kind {
+	/* What a refusal calls a communicator of this kind ("replicated"). */
+	const char *covered_as;
+	/* The mode whose kind it is (a refusal names its variable and its
+	 * section of ftshim(7)), or NULL. */
+	const struct ftp_mode *mode;
+	/* Its own forms of the calls it takes over; a NULL slot: the call's
+	 * role decides. */
+	const struct ftp_mode_calls *calls;
+	/* Whether a call with no form, of role role, runs as on any
+	 * communicator (the seam's translations are all it needs). */
+	bool (*runs_as_is)(int fn, enum ftp_mode_role role);
+};
+
+struct ftp_cover {
+	const struct ftp_cover_kind *kind;
+};
+
+/* e was just made from parent, which the active mode covers (NULL: e is
+ * MPI_COMM_WORLD, at the mode's start): the mode's derive gives e its
+ * map and cover, and the cover gets the mode's kind. */
+static inline void ftp_cover_derive(struct ftp_comm *e, const struct ftp_comm *parent)
+{
+	if (!ftp_mode_on() || !ftp_mode_active->derive)
+		return;
+	ftp_mode_active->derive(e, parent);
+	if (e->cover)
+		e->cover->kind = ftp_mode_active->cover_kind;
+}
+
+/* The forms on e, a covered communicator's entry, or NULL. */
+static inline const struct ftp_mode_calls *ftp_cover_calls(const struct ftp_comm *e)
+{
+	return e->cover->kind ? e->cover->kind->calls : NULL;
+}
+
+/* A call with no form on covered e, of role role, runs as on any (else
+ * the wrapper refuses it). */
+static inline bool ftp_cover_runs_as_is(const struct ftp_comm *e, int fn, enum ftp_mode_role role)
+{
+	const struct ftp_cover_kind *k = e->cover->kind;
+
+	return k && k->runs_as_is && k->runs_as_is(fn, role);
+}
+
+#endif
