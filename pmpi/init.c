@@ -308,6 +308,7 @@ static bool world_from_session;
  * FTSHIM_DISABLE turns it off here. */
 static bool start_here(void)
 {
+	ftp_mpi_ready();
 	if (atomic_load(&ftp.phase) != FTP_PHASE_OFF)
 		return false;
 	if (!init_config()) {
@@ -505,6 +506,7 @@ FTP_ALSO_PMPI(MPI_Abort);
 
 FT_EXPORT int MPI_Initialized(int *flag)
 {
+	ftp_mpi_ready();
 	return ftp_mpi.PMPI_Initialized(flag);
 }
 FTP_ALSO_PMPI(MPI_Initialized);
@@ -512,6 +514,7 @@ FTP_ALSO_PMPI(MPI_Initialized);
 /* After ftshim's MPI_Finalize the answer is yes, whatever the MPI says. */
 FT_EXPORT int MPI_Finalized(int *flag)
 {
+	ftp_mpi_ready();
 	if (atomic_load(&ftp.phase) == FTP_PHASE_DONE) {
 		*flag = 1;
 		return MPI_SUCCESS;

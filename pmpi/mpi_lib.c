@@ -3,12 +3,15 @@
  * ftp_mpi_resolve) and the address range of its code, by which a
  * completion call tells the MPI's own calls from the program's
  * (ftp_called_by_mpi); and one pass of its whole progress engine
- * (ftp_mpi_progress). Written by the constructor before any thread
- * starts; read-only after. */
+ * (ftp_mpi_progress). Written once, by whichever comes first: the
+ * library's constructor, or a call that can come before it (another
+ * library's constructor may call MPI_Initialized: Open MPI's C++
+ * bindings do, before ftshim's constructor has run); read-only after. */
 #include "ftshim_config.h"
 
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "pmpi/state.h"
@@ -48,15 +51,27 @@ bool ftp_called_by_mpi(const void *return_address)
 	return a >= mpi_text_start && a < mpi_text_end;
 }
 
-/* Find the MPI's own entry points before anything can call one: a
- * program may call MPI (MPI_Initialized, MPI_Get_version) before MPI_Init. */
-__attribute__((constructor)) static void find_mpi_entries(void)
+static pthread_once_t entries_found = PTHREAD_ONCE_INIT;
+
+static void find_mpi_entries(void)
 {
 	Dl_info info;
 
 	entries_missing = ftp_mpi_resolve();
 	if (ftp_mpi.PMPI_Init && dladdr((void *)(uintptr_t)ftp_mpi.PMPI_Init, &info) && info.dli_fbase)
 		dl_iterate_phdr(find_mpi_text, info.dli_fbase);
+}
+
+void ftp_mpi_ready(void)
+{
+	pthread_once(&entries_found, find_mpi_entries);
+}
+
+/* Find the MPI's own entry points before anything can call one: a
+ * program may call MPI (MPI_Initialized, MPI_Get_version) before MPI_Init. */
+__attribute__((constructor)) static void find_mpi_entries_at_load(void)
+{
+	ftp_mpi_ready();
 }
 
 int ftp_mpi_entries_missing(void)

@@ -4,6 +4,12 @@
 
 #include <stdbool.h>
 
+/* Find the MPI's entry points (ftp_mpi) if nobody has yet: the
+ * library's constructor does, and so does every wrapper that another
+ * library's constructor may call before it (MPI_Initialized,
+ * MPI_Finalized, the MPI_Init forms). Any thread. */
+void ftp_mpi_ready(void);
+
 /* How many functions of mpi.h the MPI library does not export (ftp_mpi
  * has NULL for them). */
 int ftp_mpi_entries_missing(void);
