@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,7 +37,6 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <stdlib.h>
 #endif
 
 #include "src/callsite.h"
@@ -316,16 +316,41 @@ static void frame_find_source(struct frame_desc *f)
 }
 #endif
 
+/* The C++ runtime's demangler: char *__cxa_demangle(const char *mangled,
+ * char *buf, size_t *len, int *status), malloc'ed result. */
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
+bool ft_demangle(const char *name, char *out, size_t outlen)
+{
+	/* Looked up at each use: a program may load the runtime late (a C++
+	 * plug-in), and this is the rare error path. */
+	cxa_demangle_fn demangle = NULL;
+	char *plain = NULL;
+	int status = -1;
+
+	if (strncmp(name, "_Z", 2) == 0) {
+		*(void **)&demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		if (demangle)
+			plain = demangle(name, NULL, NULL, &status);
+	}
+	bool done = plain && status == 0;
+	put(out, outlen, "%s", done ? plain : name);
+	free(plain);
+	return done;
+}
+
 /* Write the description of the cursor's frame, located in f. */
 static void frame_describe(unw_cursor_t *cursor, struct frame_desc *f, char *out, size_t outlen)
 {
 	unw_word_t offset = 0;
-	int rc = unw_get_proc_name(cursor, f->symbol, sizeof f->symbol, &offset);
+	char mangled[NAME_LEN];
+	int rc = unw_get_proc_name(cursor, mangled, sizeof mangled, &offset);
 
 	/* -UNW_ENOMEM: the name was truncated, still worth showing. */
 	if (rc != 0 && rc != -UNW_ENOMEM)
-		f->symbol[0] = '\0';
-	f->symbol[sizeof f->symbol - 1] = '\0';
+		mangled[0] = '\0';
+	mangled[sizeof mangled - 1] = '\0';
+	ft_demangle(mangled, f->symbol, sizeof f->symbol);
 	f->symbol_offset = (uintptr_t)offset;
 #ifdef HAVE_LIBDW
 	frame_find_source(f);

@@ -15,6 +15,7 @@
 #ifndef FTSHIM_CALLSITE_H
 #define FTSHIM_CALLSITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Describe the first frame of the calling thread's stack that lies outside
@@ -52,5 +53,14 @@ int ft_callsite_skip(unsigned skip_frames, char *out, size_t outlen);
  * (see callsite_python.c): call it only where ftshim holds no lock of its
  * own. */
 int ft_callsite_python(char *out, size_t outlen);
+
+/* name as a C++ programmer reads it: a mangled name ("_ZN4Foam8UPstream12
+ * waitRequestsEi") demangled ("Foam::UPstream::waitRequests(int)") by the
+ * C++ runtime's __cxa_demangle when the process has one loaded (a C++
+ * program does; ftshim never loads or links it), into out; anything else,
+ * or without the runtime, copied as it is. Returns whether it demangled.
+ * out is always NUL-terminated (truncated if outlen is too small); outlen
+ * 0 leaves it untouched. Any thread. ft_callsite shows its names so. */
+bool ft_demangle(const char *name, char *out, size_t outlen);
 
 #endif

@@ -142,7 +142,7 @@ EXTRA_DIST += tests/mpi/driver tests/mpi/lib.sh tests/mpi/sanitizer.supp tests/m
 	tests/mpi/slurm.sh $(wildcard $(srcdir)/tests/mpi/progs/*.py) \
 	$(wildcard $(srcdir)/tests/mpi/cases/*.sh) \
 	$(wildcard $(srcdir)/tests/mpi/progs/*.c) $(wildcard $(srcdir)/tests/mpi/progs/*.h) \
-	$(wildcard $(srcdir)/tests/mpi/progs/*.F90)
+	$(wildcard $(srcdir)/tests/mpi/progs/*.F90) $(wildcard $(srcdir)/tests/mpi/progs/*.cpp)
 
 AM_TESTS_ENVIRONMENT = \
 	export MPITEST_FLAVOUR='$(MPI_FLAVOUR)' MPITEST_MPICC='$(MPICC)' \

@@ -10,7 +10,9 @@
  * frame (main's caller, in libc); also skipping libc leaves no frame
  * ("unknown", -1); an address in no object or an empty substring skips
  * nothing. And the degraded outputs: "unknown" past the top of the stack,
- * truncation to a short buffer, nothing written for outlen 0. */
+ * truncation to a short buffer, nothing written for outlen 0. C++ names
+ * are demangled once the process has the C++ runtime (this C program
+ * loads it with dlopen), and shown as they are before. */
 #include "ftshim_config.h"
 
 #include <check.h>
@@ -337,6 +339,34 @@ START_TEST(test_cache_keeps_whole)
 }
 END_TEST
 
+START_TEST(test_demangle)
+{
+	char out[128];
+	const char *mangled = "_ZN4Foam8UPstream12waitRequestsEi";
+
+	/* A C program without the C++ runtime: the name as it is. */
+	if (!dlsym(RTLD_DEFAULT, "__cxa_demangle")) {
+		ck_assert(!ft_demangle(mangled, out, sizeof out));
+		ck_assert_str_eq(out, mangled);
+	}
+	void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
+	ck_assert_msg(cxx, "cannot load the C++ runtime: %s", dlerror());
+	ck_assert(ft_demangle(mangled, out, sizeof out));
+	ck_assert_str_eq(out, "Foam::UPstream::waitRequests(int)");
+	/* Truncated, still terminated. */
+	ck_assert(ft_demangle(mangled, out, 10));
+	ck_assert_str_eq(out, "Foam::UPs");
+	/* Not a mangled name, or a malformed one: as it is. */
+	ck_assert(!ft_demangle("known_caller", out, sizeof out));
+	ck_assert_str_eq(out, "known_caller");
+	ck_assert(!ft_demangle("_Zx", out, sizeof out));
+	ck_assert_str_eq(out, "_Zx");
+	strcpy(out, "kept");
+	ft_demangle(mangled, out, 0);
+	ck_assert_str_eq(out, "kept");
+}
+END_TEST
+
 static Suite *callsite_suite(void)
 {
 	Suite *s = suite_create("callsite");
@@ -355,6 +385,10 @@ static Suite *callsite_suite(void)
 	tcase_add_test(tc_inside, test_inside_no_frame_left);
 	tcase_add_test(tc_inside, test_inside_skips_nothing);
 	suite_add_tcase(s, tc_inside);
+
+	TCase *tc_names = tcase_create("names");
+	tcase_add_test(tc_names, test_demangle);
+	suite_add_tcase(s, tc_names);
 
 	tcase_add_test(tc_cache, test_threads);
 	tcase_add_test(tc_cache, test_dlopen_dlclose);
