@@ -56,12 +56,29 @@ static void find_done_request(void)
 #endif
 }
 
+/* Whether this process is the job's first, as its launcher numbers it
+ * before MPI_Init (Hydra's PMI_RANK, Open MPI's, PMIx's, Slurm's), or
+ * was started without one: it alone says what every rank would. */
+static bool first_of_job(void)
+{
+	static const char *const names[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+					    "SLURM_PROCID"};
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = getenv(names[i]);
+		if (v && *v)
+			return strcmp(v, "0") == 0;
+	}
+	return true;
+}
+
 /* A configuration error ends the rank before PMPI_Init: there is nothing to
- * clean up yet, and every rank with the same environment stops the same way. */
+ * clean up yet, and every rank with the same environment stops the same
+ * way, so the first says why, once for the job. */
 static void say_config_error(const char *err)
 {
 	char line[FT_CONFIG_ERR_MAX + 16];
-	int n = snprintf(line, sizeof line, "ftshim: %s\n", err);
+	int n = first_of_job() ? snprintf(line, sizeof line, "ftshim: %s\n", err) : 0;
 
 	if (n > 0) {
 		ssize_t w = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
@@ -120,6 +137,17 @@ static bool init_config(void)
 		stop_on_config_error(err);
 	if (ftp.cfg.disable)
 		return false;
+	/* A name far from every variable's is no typo of one: said once, and
+	 * the job goes on (a near miss stopped it above). */
+	char unknown[FT_CONFIG_ERR_MAX - 128];
+	int nunknown = ft_config_unknown(environ, unknown, sizeof unknown);
+	if (nunknown > 0) {
+		snprintf(err, sizeof err,
+			 "warning: %s %s not %s of ftshim's, ignored; the variables are listed in "
+			 "'man 7 ftshim'",
+			 unknown, nunknown == 1 ? "is" : "are", nunknown == 1 ? "a variable" : "variables");
+		say_config_error(err);
+	}
 	/* A log file template with a bad %-sequence is a configuration error
 	 * too; find it now, before MPI starts. */
 	if (ftp.cfg.log_file[0] &&

@@ -358,7 +358,12 @@ static int fail_value(const struct ft_config_var *var, const char *value, const 
 	return -EINVAL;
 }
 
-static int check_unknown_names(char *const *envp, char *err, size_t errlen)
+/* Calls fn for each FTSHIM_ name of envp that is not a variable, with
+ * the known name it is a near miss of, or NULL; stops at the first that
+ * fn says to (returns true), and says whether one did. */
+static bool each_unknown_name(char *const *envp, bool (*fn)(const char *entry, const char *hint,
+							  void *arg),
+			      void *arg)
 {
 	const size_t plen = strlen(FT_CONFIG_PREFIX);
 
@@ -366,19 +371,64 @@ static int check_unknown_names(char *const *envp, char *err, size_t errlen)
 		if (strncmp(*e, FT_CONFIG_PREFIX, plen) != 0)
 			continue;
 		size_t len = strcspn(*e, "=");
-		if (find_var(*e, len))
-			continue;
-		const char *hint = closest_name(*e, len);
-		char shown[160];
-		printable(*e, shown, sizeof shown);
-		if (hint)
-			snprintf(err, errlen, "%s: unknown variable (did you mean %s?); the variables are listed in 'man 7 ftshim'",
-				 shown, hint);
-		else
-			snprintf(err, errlen, "%s: unknown variable; the variables are listed in 'man 7 ftshim'", shown);
-		return -EINVAL;
+		if (!find_var(*e, len) && fn(*e, closest_name(*e, len), arg))
+			return true;
 	}
-	return 0;
+	return false;
+}
+
+struct unknown_out {
+	char *out;
+	size_t outlen;
+	int count;
+};
+
+/* A near miss of a known name is most likely a typo of it: fatal. */
+static bool near_miss(const char *entry, const char *hint, void *arg)
+{
+	struct unknown_out *u = arg;
+	char shown[160];
+
+	if (!hint)
+		return false;
+	printable(entry, shown, sizeof shown);
+	snprintf(u->out, u->outlen,
+		 "%s: unknown variable (did you mean %s?); the variables are listed in 'man 7 ftshim'",
+		 shown, hint);
+	return true;
+}
+
+static bool far_from_any(const char *entry, const char *hint, void *arg)
+{
+	struct unknown_out *u = arg;
+	char shown[64];
+	size_t at = strlen(u->out);
+
+	if (hint)
+		return false;
+	printable(entry, shown, sizeof shown);
+	shown[strcspn(shown, "=")] = '\0';
+	snprintf(u->out + at, u->outlen - at, "%s%s", u->count ? ", " : "", shown);
+	u->count++;
+	return false;
+}
+
+int ft_config_unknown(char *const *envp, char *out, size_t outlen)
+{
+	struct unknown_out u = {.out = out, .outlen = outlen};
+
+	if (outlen == 0)
+		return 0;
+	out[0] = '\0';
+	each_unknown_name(envp, far_from_any, &u);
+	return u.count;
+}
+
+static int check_unknown_names(char *const *envp, char *err, size_t errlen)
+{
+	struct unknown_out u = {.out = err, .outlen = errlen};
+
+	return each_unknown_name(envp, near_miss, &u) ? -EINVAL : 0;
 }
 
 static const char *env_value(char *const *envp, const char *name)

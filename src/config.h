@@ -55,9 +55,15 @@ void ft_config_defaults(struct ft_config *cfg);
 
 /* Parse every FTSHIM_* variable of envp (NULL-terminated, as environ) into
  * cfg. Returns 0, or -EINVAL with one line (no newline, no "ftshim:"
- * prefix) in err. Unknown FTSHIM_ names are errors. If FTSHIM_DISABLE is
- * true, nothing else is parsed. Strings in cfg point into envp. */
+ * prefix) in err. An unknown FTSHIM_ name close to a known one (a typo:
+ * FTSHIM_REPLCAS) is an error that names the known one; one far from any
+ * is not (ft_config_unknown lists those). If FTSHIM_DISABLE is true,
+ * nothing else is parsed. Strings in cfg point into envp. */
 int ft_config_load(struct ft_config *cfg, char *const *envp, char *err, size_t errlen);
+
+/* The FTSHIM_ names of envp that are no variable and near no variable's
+ * name, comma-separated in out (truncated to outlen); how many. */
+int ft_config_unknown(char *const *envp, char *out, size_t outlen);
 
 /* What a variable accepts, as used in error messages and the docs. */
 void ft_config_describe_accepted(const struct ft_config_var *var, char *out, size_t outlen);

@@ -2,8 +2,9 @@
  * environment variables. They check the table (every default parses, the
  * defaults land in struct ft_config, the FTSHIM_LOG keywords are the
  * logger's level names), ft_config_load on hand-built envp arrays (valid
- * values, invalid and empty values, unknown FTSHIM_ names with and without
- * a "did you mean" suggestion, other variables ignored, FTSHIM_DISABLE
+ * values, invalid and empty values, unknown FTSHIM_ names near a known
+ * one (an error with a "did you mean") and far from all (no error; listed
+ * by ft_config_unknown), other variables ignored, FTSHIM_DISABLE
  * short-circuiting everything else), the one-line error format (variable,
  * value, "accepted", never a newline), and the value parsers for each type
  * through ft_config_parse_value with locally built DURATION and UINT
@@ -391,23 +392,34 @@ START_TEST(test_load_unknown_name_far)
 {
 	struct ft_config cfg;
 	char err[FT_CONFIG_ERR_MAX];
+	char names[128];
 	char *envp[] = { "FTSHIM_ZZZZZZZZZZ=1", NULL };
 
-	ck_assert_int_eq(load(&cfg, envp, err, sizeof err), -EINVAL);
-	assert_contains(err, "FTSHIM_ZZZZZZZZZZ");
-	assert_contains(err, "unknown variable");
-	assert_lacks(err, "did you mean");
+	/* Far from every name: no typo of one, not an error; listed. */
+	ck_assert_int_eq(load(&cfg, envp, err, sizeof err), 0);
+	ck_assert_int_eq(ft_config_unknown(envp, names, sizeof names), 1);
+	ck_assert_str_eq(names, "FTSHIM_ZZZZZZZZZZ");
 
-	/* Four edits from the nearest name (FTSHIM_LOG) is too far to guess. */
-	char *envp3[] = { "FTSHIM_LOGWXYZ=1", NULL };
-	ck_assert_int_eq(load(&cfg, envp3, err, sizeof err), -EINVAL);
-	assert_contains(err, "unknown variable");
-	assert_lacks(err, "did you mean");
+	/* Four edits from the nearest name (FTSHIM_LOG) is too far to guess;
+	 * known names are not listed. */
+	char *envp3[] = { "FTSHIM_LOGWXYZ=1", "FTSHIM_LOG=debug", "FTSHIM_QQQQQQQQ=2", NULL };
+	ck_assert_msg(load(&cfg, envp3, err, sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(ft_config_unknown(envp3, names, sizeof names), 2);
+	ck_assert_str_eq(names, "FTSHIM_LOGWXYZ, FTSHIM_QQQQQQQQ");
 
-	/* The bare prefix is an unknown variable too. */
-	char *envp2[] = { "FTSHIM_=1", NULL };
+	/* The bare prefix is three edits from FTSHIM_LOG: a near miss. */
+	char *envp4[] = { "FTSHIM_=1", NULL };
+	ck_assert_int_eq(load(&cfg, envp4, err, sizeof err), -EINVAL);
+	assert_contains(err, "unknown variable");
+
+	/* A near miss beside far ones still stops the load. */
+	char *envp2[] = { "FTSHIM_ZZZZZZZZZZ=1", "FTSHIM_LGO=debug", NULL };
 	ck_assert_int_eq(load(&cfg, envp2, err, sizeof err), -EINVAL);
-	assert_contains(err, "unknown variable");
+	assert_contains(err, "FTSHIM_LGO=debug: unknown variable (did you mean FTSHIM_LOG?)");
+
+	/* Truncated to the room given, still terminated. */
+	ck_assert_int_eq(ft_config_unknown(envp3, names, 10), 2);
+	ck_assert_int_eq((int)strlen(names), 9);
 }
 END_TEST
 
