@@ -239,8 +239,10 @@ void ftp_inject_start(void)
 
 	if (!spawned && ft_inject_check_ranks(&ftp.inject, ftp.nfirst, ftp.procs.size - ftp.nfirst, copies,
 					      err, sizeof err) != 0) {
-		/* Every rank has the same text and stops the same way. */
-		fprintf(stderr, "ftshim: %s\n", err);
+		/* Every rank has the same text and stops the same way; rank 0
+		 * says why, once for the job. */
+		if (ftp.rank == 0)
+			fprintf(stderr, "ftshim: %s\n", err);
 		ftp_leave(FT_EXIT_CONFIG);
 	}
 	/* spawned:N is job rank nfirst + N. */

@@ -14,6 +14,7 @@ libftshim_la_SOURCES = \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/seam.h \
 	pmpi/comms.c pmpi/comms.h \
+	pmpi/cover.h \
 	pmpi/complete.c pmpi/complete.h \
 	pmpi/create.c \
 	pmpi/detect.c pmpi/detect.h \
