@@ -48,7 +48,6 @@ static inline int ftp_cover_as_is(struct ftp_call *c, int fn, enum ftp_mode_role
 	return ftp_cover_runs_as_is(c->comm, fn, role) ? MPI_SUCCESS : ftp_mode_refuse(c);
 }
 
-
 /* Resolve comm, set what the call watches, and (unless check is false)
  * refuse to start what waits on a failure already known. A nonblocking
  * receive from MPI_ANY_SOURCE starts anyway: it reports

@@ -36,7 +36,7 @@ struct ftp_call;
  * one line that says what failed and what to do. Returns code. */
 int ftp_raise(struct ftp_call *c, int code);
 
-/* A call with no form of the active mode's on a covered communicator:
+/* A call with no form of its cover's on a covered communicator:
  * one line, then the communicator's error handler with
  * MPI_ERR_UNSUPPORTED_OPERATION, which it returns.
  * ftp_mode_refuse_because says why instead of " yet" (why starts with a

@@ -37,7 +37,7 @@ libftshim_la_SOURCES = \
 	pmpi/mode/replication/comm.c pmpi/mode/replication/comm.h \
 	pmpi/mode/replication/complete.c pmpi/mode/replication/complete.h \
 	pmpi/mode/replication/counts.c pmpi/mode/replication/counts.h \
-	pmpi/mode/replication/hooks.c \
+	pmpi/mode/replication/hooks.c pmpi/mode/replication/hooks.h \
 	pmpi/mode/replication/p2p.c pmpi/mode/replication/p2p.h \
 	pmpi/mode/replication/promote.c pmpi/mode/replication/promote.h \
 	pmpi/mode/replication/recv.c pmpi/mode/replication/recv.h \

@@ -177,9 +177,8 @@ struct ftp_mode {
 	void (*finish)(void);
 };
 
-/* The active mode, or NULL (pmpi/state.c). */
+/* The active mode, or NULL (pmpi/mode/mode.c). */
 extern const struct ftp_mode *ftp_mode_active;
-
 
 static inline bool ftp_mode_on(void)
 {
@@ -189,9 +188,9 @@ static inline bool ftp_mode_on(void)
 /* --- calls on a covered communicator (the generated wrappers) ---------- */
 
 /* Why a large-count call whose base call has a form of the mode's is
- * refused (ftp_mode_refuse_because, pmpi/errors.h): a count that does not fit the
- * base's int, or counts the wrapper does not convert (arrays of another
- * length than the communicator's, a count returned). */
+ * refused (ftp_mode_refuse_because, pmpi/errors.h): a count that does
+ * not fit the base's int, or counts the wrapper does not convert (arrays
+ * of another length than the communicator's, a count returned). */
 #define FTP_MODE_COUNT_TOO_BIG " when a count or displacement does not fit in an int"
 #define FTP_MODE_COUNT_NOT_CONVERTED " in its large-count form (its counts are not converted)"
 

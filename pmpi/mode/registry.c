@@ -11,9 +11,8 @@
 
 #include "pmpi/mode/registry.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/mode/replication/hooks.h"
 #include "src/log.h"
-
-extern const struct ftp_mode ftp_replication_mode;
 
 static const struct ftp_mode *const modes[] = {&ftp_replication_mode};
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 
+#include "pmpi/mode/replication/hooks.h"
 #include "pmpi/cover.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/mode/replication/calls.h"
@@ -67,8 +68,6 @@ static bool report_rank(int32_t j, struct ftp_mode_rank *out)
 	};
 	return true;
 }
-
-extern const struct ftp_mode ftp_replication_mode;
 
 /* The kind of a replicated communicator's cover (pmpi/cover.h). */
 static const struct ftp_cover_kind cover_kind = {

@@ -36,7 +36,9 @@ static void recv_unlink(struct peer_recv *p)
 	p->linked = false;
 }
 
-void ftp_repl_recv_finish(struct peer_recv *p, int rc, const MPI_Status *st)
+/* p is done, with rc (st: what it matched, or NULL): unlisted, its
+ * status in the program's ranks, its message counted. */
+static void recv_finish(struct peer_recv *p, int rc, const MPI_Status *st)
 {
 	recv_unlink(p);
 	p->done = true;
@@ -52,14 +54,14 @@ void ftp_repl_recv_finish(struct peer_recv *p, int rc, const MPI_Status *st)
 }
 
 /* Post p to the copy its source is addressed at now. */
-void ftp_repl_recv_post(struct peer_recv *p)
+static void recv_post(struct peer_recv *p)
 {
 	int q = p->source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : ftp_rank_in(p->e, p->source);
 	int rc = ftp_mpi.PMPI_Irecv(p->buf, p->count, p->type, q, p->tag, p->e->real, &p->req);
 
 	p->from = q == MPI_ANY_SOURCE ? -1 : ftp_repl_world_at(p->e, q);
 	if (rc != MPI_SUCCESS)
-		ftp_repl_recv_finish(p, rc, NULL);
+		recv_finish(p, rc, NULL);
 }
 
 void ftp_repl_recv_start(struct peer_recv *p)
@@ -71,7 +73,7 @@ void ftp_repl_recv_start(struct peer_recv *p)
 	*(recvs_tail ? &recvs_tail->next : &ftp_repl_recvs_head) = p;
 	recvs_tail = p;
 	p->linked = true;
-	ftp_repl_recv_post(p);
+	recv_post(p);
 }
 
 /* A message from MPI_ANY_SOURCE that came from a dead primary after it
@@ -95,11 +97,11 @@ void ftp_repl_recv_poll(struct peer_recv *p)
 	int rc = ftp_mpi.PMPI_Test(&p->req, &flag, &st);
 	if (rc == MPI_SUCCESS && flag && p->source == MPI_ANY_SOURCE &&
 	    ftp_repl_from_dropped(p->e, &st)) {
-		ftp_repl_recv_post(p);
+		recv_post(p);
 		return;
 	}
 	if (rc != MPI_SUCCESS || flag)
-		ftp_repl_recv_finish(p, rc, &st);
+		recv_finish(p, rc, &st);
 }
 
 /* p's copy is dead and none took over (its logical rank is lost): a last
@@ -109,7 +111,7 @@ static void recv_give_up(struct peer_recv *p, int err)
 	MPI_Status st;
 	int rc = ftp_cancel_p2p(&p->req, p->from, FTP_P2P_RECV, err, &st);
 
-	ftp_repl_recv_finish(p, rc, rc == MPI_SUCCESS ? &st : NULL);
+	recv_finish(p, rc, rc == MPI_SUCCESS ? &st : NULL);
 }
 
 /* Whether p waits on a dead copy that no view change will move it from:
@@ -283,7 +285,7 @@ void ftp_repl_settle_recvs_from(int32_t dead)
 		ft_debug("a receive from rank %d (tag %d) posted to process %d: %s", p->source, p->tag,
 			 dead, rc == MPI_SUCCESS ? "matched" : "cancelled");
 		if (rc == MPI_SUCCESS)
-			ftp_repl_recv_finish(p, rc, &st);
+			recv_finish(p, rc, &st);
 	}
 }
 
@@ -293,5 +295,5 @@ void ftp_repl_repost_recvs_from(int32_t dead)
 {
 	for (struct peer_recv *p = ftp_repl_recvs_head; p; p = p->next)
 		if (p->from == dead && p->req == MPI_REQUEST_NULL)
-			ftp_repl_recv_post(p);
+			recv_post(p);
 }

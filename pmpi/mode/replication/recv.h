@@ -4,11 +4,8 @@
 
 #include "pmpi/mode/replication/state.h"
 
-/* A struct peer_recv's life: started (listed and posted), posted again
- * to the copy its source is addressed at now, polled, finished; and a
+/* A struct peer_recv's life: started (listed and posted), polled; and a
  * blocking one whole. */
-void ftp_repl_recv_finish(struct peer_recv *p, int rc, const MPI_Status *st);
-void ftp_repl_recv_post(struct peer_recv *p);
 void ftp_repl_recv_start(struct peer_recv *p);
 void ftp_repl_recv_poll(struct peer_recv *p);
 int ftp_repl_recv_from(struct ftp_call *c, void *buf, int count, MPI_Datatype type, int source,

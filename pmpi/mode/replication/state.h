@@ -64,9 +64,10 @@
  *               a replica's output) and MPI_Finalize; ftshim_rank_copies
  *   calls.c     the forms of the calls on a replicated communicator
  *   hooks.c     replication as a recovery mode (pmpi/mode/mode.h)
- * Nothing outside the folder includes these headers. Every symbol in
- * them is hidden (the library is built with -fvisibility=hidden and
- * exports only what is marked FT_EXPORT). */
+ * Nothing outside the folder includes these headers but the registry
+ * (pmpi/mode/registry.c), which names the mode through hooks.h. Every
+ * symbol in them is hidden (the library is built with
+ * -fvisibility=hidden and exports only what is marked FT_EXPORT). */
 #ifndef FTSHIM_PMPI_MODE_REPLICATION_STATE_H
 #define FTSHIM_PMPI_MODE_REPLICATION_STATE_H
 
@@ -170,13 +171,6 @@ static inline int32_t ftp_repl_program_rank(int32_t w)
 	return ftp_repl.r != 0 && w >= 0 && (uint32_t)w < ftp_repl.plan.n + ftp_repl.plan.r
 		   ? ftp_repl.plan.logical_of[w]
 		   : w;
-}
-
-/* e is replicated (every wrapper with a communicator asks, on its
- * general path: a test of a field of the entry it has just found). */
-static inline bool ftp_repl_comm(const struct ftp_comm *e)
-{
-	return ftp_seam_covered(e);
 }
 
 /* Tags on the stream: records, the counts a copy gives the survivor of

@@ -10,7 +10,7 @@ cxx=${MPITEST_MPICC/mpicc/mpicxx}
 command -v "$cxx" >/dev/null || { echo "skip: no $cxx"; exit 77; }
 bin="$MPITEST_BINDIR/cxx_callsite"
 mkdir -p "$MPITEST_BINDIR"
-"$cxx" -O1 -g0 -Wall -Werror -o "$bin" "$MPITEST_SRCDIR/progs/cxx_callsite.cpp" ||
+timeout -k 5 300 "$cxx" -O1 -g0 -Wall -Werror -o "$bin" "$MPITEST_SRCDIR/progs/cxx_callsite.cpp" ||
 	fail "cannot build cxx_callsite"
 
 run_job shim 2 -- "$bin"
