@@ -8,6 +8,7 @@
  * thread. */
 #include "ftshim_config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,41 @@
 #include "pmpi/agree.h"
 #include "pmpi/detect.h"
 #include "src/log.h"
+
+/* Memory that a request given up on may still read or write (the
+ * buffers of a collective abandoned on a team whose member died, the data
+ * of a send to a peer that is dead or slow): neither MPI can cancel such
+ * a request, so the memory is kept, reachable, for the rest of the
+ * process instead of being freed under it. Only failures add to it.
+ * Application thread. */
+struct held {
+	struct held *next;
+	max_align_t data[];
+};
+static struct held *held_list;
+
+/* bytes of memory that held_release may keep. */
+static void *held_alloc(size_t bytes)
+{
+	struct held *h = malloc(sizeof *h + bytes + 1);
+
+	return h ? h->data : NULL;
+}
+
+/* Done with p from held_alloc: freed, unless in_use (a request given up
+ * on may still use it). */
+static void held_release(void *p, bool in_use)
+{
+	if (!p)
+		return;
+	struct held *h = (struct held *)((char *)p - offsetof(struct held, data));
+	if (in_use) {
+		h->next = held_list;
+		held_list = h;
+	} else {
+		free(h);
+	}
+}
 
 /* The world ranks of e's team now, in program rank order (n of them). */
 static int32_t *team_members(const struct ftp_comm *e)
@@ -31,29 +67,29 @@ static int32_t *team_members(const struct ftp_comm *e)
 /* Wait for the collective c started on e's team (rc, c->req) while the
  * team is the one of epoch. A member's death that a promotion covers
  * rebuilds the team (ftp_repl_views): TEAM_REBUILT. Other failures are
- * the call's, as for any collective. */
+ * the call's, as for any collective. A collective given up on is left to
+ * the MPI, as a failed collective is, and stays in c->req (never to be
+ * waited on or freed): the memory it reads or writes must outlive it. */
 int ftp_repl_team_wait(struct ftp_call *c, int rc, uint32_t epoch)
 {
 	struct ftp_repl_comm *x = ftp_repl_of(c->comm);
 	uint64_t seen = 0, polls = 0, events = ftp_events();
 	int flag = 0;
 
-	if (rc != MPI_SUCCESS)
+	if (rc != MPI_SUCCESS) {
+		c->req = MPI_REQUEST_NULL;
 		return rc;
+	}
 	c->watch = (struct ftp_watch){.kind = FTP_WATCH_ALL};
 	for (;;) {
 		rc = ftp_mpi.PMPI_Test(&c->req, &flag, MPI_STATUS_IGNORE);
 		if (rc != MPI_SUCCESS || flag)
 			return rc;
 		int err = ftp_poll_step(c, false, &seen, &polls);
-		if (x->team_epoch != epoch) {
-			c->req = MPI_REQUEST_NULL; /* left to the MPI, as a failed collective is */
+		if (x->team_epoch != epoch)
 			return TEAM_REBUILT;
-		}
-		if (err != MPI_SUCCESS) {
-			c->req = MPI_REQUEST_NULL;
+		if (err != MPI_SUCCESS)
 			return err;
-		}
 		if (ftp_events() != events && ftp_repl_in_views) {
 			/* Inside a view change, no other applies: a member's
 			 * death ends this call, and the next view rebuilds. */
@@ -63,10 +99,8 @@ int ftp_repl_team_wait(struct ftp_call *c, int rc, uint32_t epoch)
 			for (uint32_t k = 0; w && k < x->size && !dead; k++)
 				dead = w[k] < 0 || ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]);
 			free(w);
-			if (dead) {
-				c->req = MPI_REQUEST_NULL;
+			if (dead)
 				return FTP_ERR_PROC_FAILED;
-			}
 		}
 	}
 }
@@ -89,19 +123,21 @@ static int coll_replay(struct ftp_comm *e, const struct coll_rec *r)
 		if (out_bytes < r->in_bytes)
 			out_bytes = r->in_bytes;
 	}
-	unsigned char *scratch = malloc(out_bytes + 1);
+	/* The output, then a copy of the input (the log may drop its own
+	 * while an abandoned run still reads it). */
+	unsigned char *scratch = held_alloc(out_bytes + r->in_bytes);
 	if (!scratch)
 		return MPI_ERR_NO_MEM;
-	if (r->in_rbuf)
-		memcpy(scratch, r->in, r->in_bytes);
+	if (r->in_bytes)
+		memcpy(scratch + (r->in_rbuf ? 0 : out_bytes), r->in, r->in_bytes);
 	if (a.rbuf != MPI_IN_PLACE)
 		a.rbuf = scratch - out_lb;
 	if (a.sbuf != MPI_IN_PLACE && !r->in_rbuf && r->in)
-		a.sbuf = r->in - r->in_lb;
+		a.sbuf = scratch + out_bytes - r->in_lb;
 	c.real = ftp_repl_of(e)->team;
 	int rc = ftp_repl_team_wait(&c, ftp_repl_coll_start(&a, c.real, &c.req),
 				    ftp_repl_of(e)->team_epoch);
-	free(scratch);
+	held_release(scratch, c.req != MPI_REQUEST_NULL);
 	return rc;
 }
 
@@ -170,9 +206,18 @@ static void hello_heard(int32_t from, const uint64_t v[2])
  * return: it waits here until it learns it (TEAM_VIEW_CHANGED). */
 static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
 {
-	uint64_t mine[2] = {comm, ftp_repl_team_hash(w, n)};
+	uint64_t *mine = held_alloc(2 * sizeof *mine);
 	MPI_Request *sent = malloc(((size_t)n + 1) * sizeof *sent);
-	int rc = sent ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+	int rc = MPI_SUCCESS;
+	bool unsent = false;
+
+	if (!mine || !sent) {
+		held_release(mine, false);
+		free(sent);
+		return MPI_ERR_NO_MEM;
+	}
+	mine[0] = comm;
+	mine[1] = ftp_repl_team_hash(w, n);
 
 	ft_debug("replication: team agreement on communicator %llx, hash %016llx, %u members",
 		 (unsigned long long)comm, (unsigned long long)mine[1], n);
@@ -212,10 +257,16 @@ static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
 				hello_heard(w[k], got);
 		}
 	}
-	for (uint32_t k = 0; sent && k < n; k++)
-		if (sent[k] != MPI_REQUEST_NULL)
-			ftp_mpi.PMPI_Request_free(&sent[k]); /* delivered, or its peer is dead */
+	for (uint32_t k = 0; k < n; k++) {
+		int done = 0;
+		if (sent[k] != MPI_REQUEST_NULL &&
+		    ftp_mpi.PMPI_Test(&sent[k], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+			ftp_mpi.PMPI_Request_free(&sent[k]); /* delivered later, or its peer is dead */
+			unsent = true;
+		}
+	}
 	free(sent);
+	held_release(mine, unsent);
 	return rc;
 }
 
@@ -266,7 +317,12 @@ static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
 		return rc;
 	/* A promoted replica has the results of fwd_count more. */
 	int64_t done = (int64_t)(x->coll_done + x->fwd_count);
-	int64_t mine[2] = {done, -done}, all[2] = {0, 0};
+	int64_t *mine = held_alloc(4 * sizeof *mine), *all = mine + 2;
+	if (!mine)
+		return MPI_ERR_NO_MEM;
+	mine[0] = done;
+	mine[1] = -done;
+	all[0] = all[1] = 0;
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Allreduce);
 	ftp_call_on(&c, e, (struct ftp_watch){.kind = FTP_WATCH_ALL});
 	rc = ftp_repl_team_wait(
@@ -274,6 +330,7 @@ static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
 	    x->team_epoch);
 	*hi = (uint64_t)all[0];
 	*lo = (uint64_t)-all[1];
+	held_release(mine, c.req != MPI_REQUEST_NULL);
 	x->replay_lo = *lo;
 	ft_debug("replication: team of communicator %llx rebuilt (%d): collectives %llu done here, "
 		 "%llu to %llu by its members",

@@ -95,6 +95,13 @@ primary_dies mw 6 2 0 "time:400ms; rank=0 copy=replica at=call:MPI_Recv:20 how=p
 primary_dies stencil 6 2 0,1 call:MPI_Sendrecv:50
 primary_dies colls 8 100% 0,1,2 call:MPI_Allreduce:40
 primary_dies colls 6 2 0 "call:MPI_Bcast:30; rank=1 copy=primary at=call:MPI_Alltoall:60"
+# Two at once in an all-to-all collective: the team rebuilt for the first
+# runs a collective again for the members that lack it, and the second
+# dies meanwhile; that run is given up while the MPI may still write its
+# buffers (a glibc heap corruption when they were freed under it).
+for at in call:MPI_Alltoallv:9 call:MPI_Alltoall:9 call:MPI_Allreduce:21 call:MPI_Reduce_scatter:9; do
+	primary_dies colls 6 2 0,1 $at
+done
 # A primary, then a replica whose partner was promoted: that rank's
 # replica carries on alone; the other's primary does.
 primary_dies stencil 6 2 0 "call:MPI_Sendrecv:30; rank=1 copy=replica at=call:MPI_Sendrecv:90"
