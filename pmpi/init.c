@@ -339,6 +339,15 @@ static bool start_here(void)
 	ftp_mpi_ready();
 	if (atomic_load(&ftp.phase) != FTP_PHASE_OFF)
 		return false;
+	const char *foreign = ftp_mpi_foreign();
+	if (foreign) {
+		char err[FT_CONFIG_ERR_MAX];
+		snprintf(err, sizeof err,
+			 "this libftshim.so was built for %s, but the program runs on %s: preload "
+			 "the one built for the program's MPI (PREFIX/lib/ftshim/FLAVOUR/libftshim.so)",
+			 FT_MPI_FLAVOUR, foreign);
+		stop_on_config_error(err);
+	}
 	if (!init_config()) {
 		atomic_store(&ftp.phase, FTP_PHASE_PASS);
 		return false;

@@ -74,6 +74,28 @@ __attribute__((constructor)) static void find_mpi_entries_at_load(void)
 	ftp_mpi_ready();
 }
 
+/* Open MPI exports its MPI_COMM_WORLD object; MPICH and its kin do
+ * not. Asked of the library whose PMPI_Init ftshim calls: the MPI this
+ * library was linked with is loaded too, after the program's. */
+const char *ftp_mpi_foreign(void)
+{
+	Dl_info info;
+	void *lib = NULL;
+
+	if (ftp_mpi.PMPI_Init && dladdr((void *)(uintptr_t)ftp_mpi.PMPI_Init, &info) && info.dli_fname)
+		lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	bool open_mpi = dlsym(lib, "ompi_mpi_comm_world") != NULL;
+	dlclose(lib);
+
+#ifdef OPEN_MPI
+	return open_mpi || !ftp_mpi.PMPI_Init ? NULL : "an MPI other than Open MPI";
+#else
+	return open_mpi ? "Open MPI" : NULL;
+#endif
+}
+
 int ftp_mpi_entries_missing(void)
 {
 	return entries_missing;

@@ -10,6 +10,11 @@
  * MPI_Finalized, the MPI_Init forms). Any thread. */
 void ftp_mpi_ready(void);
 
+/* NULL if the program runs on the MPI this library was built for (or
+ * nothing tells), else a name for the one it runs on: handles and
+ * constants then mean other things to it, and the first call crashes. */
+const char *ftp_mpi_foreign(void);
+
 /* How many functions of mpi.h the MPI library does not export (ftp_mpi
  * has NULL for them). */
 int ftp_mpi_entries_missing(void);
