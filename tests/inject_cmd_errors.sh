@@ -176,10 +176,27 @@ expect_error "live and gone ranks" "rank 1 .* is gone" --rundir "$rd" kill 0 1
 expect_error "live and unknown ranks" "rank 7 is not a rank" --rundir "$rd" kill --signal TERM 0 7
 expect_error "bad signal" "--signal FOO: not a signal; accepted: .*KILL" --rundir "$rd" kill --signal FOO 0
 expect_error "signal 0" "--signal 0: not a signal" --rundir "$rd" kill --signal 0 0
-expect_error "bad --at" "--at soon: not a time to wait; accepted: seconds" --rundir "$rd" kill --at soon 0
-expect_error "negative --at" "unknown option -1|--at -1" --rundir "$rd" kill --at -1 0
-expect_error "bad --for" "--for 2x: not a duration; accepted: " --rundir "$rd" pause --for 2x 0
-expect_error "zero --for" "--for 0: not a duration; accepted: more than 0" --rundir "$rd" pause --for 0 0
+# Durations are read as ftshim reads FTSHIM_* and FTSHIM_INJECT: units us,
+# ms, s (and ns), a bare number is milliseconds; the same words for an error.
+units="with unit us, ms or s \(a bare number is ms\)"
+expect_error "bad --at" "^ftshim-inject: --at soon: not a duration; accepted: a duration from 0 to 86400s, $units$" \
+	--rundir "$rd" kill --at soon 0
+expect_error "unknown unit in --at" "^ftshim-inject: --at 3parsecs: unknown unit 'parsecs'; accepted: a duration from 0 to 86400s, $units$" \
+	--rundir "$rd" kill --at 3parsecs 0
+expect_error "minutes are not a unit" "^ftshim-inject: --at 1m: unknown unit 'm'; accepted: " --rundir "$rd" kill --at 1m 0
+expect_error "--at over a day" "^ftshim-inject: --at 86400001: out of range; accepted: a duration from 0 to 86400s" \
+	--rundir "$rd" kill --at 86400001 0
+expect_error "--at finer than 1ns" "^ftshim-inject: --at 1.5ns: finer than a nanosecond; accepted: " --rundir "$rd" kill --at 1.5ns 0
+expect_error "--at with ten decimals" "^ftshim-inject: --at 0.0000000001s: too many decimals; accepted: " \
+	--rundir "$rd" kill --at 0.0000000001s 0
+expect_error "negative --at" "unknown option -1|--at -1: not a duration" --rundir "$rd" kill --at -1 0
+expect_error "bad --for" "^ftshim-inject: --for 2x: unknown unit 'x'; accepted: a duration of more than 0 and at most 86400s, $units$" \
+	--rundir "$rd" pause --for 2x 0
+expect_error "unknown unit in --for" "^ftshim-inject: --for 3parsecs: unknown unit 'parsecs'; accepted: a duration of more than 0" \
+	--rundir "$rd" pause --for 3parsecs 0
+expect_error "zero --for" "^ftshim-inject: --for 0: out of range; accepted: a duration of more than 0 and at most 86400s, $units$" \
+	--rundir "$rd" pause --for 0 0
+expect_error "zero --for with a unit" "^ftshim-inject: --for 0s: out of range; accepted: " --rundir "$rd" pause --for 0s 0
 expect_error "missing --for" "pause: --for DURATION is missing" --rundir "$rd" pause 0
 expect_error "--copy without replicas" "--copy both: job $job_a runs no replicas" --rundir "$rd" kill --copy both 0
 expect_error "no run directory (--rundir)" "no run directory $tmp/none \(from --rundir\)" --rundir "$tmp/none" kill 0
@@ -247,7 +264,7 @@ echo "ok: clean removed $job_a and $job_c, kept $job_b"
 
 # --- pause (the only live job now: no --job needed) -----------------------------
 set +e
-timeout -k 2 20 "$inject" --rundir "$rd" pause --for 0.5 0 >"$tmp/pause.out" 2>"$tmp/pause.err" &
+timeout -k 2 20 "$inject" --rundir "$rd" pause --for 0.5s 0 >"$tmp/pause.out" 2>"$tmp/pause.err" &
 pause_pid=$!
 set -e
 stopped=0
@@ -270,21 +287,51 @@ S | R) ;;
 esac
 printf 'paused rank 0 (pid %s) for 500ms\nresumed rank 0 (pid %s)\n' "$s3" "$s3" | cmp -s - "$tmp/pause.out" ||
 	{ cat "$tmp/pause.out"; fail "pause: stdout"; }
-grep -qE "^time=[0-9.]+ rank=0 host=$host pid=$s3 how=pause:500ms by=ftshim-inject trigger=\"pause --for 0.5 0\"$" "$rd/$job_b/injections" ||
+grep -qE "^time=[0-9.]+ rank=0 host=$host pid=$s3 how=pause:500ms by=ftshim-inject trigger=\"pause --for 0.5s 0\"$" "$rd/$job_b/injections" ||
 	{ cat "$rd/$job_b/injections"; fail "pause: the injection line"; }
-echo "ok: pause --for 0.5 0: stopped during the pause, running after it"
+echo "ok: pause --for 0.5s 0: stopped during the pause, running after it"
+
+# --- bare numbers are milliseconds: --at 1500 waits 1.5 s, --for 700 is 700ms -----
+now_ms() {
+	local t
+	t=$(date +%s%N)
+	printf '%s' $((t / 1000000))
+}
+# timed ARGS...: expect_ok, and $MS: how long it took, in ms.
+timed() {
+	local t0
+	t0=$(now_ms)
+	expect_ok "$@"
+	MS=$(($(now_ms) - t0))
+}
+timed "pause --at 1500 --for 700" --rundir "$rd" pause --at 1500 --for 700 0
+{ [ "$MS" -ge 2200 ] && [ "$MS" -lt 15000 ]; } || fail "pause --at 1500 --for 700: took $MS ms, expected 1.5 s + 0.7 s"
+printf 'paused rank 0 (pid %s) for 700ms\nresumed rank 0 (pid %s)\n' "$s3" "$s3" | cmp -s - "$OUT" ||
+	{ cat "$OUT"; fail "pause --at 1500 --for 700: stdout"; }
+grep -q "how=pause:700ms by=ftshim-inject trigger=\"pause --at 1500 --for 700 0\"$" "$rd/$job_b/injections" ||
+	{ cat "$rd/$job_b/injections"; fail "pause --at 1500 --for 700: the injection line"; }
+case $(state_of "$s3") in
+S | R) ;;
+*) fail "pause --at 1500 --for 700: rank 0 (pid $s3) is $(state_of "$s3") after the pause" ;;
+esac
+echo "ok: pause --at 1500 --for 700 0: took $MS ms"
+timed "pause --at 2s --for 1.5ms" --rundir "$rd" pause --at 2s --for 1.5ms 0
+{ [ "$MS" -ge 2000 ] && [ "$MS" -lt 15000 ]; } || fail "pause --at 2s --for 1.5ms: took $MS ms, expected 2 s"
+grep -q "^paused rank 0 (pid $s3) for 1.5ms$" "$OUT" || { cat "$OUT"; fail "pause --at 2s --for 1.5ms: stdout"; }
+echo "ok: pause --at 2s --for 1.5ms 0: took $MS ms"
 
 # --- kill --random, then clean removes the last job ------------------------------
-expect_ok "kill --random" --rundir "$rd" kill --random 1 --seed 4
+timed "kill --random" --rundir "$rd" kill --random 1 --seed 4 --at 250
+{ [ "$MS" -ge 250 ] && [ "$MS" -lt 10000 ]; } || fail "kill --at 250: took $MS ms, expected 250 ms"
 [ "$(cat "$OUT")" = "killed rank 0 (pid $s3) with SIGKILL" ] || { cat "$OUT"; fail "kill --random: stdout"; }
 expect_gone "$s3" "kill --random"
-[ "$(grep -c 'how=SIGKILL by=ftshim-inject trigger="kill --random 1 --seed 4"' "$rd/$job_b/injections")" = 1 ] ||
+[ "$(grep -c 'how=SIGKILL by=ftshim-inject trigger="kill --random 1 --seed 4 --at 250"' "$rd/$job_b/injections")" = 1 ] ||
 	{ cat "$rd/$job_b/injections"; fail "kill --random: the injection line"; }
 watched=("$reused")
 expect_error "nothing left to kill" "no job has a running rank on this host in $rd" --rundir "$rd" kill 0
 expect_ok "clean" --rundir "$rd" clean
 [ ! -e "$rd/$job_b" ] || fail "clean: $job_b left after its last rank died"
-echo "ok: kill --random 1 --seed 4, clean"
+echo "ok: kill --random 1 --seed 4 --at 250 (took $MS ms), clean"
 
 # --- a replicated job (FTSHIM_REPLICAS): ranks name the program's ranks --------
 start_sleeper

@@ -89,19 +89,23 @@ expect_injection 2 SIGKILL "kill 2"
 [ "$(wc -l <"$rd/$JOB/injections")" = 1 ] || fail "more than one injection recorded"
 note "kill 2: $(head -n 1 "$OUT")"
 
-# (b) two ranks at once, with SIGTERM.
+# (b) two ranks at once, with SIGTERM, 1.5 s later (a bare --at is
+# milliseconds, as in FTSHIM_INJECT's at=time:).
 VICTIM_ARGS=(--expect "1,4")
 start 6
-inj_ok kill --signal TERM 1 4
-[ "$(grep -c '^killed rank [14] (pid [0-9]*) with SIGTERM$' "$IOUT")" = 2 ] || fail "kill --signal TERM 1 4: stdout"
+t0=$(date +%s%N)
+inj_ok kill --signal TERM --at 1500 1 4
+took=$((($(date +%s%N) - t0) / 1000000))
+[ "$took" -ge 1500 ] || fail "kill --at 1500: done after $took ms, expected 1.5 s"
+[ "$(grep -c '^killed rank [14] (pid [0-9]*) with SIGTERM$' "$IOUT")" = 2 ] || fail "kill --signal TERM --at 1500 1 4: stdout"
 wait_job
 expect_rc "$(launcher_rc 143)"
 expect_all_checks
 expect_detected 1 "$(survivors 6 1,4)"
 expect_detected 4 "$(survivors 6 1,4)"
-expect_injection 1 SIGTERM "kill --signal TERM 1 4"
-expect_injection 4 SIGTERM "kill --signal TERM 1 4"
-note "kill --signal TERM 1 4: $(head -n 1 "$OUT")"
+expect_injection 1 SIGTERM "kill --signal TERM --at 1500 1 4"
+expect_injection 4 SIGTERM "kill --signal TERM --at 1500 1 4"
+note "kill --signal TERM --at 1500 1 4 (done after $took ms): $(head -n 1 "$OUT")"
 
 # (c) two ranks at random, twice with the same seed: the same two.
 VICTIM_ARGS=(--expect any:2)
