@@ -39,9 +39,9 @@
 #include "pmpi/ucx_yield.h"
 #include "src/clock.h"
 #include "src/log.h"
-#include "src/overlay.h"
 #include "src/pmi.h"
 #include "src/pmix.h"
+#include "src/preflight.h"
 #include "src/supervisor.h"
 
 extern char **environ;
@@ -127,7 +127,6 @@ static void check_srun_after_init(void)
 static bool init_config(void)
 {
 	char err[FT_CONFIG_ERR_MAX];
-	char path[128];
 
 	if (ftp_mpi.PMPI_Init == NULL)
 		stop_on_config_error("the library below libftshim.so exports no PMPI_Init: ftshim needs an MPI library built with its profiling interface");
@@ -139,33 +138,18 @@ static bool init_config(void)
 		return false;
 	/* A name far from every variable's is no typo of one: said once, and
 	 * the job goes on (a near miss stopped it above). */
-	char unknown[FT_CONFIG_ERR_MAX - 128];
-	int nunknown = ft_config_unknown(environ, unknown, sizeof unknown);
-	if (nunknown > 0) {
-		snprintf(err, sizeof err,
-			 "warning: %s %s not %s of ftshim's, ignored; the variables are listed in "
-			 "'man 7 ftshim'",
-			 unknown, nunknown == 1 ? "is" : "are", nunknown == 1 ? "a variable" : "variables");
+	if (ft_preflight_unknown(environ, err, sizeof err) > 0)
 		say_config_error(err);
-	}
 	/* A log file template with a bad %-sequence is a configuration error
 	 * too; find it now, before MPI starts. */
-	if (ftp.cfg.log_file[0] &&
-	    ft_log_expand_path(ftp.cfg.log_file, 0, path, sizeof path) == -EINVAL) {
-		snprintf(err, sizeof err,
-			 "FTSHIM_LOG_FILE=%s: unknown %%-sequence; accepted: %%r (rank), %%h (host), %%p (pid), %%%%",
-			 ftp.cfg.log_file);
+	if (ft_preflight_log_file(&ftp.cfg, err, sizeof err) != 0)
 		stop_on_config_error(err);
-	}
 	if (ftp_inject_parse(err, sizeof err) != 0)
 		stop_on_config_error(err);
 	if (ftp_mode_select(err, sizeof err) != 0)
 		stop_on_config_error(err);
-	if (ft_overlay_check_iface(ftp.cfg.iface, path, sizeof path) != 0) {
-		snprintf(err, sizeof err, "FTSHIM_IFACE=%s: %s; accepted: an interface name or IPv4 address of this host",
-			 ftp.cfg.iface, path);
+	if (ft_preflight_iface(&ftp.cfg, err, sizeof err) != 0)
 		stop_on_config_error(err);
-	}
 	ft_log_set_level((enum ft_log_level)ftp.cfg.log_level);
 	ft_log_set_origin(ftp.init_ns);
 	check_srun_before_init();

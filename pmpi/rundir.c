@@ -42,18 +42,6 @@ static int make_dir(const char *path)
 	return -errno;
 }
 
-static void default_rundir(char *out, size_t len)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-
-	if (ftp.cfg.rundir[0])
-		snprintf(out, len, "%s", ftp.cfg.rundir);
-	else if (xdg && xdg[0])
-		snprintf(out, len, "%s/ftshim", xdg);
-	else
-		snprintf(out, len, "/tmp/ftshim-%ld", (long)getuid());
-}
-
 static const char *launcher_name(void)
 {
 	if (getenv("OMPI_COMM_WORLD_RANK"))
@@ -110,7 +98,7 @@ void ftp_rundir_start(void)
 	char base[PATH_MAX - 32];
 	int rc;
 
-	default_rundir(base, sizeof base);
+	ft_rundir_base(ftp.cfg.rundir, base, sizeof base);
 	snprintf(jobdir, sizeof jobdir, "%s/%s", base, ftp.job_id);
 	rc = make_dir(base);
 	if (rc == 0)
@@ -167,7 +155,7 @@ void ftp_rundir_write_events(void)
 	 * MPI_Init, where the application waits. */
 	if (lowest_on_host) {
 		char base[PATH_MAX];
-		default_rundir(base, sizeof base);
+		ft_rundir_base(ftp.cfg.rundir, base, sizeof base);
 		unsigned n = ft_rundir_prune(base, ftp.peers[ftp.rank].host, time(NULL), RUNDIR_KEEP_S);
 		if (n)
 			ft_debug("removed %u job director%s older than %d days from %s", n, n == 1 ? "y" : "ies",

@@ -22,6 +22,7 @@ src_libftcore_la_SOURCES = \
 	src/overlay.c src/overlay.h \
 	src/pmi.c src/pmi.h \
 	src/pmix.c src/pmix.h \
+	src/preflight.c src/preflight.h \
 	src/proc_table.c src/proc_table.h \
 	src/prune.c src/prune.h \
 	src/rank_map.c src/rank_map.h \

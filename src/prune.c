@@ -8,11 +8,24 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "src/prune.h"
+
+void ft_rundir_base(const char *configured, char *out, size_t outlen)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (configured && configured[0])
+		snprintf(out, outlen, "%s", configured);
+	else if (xdg && xdg[0])
+		snprintf(out, outlen, "%s/ftshim", xdg);
+	else
+		snprintf(out, outlen, "/tmp/ftshim-%ld", (long)getuid());
+}
 
 uint64_t ft_process_start_ticks(pid_t pid)
 {

@@ -1,16 +1,22 @@
-/* prune.h: keeping the run directory from growing without end. Every job
- * leaves a directory there (RUNDIR/JOBID: job, ranks, injections, events,
- * report.json); at MPI_Finalize the lowest rank on each host removes those of
- * earlier jobs that are old enough and have no rank still running on this
- * host. Only directories named like a job id (12 lowercase hex digits)
- * that hold nothing but regular files are touched. Pure file work: no
- * MPI. */
+/* prune.h: where the run directory is, and keeping it from growing
+ * without end. Every job leaves a directory there (RUNDIR/JOBID: job,
+ * ranks, injections, events, report.json); at MPI_Finalize the lowest
+ * rank on each host removes those of earlier jobs that are old enough and
+ * have no rank still running on this host. Only directories named like a
+ * job id (12 lowercase hex digits) that hold nothing but regular files are
+ * touched. Pure file work: no MPI. */
 #ifndef FTSHIM_PRUNE_H
 #define FTSHIM_PRUNE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+
+/* The run directory of this process's jobs: configured (FTSHIM_RUNDIR)
+ * if not empty, else $XDG_RUNTIME_DIR/ftshim, else /tmp/ftshim-UID. The
+ * library and ftshim-info (--check) both ask here. */
+void ft_rundir_base(const char *configured, char *out, size_t outlen);
 
 /* Remove, from base, the job directories not modified for keep_s seconds
  * before now whose ranks on this host (named host in their "ranks" file)

@@ -122,6 +122,11 @@ EXTRA_DIST += tests/inject_cmd_errors.sh
 TESTS += tests/timeline.sh
 EXTRA_DIST += tests/timeline.sh
 
+# ftshim-info from the build directory: the listing against the FTSHIM_*
+# table, --check's lines (sane, each kind of problem), its usage errors.
+TESTS += tests/info.sh
+EXTRA_DIST += tests/info.sh
+
 # The layout rules of pmpi/ (recovery modes behind their contract, one
 # rank module, small files in a mode's folder).
 TESTS += tests/layout.sh

@@ -5,8 +5,8 @@
 # program written for ULFM (MPIX_ calls and error classes from mpi.h and
 # mpi-ext.h, ftshim.h's query API) compiles and links with its flags
 # alone; the preload variable names the installed library, fmoddir the
-# Fortran modules when they were built. Every command it starts is
-# bounded (timeout -k).
+# Fortran modules when they were built; the installed ftshim-info lists
+# the library and the file. Every command it starts is bounded (timeout -k).
 set -eu
 flavour=$MPITEST_FLAVOUR
 command -v pkg-config >/dev/null || { echo "pkgconfig.sh: no pkg-config (Debian package pkgconf)" >&2; exit 1; }
@@ -51,4 +51,16 @@ fmoddir=$tmp/root$(pkg-config --variable=fmoddir "ftshim-$flavour" | sed "s|^$tm
 if [ -n "${MPITEST_MPIFC:-}" ] && [ -f "$FT_BUILDDIR/fortran/mpif-ext.h" ]; then
 	[ -f "$fmoddir/mpif-ext.h" ] || { echo "pkgconfig.sh: fmoddir $fmoddir has no mpif-ext.h" >&2; exit 1; }
 fi
-echo "pkgconfig.sh: ftshim-$flavour.pc: $cflags $libs; preload and fmoddir installed"
+# The installed ftshim-info finds the installed library from where it
+# runs (under DESTDIR here, not the configured prefix), with this file.
+info=$(find "$tmp/root" -name ftshim-info -path '*/bin/*' -type f)
+[ -n "$info" ] || { echo "pkgconfig.sh: no ftshim-info installed in a bin directory" >&2; exit 1; }
+find "$tmp/root" -name ftshim-info.1 -path '*/man1/*' | grep -q . ||
+	{ echo "pkgconfig.sh: no ftshim-info.1 installed in a man1 directory" >&2; exit 1; }
+timeout -k 5 30 "$info" >"$tmp/info.out" 2>&1 ||
+	{ cat "$tmp/info.out" >&2; echo "pkgconfig.sh: the installed ftshim-info failed" >&2; exit 1; }
+preload_real=$(cd "$(dirname "$preload")" && pwd -P)/libftshim.so
+pc_real=$(cd "$(dirname "$pc")" && pwd -P)/$(basename "$pc")
+grep -qxF "$flavour: $preload_real" "$tmp/info.out" && grep -qxF "  pkg-config: ftshim-$flavour ($pc_real)" "$tmp/info.out" ||
+	{ cat "$tmp/info.out" >&2; echo "pkgconfig.sh: the installed ftshim-info does not list $preload_real with $pc_real" >&2; exit 1; }
+echo "pkgconfig.sh: ftshim-$flavour.pc: $cflags $libs; preload and fmoddir installed; ftshim-info finds them"
