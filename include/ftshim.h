@@ -23,7 +23,7 @@ int ftshim_active(void);
  * no two communicators alive at once share one (with overwhelming
  * probability). MPI_COMM_WORLD's id is 1. Returns 0, or -1 if ftshim does
  * not track this communicator (ftshim inactive, MPI_COMM_NULL, or made by
- * dynamic processes or sessions). */
+ * MPI_Comm_connect, MPI_Comm_accept or MPI_Comm_join). */
 int ftshim_comm_id(MPI_Comm comm, uint64_t *id);
 
 /* The state of a process, by its job rank (its rank in MPI_COMM_WORLD;

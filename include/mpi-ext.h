@@ -1,7 +1,8 @@
 /* mpi-ext.h (ftshim): the ULFM fault-tolerance extension, for programs
  * written for Open MPI 5 (or MPICH's ULFM) that run on a stock MPI under
  * ftshim. Put this directory first on the include path
- * (-I PREFIX/include/ftshim, or `pkg-config --cflags ftshim`); the MPI's
+ * (-I PREFIX/include/ftshim, or `pkg-config --cflags ftshim-mpich`, or
+ * ftshim-openmpi); the MPI's
  * own mpi-ext.h, where it has one, is included too.
  *
  * The functions live in the preloaded libftshim.so; link nothing extra:

@@ -4,7 +4,7 @@
 # MPI_ERR_PROC_FAILED; its log line names the Python line of the call
 # (function, file, line) and then mpi4py's C frame; the report's error
 # events carry the same; the survivors shrink through ftshim's MPIX calls
-# from ctypes (the README's way) and go on. Skipped on MPICH (Debian has
+# from ctypes (docs/python.md's way) and go on. Skipped on MPICH (Debian has
 # no mpi4py for it) and where python3-mpi4py is missing.
 [ "$MPITEST_FLAVOUR" = openmpi ] || { echo "skip: Debian's python3-mpi4py is built against Open MPI only"; exit 77; }
 py=/usr/bin/python3
@@ -36,11 +36,11 @@ if sites != want:
     print("error sites %s, expected %s" % (sites, want), file=sys.stderr)
     sys.exit(1)
 PY
-# The program's ULFM part is the README's, line for line.
-timeout -k 5 30 python3 - "$FT_SRCDIR/README.md" "$src" <<'PY' || fail "the README's mpi4py ULFM code and mpi4py_lose.py's differ"
+# The program's ULFM part is docs/python.md's, line for line.
+timeout -k 5 30 python3 - "$FT_SRCDIR/docs/python.md" "$src" <<'PY' || fail "docs/python.md's mpi4py ULFM code and mpi4py_lose.py's differ"
 import re, sys
 readme = open(sys.argv[1]).read()
-block = re.search(r"^### Python \(mpi4py\)$.*?^```python\n(.*?)^```$", readme, re.S | re.M).group(1)
+block = re.search(r"^#+ Python \(mpi4py\)$.*?^```python\n(.*?)^```$", readme, re.S | re.M).group(1)
 prog = open(sys.argv[2]).read()
 part = re.search(r"^# --- The ULFM calls through ftshim.*?\n(.*?)^# --- end", prog, re.S | re.M).group(1)
 def lines(text):

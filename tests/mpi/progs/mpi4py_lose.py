@@ -7,7 +7,7 @@ others wait for a message from it in Comm.Recv, which must raise
 MPI.Exception with MPI_ERR_PROC_FAILED. Each survivor prints "recv line N"
 (the line of that Recv) and "rank R caught MPI_ERR_PROC_FAILED (class C)";
 the survivors shrink MPI_COMM_WORLD through the ULFM calls of ftshim, as
-the README shows them (ctypes: Debian's mpi4py has no ULFM methods), run
+docs/python.md shows them (ctypes: Debian's mpi4py has no ULFM methods), run
 N allreduces on what is left (default 200), and rank 0 of it prints ALL
 CHECKS PASSED. Exit status 1 if a check failed here.
 """
@@ -21,7 +21,7 @@ import time
 
 from mpi4py import MPI
 
-# --- The ULFM calls through ftshim, as the README gives them. ---
+# --- The ULFM calls through ftshim, as docs/python.md gives them. ---
 _lib = ctypes.CDLL(None)  # the process's symbols: ftshim's MPIX_* among them
 _Handle = ctypes.c_void_p if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_void_p) else ctypes.c_int
 
@@ -53,7 +53,7 @@ def comm_shrink(comm):
     shrunk = MPI.Intracomm()
     _check(_lib.MPIX_Comm_shrink(_handle(comm), ctypes.c_void_p(MPI._addressof(shrunk))))
     return shrunk
-# --- end of the README's part ---
+# --- end of docs/python.md's part ---
 
 
 def main():
