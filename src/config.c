@@ -17,8 +17,8 @@
 #define FT_S FT_NSEC_PER_SEC
 #define FT_STRING_MAX 4095
 
-#define FT_CONFIG_DESC(name, field, type, def, min, max, kw, help) \
-	{ FT_CONFIG_PREFIX #name, FT_CV_##type, def, min, max, kw, help, \
+#define FT_CONFIG_DESC(group, name, field, type, def, min, max, kw, help) \
+	{ FT_CONFIG_PREFIX #name, group, FT_CV_##type, def, min, max, kw, help, \
 	  offsetof(struct ft_config, field) },
 const struct ft_config_var ft_config_vars[] = { FT_CONFIG_VARS(FT_CONFIG_DESC) };
 #undef FT_CONFIG_DESC
@@ -31,6 +31,10 @@ void ft_config_format_duration(uint64_t ns, char *out, size_t outlen)
 		uint64_t ns;
 	} units[] = { { "s", FT_S }, { "ms", FT_MS }, { "us", FT_NSEC_PER_USEC } };
 
+	if (ns == 0) { /* in the units the messages name */
+		snprintf(out, outlen, "0s");
+		return;
+	}
 	for (size_t i = 0; i < FT_ARRAY_SIZE(units); i++) {
 		if (ns >= units[i].ns && ns % units[i].ns == 0) {
 			snprintf(out, outlen, "%" PRIu64 "%s", ns / units[i].ns, units[i].unit);

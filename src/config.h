@@ -27,7 +27,7 @@ enum ft_config_type { FT_CV_BOOL, FT_CV_UINT, FT_CV_DURATION, FT_CV_ENUM, FT_CV_
 /* FTSHIM_PARTITION's keywords, in the table's order. */
 enum ft_partition_mode { FT_PARTITION_MAJORITY = 0, FT_PARTITION_OFF = 1 };
 
-#define FT_CONFIG_FIELD(name, field, type, def, min, max, kw, help) FT_CTYPE_##type field;
+#define FT_CONFIG_FIELD(group, name, field, type, def, min, max, kw, help) FT_CTYPE_##type field;
 struct ft_config {
 	FT_CONFIG_VARS(FT_CONFIG_FIELD)
 };
@@ -35,7 +35,8 @@ struct ft_config {
 
 /* The description of one variable, from the table. */
 struct ft_config_var {
-	const char *name; /* full name, with the FTSHIM_ prefix */
+	const char *name;  /* full name, with the FTSHIM_ prefix; first, for ft_closest_word */
+	const char *group; /* what it is for: the heading it is listed under */
 	enum ft_config_type type;
 	const char *def;
 	uint64_t min, max;

@@ -4,7 +4,9 @@
  * and man 7 ftshim are all made from it (tools/config-doc prints the
  * tables; a test checks that the README matches).
  *
- * X(NAME, field, TYPE, default, min, max, keywords, help)
+ * X(GROUP, NAME, field, TYPE, default, min, max, keywords, help)
+ *   GROUP    what the variable is for: the heading it is listed under
+ *            (the variables of one group stand together)
  *   NAME     the variable without its FTSHIM_ prefix
  *   field    the member of struct ft_config that holds the parsed value
  *   TYPE     BOOL, UINT, DURATION (stored in ns), ENUM (index of the
@@ -18,65 +20,65 @@
 #include "src/common.h"
 
 #define FT_CONFIG_VARS(X) \
-	X(DISABLE, disable, BOOL, "0", 0, 1, NULL, \
+	X("General", DISABLE, disable, BOOL, "0", 0, 1, NULL, \
 	  "1 makes ftshim a pure pass-through: no other variable is read, nothing is " \
 	  "detected, checked or logged") \
-	X(LOG, log_level, ENUM, "info", 0, 0, "error|warn|info|debug|trace", \
+	X("General", LOG, log_level, ENUM, "info", 0, 0, "error|warn|info|debug|trace", \
 	  "How much ftshim logs; each line starts with ftshim[RANK] and the seconds since the job was up (every rank through MPI_Init)") \
-	X(LOG_FILE, log_file, STRING, "", 0, 0, NULL, \
+	X("General", LOG_FILE, log_file, STRING, "", 0, 0, NULL, \
 	  "Log to this file (appending) instead of stderr; %r becomes the job rank, %h the " \
 	  "host name, %p the pid, %% a percent sign") \
-	X(HB_PERIOD, hb_period, DURATION, "100ms", FT_NSEC_PER_MSEC, 10 * FT_NSEC_PER_SEC, NULL, \
+	X("General", RUNDIR, rundir, STRING, "", 0, 0, NULL, \
+	  "Where each job records its ranks (host, pid) and the injections made, for " \
+	  "ftshim-inject and the reports; unset: $XDG_RUNTIME_DIR/ftshim, else /tmp/ftshim-UID") \
+	X("Failure detection", HB_PERIOD, hb_period, DURATION, "100ms", FT_NSEC_PER_MSEC, 10 * FT_NSEC_PER_SEC, NULL, \
 	  "How often each rank sends a heartbeat to its successor on the ring") \
-	X(HB_TIMEOUT, hb_timeout, DURATION, "1s", 10 * FT_NSEC_PER_MSEC, 600 * FT_NSEC_PER_SEC, NULL, \
+	X("Failure detection", HB_TIMEOUT, hb_timeout, DURATION, "1s", 10 * FT_NSEC_PER_MSEC, 600 * FT_NSEC_PER_SEC, NULL, \
 	  "Silence after which a rank's observer declares it failed (hangs, stopped processes, " \
 	  "lost hosts; crashes are seen at once); at least twice FTSHIM_HB_PERIOD") \
-	X(HB_GRACE, hb_grace, DURATION, "2s", 0, 600 * FT_NSEC_PER_SEC, NULL, \
+	X("Failure detection", HB_GRACE, hb_grace, DURATION, "2s", 0, 600 * FT_NSEC_PER_SEC, NULL, \
 	  "Extra silence allowed before the first heartbeat after MPI_Init") \
-	X(RING_SHUFFLE, ring_shuffle, BOOL, "1", 0, 1, NULL, \
+	X("Failure detection", RING_SHUFFLE, ring_shuffle, BOOL, "1", 0, 1, NULL, \
 	  "1 places ranks on the heartbeat ring in a job-wide random order, so that the ranks of " \
 	  "one host do not watch each other; 0 uses rank order") \
-	X(BCAST, bcast, ENUM, "chord", 0, 0, "chord|bmg|hypercube", \
+	X("Failure detection", BCAST, bcast, ENUM, "chord", 0, 0, "chord|bmg|hypercube", \
 	  "How news of a failure (over the ring) or of a revocation (over the communicator's " \
 	  "live members) is flooded: to distances +2^k (chord), +-2^k (bmg), or index XOR 2^k " \
 	  "(hypercube)") \
-	X(PARTITION, partition, ENUM, "majority", 0, 0, "majority|off", \
+	X("Failure detection", PARTITION, partition, ENUM, "majority", 0, 0, "majority|off", \
 	  "majority: a rank silent for FTSHIM_HB_TIMEOUT is declared failed only if its observer " \
 	  "still reaches a strict majority of the job's live ranks (or half of them, holding the " \
 	  "lowest rank); a rank that cannot exits with status 74, so a network partition never " \
 	  "leaves two jobs; off: declare at once, and every side of a partition goes on alone") \
-	X(READMIT, readmit, BOOL, "0", 0, 1, NULL, \
+	X("Failure detection", READMIT, readmit, BOOL, "0", 0, 1, NULL, \
 	  "1 re-admits, once, a rank declared failed by heartbeat timeout that is heard again " \
 	  "(OCFTL's false positives): it is alive again for point-to-point and ftshim_rank_state, " \
 	  "but every communicator that had it stays failed, so this breaks ULFM's fail-stop " \
 	  "consistency; 0: it is told it failed and exits with status 75") \
-	X(SPAWN_MAX, spawn_max, UINT, "1024", 0, 1048576, NULL, \
-	  "How many processes the job may spawn in all (MPI_Comm_spawn) and still have ftshim " \
-	  "detect and recover them; each takes the next job rank after the job's first ranks. " \
-	  "Beyond it, spawned processes run outside ftshim's job") \
-	X(IFACE, iface, STRING, "", 0, 0, NULL, \
+	X("Failure detection", IFACE, iface, STRING, "", 0, 0, NULL, \
 	  "The network interface (eth0) or IPv4 address the control plane binds to; unset: all " \
 	  "interfaces, with the first non-loopback address published to other hosts") \
-	X(SUPERVISE, supervise, ENUM, "auto", 0, 0, "auto|on|off", \
+	X("Processes", SUPERVISE, supervise, ENUM, "auto", 0, 0, "auto|on|off", \
 	  "Run each rank under a small parent process that records a death by signal for the report " \
 	  "and, under Hydra, turns it into an exit, so that Hydra does not kill the whole job " \
 	  "(elsewhere it dies of the same signal), and under srun --mpi=pmix keeps a rank's death " \
 	  "from ending the job step; auto: under Hydra, Open MPI and srun --mpi=pmix") \
-	X(INJECT, inject, STRING, "", 0, 0, NULL, \
+	X("Processes", SPAWN_MAX, spawn_max, UINT, "1024", 0, 1048576, NULL, \
+	  "How many processes the job may spawn in all (MPI_Comm_spawn) and still have ftshim " \
+	  "detect and recover them; each takes the next job rank after the job's first ranks. " \
+	  "Beyond it, spawned processes run outside ftshim's job") \
+	X("Injecting failures", INJECT, inject, STRING, "", 0, 0, NULL, \
 	  "Failures to inject, e.g. \"rank=3 at=call:MPI_Allreduce:10; rank=random:2 " \
 	  "at=time:5s how=exit\"; the language is in 'man 7 ftshim' (INJECTING FAILURES)") \
-	X(REPLICAS, replicas, STRING, "", 0, 0, NULL, \
+	X("Replication", REPLICAS, replicas, STRING, "", 0, 0, NULL, \
 	  "Run some logical ranks twice, as a primary and a replica (transparent partial " \
 	  "replication): a count (4) or a percentage of the logical ranks (50%); the job is " \
 	  "launched with N + R processes and the program sees N, and the death of either copy of a " \
 	  "rank goes unnoticed. Unset or 0: no replicas") \
-	X(REPLICA_LOG_MIB, replica_log_mib, UINT, "256", 1, 1048576, NULL, \
+	X("Replication", REPLICA_LOG_MIB, replica_log_mib, UINT, "256", 1, 1048576, NULL, \
 	  "Under FTSHIM_REPLICAS, the MiB of its latest sends each copy keeps, to hand the others " \
 	  "what its dead copy would have sent them, and again of the inputs of its latest " \
 	  "collectives, to run one again for a rebuilt team; a death that needs an older one ends " \
-	  "the job, saying so") \
-	X(RUNDIR, rundir, STRING, "", 0, 0, NULL, \
-	  "Where each job records its ranks (host, pid) and the injections made, for " \
-	  "ftshim-inject and the reports; unset: $XDG_RUNTIME_DIR/ftshim, else /tmp/ftshim-UID")
+	  "the job, saying so")
 
 #endif

@@ -3,10 +3,18 @@
  * that the docs and the parser cannot drift apart. */
 #include "ftshim_config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "src/config.h"
+
+/* Whether variable i is the first of its group (the table keeps a
+ * group's variables together). */
+static bool starts_group(size_t i)
+{
+	return i == 0 || strcmp(ft_config_vars[i].group, ft_config_vars[i - 1].group) != 0;
+}
 
 static void print_markdown(void)
 {
@@ -15,6 +23,8 @@ static void print_markdown(void)
 	printf("| Variable | Default | Accepted | Meaning |\n|---|---|---|---|\n");
 	for (size_t i = 0; i < ft_config_var_count; i++) {
 		const struct ft_config_var *v = &ft_config_vars[i];
+		if (starts_group(i))
+			printf("| **%s** | | | |\n", v->group);
 		ft_config_describe_accepted(v, accepted, sizeof accepted);
 		printf("| `%s` | %s%s%s | %s | %s |\n", v->name, v->def[0] ? "`" : "",
 		       v->def[0] ? v->def : "unset", v->def[0] ? "`" : "", accepted, v->help);
@@ -40,6 +50,11 @@ static void print_man(void)
 
 	for (size_t i = 0; i < ft_config_var_count; i++) {
 		const struct ft_config_var *v = &ft_config_vars[i];
+		if (starts_group(i)) {
+			printf(".SS ");
+			man_text(v->group);
+			printf("\n");
+		}
 		ft_config_describe_accepted(v, accepted, sizeof accepted);
 		printf(".TP\n.B ");
 		man_text(v->name);

@@ -342,6 +342,8 @@ static void print_variables(void)
 	printf("  %-*s  %-*s  %s\n", wname, "VARIABLE", wdef, "DEFAULT", "ACCEPTED");
 	for (size_t i = 0; i < ft_config_var_count; i++) {
 		const struct ft_config_var *v = &ft_config_vars[i];
+		if (i == 0 || strcmp(v->group, ft_config_vars[i - 1].group) != 0)
+			printf(" %s:\n", v->group);
 		ft_config_describe_accepted(v, accepted, sizeof accepted);
 		printf("  %-*s  %-*s  %s\n", wname, v->name, wdef, v->def[0] ? v->def : "unset", accepted);
 	}

@@ -698,7 +698,7 @@ START_TEST(test_format_duration)
 	assert_format(10 * SEC, "10s");
 	assert_format(1500 * US, "1.5ms");
 	assert_format(1 * US, "1us");
-	assert_format(0, "0ns");
+	assert_format(0, "0s");
 }
 END_TEST
 
