@@ -30,25 +30,29 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPICC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi"}
 
 
-def command(flavour, nprocs, inject, argv):
+def command(flavour, nprocs, env, argv):
+    """The launch line of flavour's build for nprocs ranks, with the shim
+    and the ranks' environment env (a dict)."""
     shim = os.path.join(TOP, "build", flavour, ".libs", "libftshim.so")
+    env = dict(env, LD_PRELOAD=shim)
     if flavour == "mpich":
-        cmd = ["mpiexec.hydra", "-disable-auto-cleanup", "-n", str(nprocs),
-               "-genv", "LD_PRELOAD", shim, "-genv", "FTSHIM_INJECT", inject]
+        cmd = ["mpiexec.hydra", "-disable-auto-cleanup", "-n", str(nprocs)]
+        for k, v in env.items():
+            cmd += ["-genv", k, v]
     else:
-        cmd = ["mpirun.openmpi", "--oversubscribe", "--enable-recovery", "-n", str(nprocs),
-               "-x", "LD_PRELOAD=" + shim, "-x", "FTSHIM_INJECT=" + inject]
+        cmd = ["mpirun.openmpi", "--oversubscribe", "--enable-recovery", "-n", str(nprocs)]
+        for k, v in env.items():
+            cmd += ["-x", f"{k}={v}"]
         if os.getuid() == 0:
             cmd.append("--allow-run-as-root")
     return cmd + argv
 
 
 def one_job(cmd, cwd, limit):
-    """(seconds, stdout, hung)."""
+    """(seconds, stdout, stderr, hung)."""
     t0 = time.monotonic()
-    with tempfile.TemporaryFile(mode="w+") as out:
-        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, start_new_session=True)
         hung = False
         try:
             p.wait(timeout=limit)
@@ -57,7 +61,8 @@ def one_job(cmd, cwd, limit):
             p.wait()
             hung = True
         out.seek(0)
-        return time.monotonic() - t0, out.read(), hung
+        err.seek(0)
+        return time.monotonic() - t0, out.read(), err.read(), hung
 
 
 def main():
@@ -83,8 +88,9 @@ def main():
                 victim = rng.randrange(args.ranks)
                 at_ms = rng.randint(200, 1500)
                 inject = f"rank={victim} at=time:{at_ms}ms"
-                secs, out, hung = one_job(
-                    command(flavour, args.ranks, inject, [exe, str(args.rounds), str(args.bytes), str(args.depth)]), tmp,
+                secs, out, _, hung = one_job(
+                    command(flavour, args.ranks, {"FTSHIM_INJECT": inject},
+                            [exe, str(args.rounds), str(args.bytes), str(args.depth)]), tmp,
                     args.limit)
                 if hung:
                     frozen.append(inject)
