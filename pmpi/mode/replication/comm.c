@@ -115,6 +115,10 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 		lone |= ftp_repl_is_replica_world(w);
 		x->size++;
 	}
+	/* The exchange and the team's split below are the MPI's blocking
+	 * calls on every copy: a member that dies in them would hold the
+	 * others there for ever, so they are watched as any creation is. */
+	ftp_hang_watch_begin(FTP_FN_MPI_Comm_split, ftp_member_jobs(core), nreal);
 	if (ok && lone && parent && parent->cover) {
 		/* The MPI ordered the new communicator by the program's key, then
 		 * by rank in what it was made from, where a replica that stands
@@ -159,6 +163,7 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 	if (core->remote_size == 0)
 		rc = ftp_mpi.PMPI_Comm_split(e->real, replica ? MPI_UNDEFINED : 0, me,
 					     x ? &x->team : &(MPI_Comm){0});
+	ftp_hang_watch_end();
 	if (ok && ftp_repl_ncomms == repl_comms_cap) {
 		size_t cap = repl_comms_cap ? 2 * repl_comms_cap : 16;
 		struct ftp_comm **more = realloc(ftp_repl_comms, cap * sizeof *more);
