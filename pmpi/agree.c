@@ -30,6 +30,7 @@
 #include "pmpi/detect.h"
 #include "pmpi/comms.h"
 #include "pmpi/hostmail.h"
+#include "pmpi/mode/mode.h"
 #include "pmpi/mpi_lib.h"
 #include "src/agreement.h"
 #include "src/clock.h"
@@ -201,7 +202,7 @@ static bool agree_take(struct ft_agreement *a, uint32_t *value, uint8_t *failed,
  * the detector thread took) or every 5 ms to run the MPI's progress: a
  * survivor's passive-target lock on this rank's window is granted only by
  * this rank's MPI (MPICH), and that survivor may be what the agreement
- * waits for. */
+ * waits for. A recovery mode's failures are applied there too. */
 static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 {
 	struct ft_agreement *a = agree_start(e, *value);
@@ -215,6 +216,11 @@ static int agree_run(struct ftp_comm *e, uint32_t *value, uint8_t *failed)
 		ftp_hostmail_drain();
 		if (agree_take(a, value, failed, &rc))
 			break;
+		/* A recovery mode's view of a failure, as any wait of ftshim's
+		 * applies it (ftp_check): under replication the dead primary's
+		 * replica, which this agreement waits for, is itself waiting
+		 * for what this process tells it there. */
+		ftp_mode_failures();
 		if (idle < ftp.spin_polls) {
 			sched_yield();
 			continue;
