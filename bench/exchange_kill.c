@@ -5,12 +5,20 @@
  * it can, round after round; when a rank dies (killed from outside, at a
  * random time), the survivors revoke, shrink, and exchange ROUNDS more
  * rounds on the shrunk communicator, then print "survived N" (N: the
- * ranks left) and finalize. Usage: exchange_kill ROUNDS [BYTES [DEPTH]]
- * (defaults 8 and 1). */
+ * ranks left) and finalize. Usage: exchange_kill ROUNDS [BYTES [DEPTH
+ * [VICTIM MS]]] (defaults 8 and 1). With VICTIM and MS, rank VICTIM
+ * kills itself MS milliseconds after the first round, in the middle of a
+ * send to every other rank of its host: it first reserves the next slot
+ * of each of their UCX queues and never fills it
+ * (tests/mpi/progs/ucx_reserve.h), which freezes each of them unless
+ * ftshim repairs the queue. */
 #include <mpi.h>
 #include <mpi-ext.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "../tests/mpi/progs/ucx_reserve.h"
 
 static int bytes = 8, depth = 1;
 
@@ -43,8 +51,11 @@ int main(int argc, char **argv)
 		bytes = atoi(argv[2]);
 	if (argc > 3)
 		depth = atoi(argv[3]);
-	int size;
+	int victim = argc > 5 ? atoi(argv[4]) : -1;
+	double die_at = argc > 5 ? atof(argv[5]) / 1e3 : 0;
+	int size, me;
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	if (bytes < 1 || depth < 1)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	size_t room = (size_t)size * (size_t)depth * (size_t)bytes;
@@ -60,7 +71,12 @@ int main(int argc, char **argv)
 	/* Until a failure: rounds without end (the kill comes from outside);
 	 * after one, `after` rounds on the shrunk communicator. */
 	long left = -1;
+	double start = MPI_Wtime();
 	while (left != 0) {
+		if (me == victim && MPI_Wtime() - start >= die_at) {
+			ucx_reserve_slots(0);
+			raise(SIGKILL);
+		}
 		if (round_on(comm, in, out, reqs, sts) == MPI_SUCCESS) {
 			if (left > 0)
 				left--;

@@ -8,13 +8,19 @@ after the job is up); --bytes and --depth set each message's size and
 how many each pair has in flight per round, and the survivors revoke, shrink and exchange
 --rounds more rounds. A job ends well when every survivor prints
 "survived RANKS-1"; it is frozen when it is still running after --limit
-seconds (then killed, with its seed printed to rerun it). Prints, per
-MPI, the jobs that ended well, the frozen ones and the others, and the
-median time of the good ones. Asserts nothing.
+seconds (then killed, with its seed printed to rerun it). With
+--reserve the victim kills itself instead, at the same random time, in
+the middle of a send to every other rank of the host: it reserves the
+next slot of each one's UCX receive queue first and never fills it
+(tests/mpi/progs/ucx_reserve.h), which freezes them all unless ftshim
+repairs the queues. Prints, per MPI, the jobs that ended well, the
+frozen ones and the others, the median time of the good ones, and the
+queues ftshim repaired (its "filled the slot" lines). Asserts nothing.
 
 Usage: bench/exchange_kill.py [--flavours mpich,openmpi] [--runs 200]
                               [--ranks 6] [--rounds 2000] [--limit 60]
                               [--bytes 8] [--depth 1] [--seed 1]
+                              [--reserve]
 """
 import argparse
 import os
@@ -75,6 +81,7 @@ def main():
     ap.add_argument("--bytes", type=int, default=8)
     ap.add_argument("--depth", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--reserve", action="store_true")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     want = f"survived {args.ranks - 1}"
@@ -83,15 +90,20 @@ def main():
             exe = os.path.join(tmp, f"exchange_kill_{flavour}")
             subprocess.run([MPICC[flavour], "-O2", "-I", os.path.join(TOP, "include"), "-o", exe,
                             os.path.join(TOP, "bench", "exchange_kill.c")], check=True)
-            good, frozen, other, times = 0, [], [], []
+            good, frozen, other, times, repaired = 0, [], [], [], 0
             for run in range(args.runs):
                 victim = rng.randrange(args.ranks)
                 at_ms = rng.randint(200, 1500)
-                inject = f"rank={victim} at=time:{at_ms}ms"
-                secs, out, _, hung = one_job(
-                    command(flavour, args.ranks, {"FTSHIM_INJECT": inject},
-                            [exe, str(args.rounds), str(args.bytes), str(args.depth)]), tmp,
-                    args.limit)
+                argv = [exe, str(args.rounds), str(args.bytes), str(args.depth)]
+                if args.reserve:
+                    inject = f"victim {victim} reserves and dies at {at_ms} ms"
+                    env = {}
+                    argv += [str(victim), str(at_ms)]
+                else:
+                    inject = f"rank={victim} at=time:{at_ms}ms"
+                    env = {"FTSHIM_INJECT": inject}
+                secs, out, err, hung = one_job(command(flavour, args.ranks, env, argv), tmp, args.limit)
+                repaired += err.count("filled the slot")
                 if hung:
                     frozen.append(inject)
                 elif out.count(want) == args.ranks - 1:
@@ -102,10 +114,10 @@ def main():
             med = f"{statistics.median(times):.1f} s" if times else "-"
             print(f"{flavour}: {args.runs} jobs of {args.ranks} ranks, {args.depth} x {args.bytes} B "
                   f"per pair and round, {args.rounds} rounds after the kill: {good} survived (median {med}), {len(frozen)} frozen, "
-                  f"{len(other)} other")
+                  f"{len(other)} other; {repaired} process(es) repaired their queues")
             for what, runs in (("frozen", frozen), ("other", other)):
                 for inject in runs:
-                    print(f"  {what}: FTSHIM_INJECT='{inject}'")
+                    print(f"  {what}: {inject}")
             sys.stdout.flush()
 
 

@@ -21,6 +21,7 @@
 #include "pmpi/mode/mode.h"
 #include "pmpi/ranks.h"
 #include "pmpi/seam.h"
+#include "pmpi/shm_repair.h"
 #include "src/common.h"
 
 
@@ -71,6 +72,7 @@ static inline void ftp_poll_pause(uint64_t *polls)
 {
 	if (++*polls > ftp.spin_polls) {
 		ftp_hostmail_poll();
+		ftp_shm_repair_poll();
 		sched_yield();
 	}
 }

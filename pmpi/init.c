@@ -35,6 +35,7 @@
 #include "pmpi/revoke.h"
 #include "pmpi/rundir.h"
 #include "pmpi/self_attrs.h"
+#include "pmpi/shm_repair.h"
 #include "pmpi/spawn.h"
 #include "pmpi/ucx_yield.h"
 #include "src/clock.h"
@@ -178,6 +179,8 @@ static int init_state(void)
 	ftp_listen(&ftp_hang_watch_listener);
 	ftp_listen(&ftp_merge_listener);
 	ftp_listen(&ftp_hostmail_listener);
+	ftp_listen(&ftp_shm_repair_listener);
+	ftp_shm_repair_init();
 	if (ftp_comms_init() != 0) {
 		ft_proc_table_destroy(&ftp.procs);
 		return -1;

@@ -17,6 +17,7 @@
 #include "pmpi/state.h"
 #include "pmpi/mpi_entry.h"
 #include "pmpi/mpi_lib.h"
+#include "pmpi/shm_repair.h"
 
 /* How many functions of mpi.h the MPI library below ftshim does not
  * export (ftp_mpi has NULL for them). Written once, at load. */
@@ -106,6 +107,7 @@ void ftp_mpi_progress(void)
 	MPI_Request req = MPI_REQUEST_NULL;
 	int flag = 0;
 
+	ftp_shm_repair_poll();
 	if (ftp_mpi.PMPI_Initialized(&flag) != MPI_SUCCESS || !flag) {
 		/* Sessions only: no MPI_COMM_SELF; a probe of ftshim's world
 		 * (which returns its errors) is the most there is. */

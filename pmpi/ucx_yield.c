@@ -24,6 +24,7 @@
 
 #include "pmpi/ucx_yield.h"
 #include "pmpi/hangwatch.h"
+#include "pmpi/shm_repair.h"
 
 /* How many times this process yielded there (any thread; only counted
  * beside a system call). */
@@ -75,6 +76,7 @@ unsigned ucp_worker_progress(void *worker)
 			ftp_mpi_wait.empty_polls = 0;
 		else if (++ftp_mpi_wait.empty_polls > ftp.spin_polls) {
 			atomic_fetch_add_explicit(&yields, 1, memory_order_relaxed);
+			ftp_shm_repair_poll();
 			sched_yield();
 		}
 	}

@@ -30,6 +30,7 @@ src_libftcore_la_SOURCES = \
 	src/replica_plan.c src/replica_plan.h \
 	src/report.c src/report.h \
 	src/ring.c src/ring.h \
+	src/shm_fifo.c src/shm_fifo.h \
 	src/spread.c src/spread.h \
 	src/supervisor.c src/supervisor.h
 # libunwind and libdw for src/callsite.c; libtool passes a convenience

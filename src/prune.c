@@ -27,24 +27,41 @@ void ft_rundir_base(const char *configured, char *out, size_t outlen)
 		snprintf(out, outlen, "/tmp/ftshim-%ld", (long)getuid());
 }
 
-uint64_t ft_process_start_ticks(pid_t pid)
+/* Field 3 (the state) and field 22 (the start time) of /proc/PID/stat;
+ * false if there is no such process. */
+static bool read_stat(pid_t pid, char *state, unsigned long long *ticks)
 {
 	char path[64], buf[1024];
-	unsigned long long ticks = 0;
 
 	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return false;
 	size_t n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	/* After the command name, which may hold spaces and parentheses. */
 	char *p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-			 &ticks) != 1)
-		ticks = 0;
-	return ticks;
+	return p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			   state, ticks) == 2;
+}
+
+uint64_t ft_process_start_ticks(pid_t pid)
+{
+	char state;
+	unsigned long long ticks;
+
+	return read_stat(pid, &state, &ticks) ? ticks : 0;
+}
+
+char ft_process_state(pid_t pid, uint64_t start_ticks)
+{
+	char state;
+	unsigned long long ticks;
+
+	if (!read_stat(pid, &state, &ticks) || ticks != start_ticks)
+		return 0;
+	return state;
 }
 
 static bool is_job_id(const char *name)

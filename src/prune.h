@@ -28,4 +28,9 @@ unsigned ft_rundir_prune(const char *base, const char *host, time_t now, time_t 
  * names a process even after the pid is reused. */
 uint64_t ft_process_start_ticks(pid_t pid);
 
+/* The state letter of process pid (field 3 of /proc/PID/stat: R, S, D,
+ * T, t, Z, ...) if it is still the process that started at start_ticks,
+ * else 0 (it has ended and been reaped, or the pid names another). */
+char ft_process_state(pid_t pid, uint64_t start_ticks);
+
 #endif

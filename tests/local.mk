@@ -25,6 +25,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_replica_plan \
 	tests/unit/check_report \
 	tests/unit/check_ring \
+	tests/unit/check_shm_fifo \
 	tests/unit/check_spread
 
 check_PROGRAMS += $(FT_UNIT_TESTS)
@@ -71,6 +72,9 @@ tests_unit_check_fdio_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_pmix_SOURCES = tests/unit/check_pmix.c
 tests_unit_check_pmix_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_pmix_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_shm_fifo_SOURCES = tests/unit/check_shm_fifo.c
+tests_unit_check_shm_fifo_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_shm_fifo_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_prune_SOURCES = tests/unit/check_prune.c
 tests_unit_check_prune_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_prune_LDADD = $(FT_UNIT_LDADD)

@@ -4,7 +4,10 @@
  * one whose running rank is on another host (removed), one whose pid was
  * reused by another process (removed), a directory not named like a job
  * id, and one holding a subdirectory are handled as prune.h says. Also
- * ft_process_start_ticks of this process and of no process. */
+ * ft_process_start_ticks of this process and of no process, and
+ * ft_process_state of this process (running), of a stopped child, of a
+ * child that ended (a zombie until reaped, then gone) and of a wrong
+ * start time. */
 #include "ftshim_config.h"
 
 #include <check.h>
@@ -15,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "src/prune.h"
@@ -62,6 +67,31 @@ START_TEST(test_start_ticks)
 	ck_assert_uint_eq(ft_process_start_ticks(getpid()), ft_process_start_ticks(getpid()));
 	/* Beyond pid_max on Linux (4194304 at most). */
 	ck_assert_uint_eq(ft_process_start_ticks(99999999), 0);
+}
+END_TEST
+
+START_TEST(test_process_state)
+{
+	uint64_t ticks = ft_process_start_ticks(getpid());
+
+	ck_assert_int_eq(ft_process_state(getpid(), ticks), 'R');
+	ck_assert_int_eq(ft_process_state(getpid(), ticks + 1), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, WUNTRACED), child);
+	ck_assert(WIFSTOPPED(status));
+	uint64_t cticks = ft_process_start_ticks(child);
+	ck_assert_int_eq(ft_process_state(child, cticks), 'T');
+	kill(child, SIGKILL);
+	ck_assert_int_eq(waitid(P_PID, (id_t)child, NULL, WEXITED | WNOWAIT), 0);
+	ck_assert_int_eq(ft_process_state(child, cticks), 'Z');
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_int_eq(ft_process_state(child, cticks), 0);
 }
 END_TEST
 
@@ -118,6 +148,7 @@ int main(void)
 	TCase *tc = tcase_create("prune");
 
 	tcase_add_test(tc, test_start_ticks);
+	tcase_add_test(tc, test_process_state);
 	tcase_add_test(tc, test_prune);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
