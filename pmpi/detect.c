@@ -19,6 +19,7 @@
 #include "pmpi/leave.h"
 #include "pmpi/listen.h"
 #include "pmpi/mpi_lib.h"
+#include "pmpi/outcome.h"
 #include "pmpi/ranks.h"
 #include "src/clock.h"
 #include "src/engine.h"
@@ -384,6 +385,7 @@ void ftp_detect_finish(void)
 
 void ftp_detect_abort(int status)
 {
+	ftp_outcome_ended(status & 0xff ? status & 0xff : 1);
 	if (!engine)
 		return;
 	ft_engine_abort(engine, status, 500 * FT_NSEC_PER_MSEC);

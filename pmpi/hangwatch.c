@@ -9,7 +9,8 @@
  * exits (fail-stop, status FT_EXIT_STUCK), instead of hanging until the
  * allocation ends. The others learn of its exit as of any crash. The same
  * timer bounds the MPI library's MPI_Finalize, which waits for every rank
- * and so for ever for one that died as the job ended, unseen.
+ * and so for ever for one that died as the job ended, unseen; a rank
+ * stuck there has done its work, so it ends with status 0.
  *
  * Sharing: the application thread sets and clears the watch; the detector
  * thread (the listener's on_failure) reads it and starts the timer thread,
@@ -31,6 +32,7 @@
 #include "ftshim_config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -103,7 +105,14 @@ static void *timer_main(void *arg)
 		ft_error("this spawned process is stuck in the MPI library's %s for %.1f s: its parents must "
 			 "have failed while they spawned it, so it exits (status %d) rather than hang",
 			 fn, (double)g / 1e9, FT_EXIT_STUCK);
-	else
+	else if (watch.fn == FTP_FN_MPI_Finalize) {
+		/* The program is done here: its output is what counts. */
+		ft_warn("stuck in the MPI library's %s for %.1f s: a rank must have left without it (one "
+			"that died as the job ended); this rank's work is done, so it ends with status 0 "
+			"rather than hang", fn, (double)g / 1e9);
+		fflush(NULL);
+		ftp_leave(0);
+	} else
 		ft_error("stuck in the MPI library's %s for %.1f s: a rank must have left without it (one "
 			 "that died as the job ended), so this rank exits (status %d) rather than hang",
 			 fn, (double)g / 1e9, FT_EXIT_STUCK);

@@ -416,6 +416,7 @@ static int end_shim(void *session)
 	ftp_job_group_release();
 	ftp_rundir_write_events();
 	ftp_detect_finish();
+	ft_supervisor_finished();
 	ftp_hostmail_stop();
 	ftp_job_report();
 	int rc = MPI_SUCCESS;

@@ -25,6 +25,7 @@
 #include "pmpi/inject.h"
 #include "pmpi/leave.h"
 #include "pmpi/rundir.h"
+#include "pmpi/outcome.h"
 #include "src/clock.h"
 #include "src/hash.h"
 #include "src/log.h"
@@ -105,6 +106,7 @@ int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_
 	ftp_detect_start(listen_fd, ftp_hostmail_bell_fd(), known, nknown);
 	ftp_mode_plan();
 	ftp_rundir_start();
+	ftp_outcome_start();
 	ftp_inject_start();
 	return 0;
 }

@@ -21,6 +21,7 @@ libftshim_la_SOURCES = \
 	pmpi/errors.c pmpi/errors.h \
 	pmpi/fortran.c \
 	pmpi/hostmail.c pmpi/hostmail.h \
+	pmpi/outcome.c pmpi/outcome.h \
 	pmpi/shm_repair.c pmpi/shm_repair.h \
 	pmpi/state.h \
 	pmpi/init.c \

@@ -38,6 +38,7 @@
 #include "pmpi/detect.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/rundir.h"
+#include "pmpi/outcome.h"
 #include "src/log.h"
 #include "src/report.h"
 
@@ -480,9 +481,13 @@ void ftp_job_report(void)
 	uint32_t nprocs = atomic_load(&ftp.nprocs);
 	struct ft_report_rank *ranks = NULL;
 
-	if (reporting_rank() != (uint32_t)ftp.rank || !jobdir ||
-	    !(ranks = calloc(nprocs, sizeof *ranks))) {
+	if (reporting_rank() != (uint32_t)ftp.rank) {
 		merge_end();
+		return;
+	}
+	if (!jobdir || !(ranks = calloc(nprocs, sizeof *ranks))) {
+		merge_end();
+		ftp_outcome_completed("ftshim: the job report could not be written");
 		return;
 	}
 	for (uint32_t r = 0; r < nprocs; r++) {
@@ -521,12 +526,13 @@ void ftp_job_report(void)
 		.end_unix_ns = ftp_wall_now(),
 		.ranks = ranks,
 	};
-	char summary[1024];
+	char summary[1024] = "ftshim: the job report could not be written";
 	int rc = ft_report_write(&in, summary, sizeof summary);
 	free(ranks);
 	merge_end();
 	if (rc != 0)
 		ft_warn("cannot write the job report in %s: %s", jobdir, strerror(-rc));
+	ftp_outcome_completed(summary);
 	/* Several hosts: the summary says on which the report is. */
 	char where[80] = "";
 	if (several_hosts())

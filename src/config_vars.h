@@ -31,6 +31,11 @@
 	X("General", RUNDIR, rundir, STRING, "", 0, 0, NULL, \
 	  "Where each job records its ranks (host, pid) and the injections made, for " \
 	  "ftshim-inject and the reports; unset: $XDG_RUNTIME_DIR/ftshim, else /tmp/ftshim-UID") \
+	X("General", STATUS_FILE, status_file, STRING, "", 0, 0, NULL, \
+	  "A file that tells scripts the job's outcome: its first line is completed (the program " \
+	  "finished on every rank that did not fail; the summary follows) or ended (a rank ended the " \
+	  "job: MPI_Abort, a fatal error; its status follows); no file: the job never got that far. " \
+	  "Written on the host of the lowest surviving rank; unset: none") \
 	X("Failure detection", HB_PERIOD, hb_period, DURATION, "100ms", FT_NSEC_PER_MSEC, 10 * FT_NSEC_PER_SEC, NULL, \
 	  "How often each rank sends a heartbeat to its successor on the ring") \
 	X("Failure detection", HB_TIMEOUT, hb_timeout, DURATION, "1s", 10 * FT_NSEC_PER_MSEC, 600 * FT_NSEC_PER_SEC, NULL, \

@@ -5,7 +5,10 @@
  * only relays signals, waits, records a death by signal for the job
  * report (a line appended with plain system calls to the file the child
  * named), says the PMIx finalize the child did not (on the connection
- * the child handed over, FT_SUPERVISE_PMIX_GOODBYE) and _exits or dies. */
+ * the child handed over, FT_SUPERVISE_PMIX_GOODBYE) and _exits or dies.
+ * Before it exits after a death by signal, it waits for the job's other
+ * ranks on this host to end (job_completed_here): the launcher's status
+ * is to say whether the program completed, not that a rank was lost. */
 #include "ftshim_config.h"
 
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -26,6 +30,7 @@
 #include "src/common.h"
 #include "src/inject.h"
 #include "src/pmix.h"
+#include "src/prune.h"
 #include "src/supervisor.h"
 
 /* Written once by the parent before its handlers are installed. */
@@ -69,6 +74,88 @@ static void record_death(pid_t child, int sig)
 	ssize_t w = write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	(void)w;
 	close(fd);
+}
+
+/* Whether job rank r finished: its MPI_Finalize saw every other rank
+ * leave or fail, and it wrote its rank in the job directory's "finished"
+ * (ft_supervisor_finished). */
+static bool finished(const char *jobdir, int r)
+{
+	char path[PATH_MAX + 32], line[32];
+	bool found = false;
+
+	snprintf(path, sizeof path, "%s/finished", jobdir);
+	FILE *f = fopen(path, "re");
+	while (f && !found && fgets(line, sizeof line, f))
+		found = atoi(line) == r && line[0] >= '0' && line[0] <= '9';
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The job's directory, from the deaths file the child named; false if
+ * the child never named one (it ended before MPI_Init did). */
+static bool job_dir(char *out, size_t len)
+{
+	if (!record || !__atomic_load_n(&record->ready, __ATOMIC_ACQUIRE))
+		return false;
+	snprintf(out, len, "%s", record->path);
+	char *slash = strrchr(out, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
+static bool child_finished(void)
+{
+	char jobdir[PATH_MAX];
+
+	return job_dir(jobdir, sizeof jobdir) && finished(jobdir, record->rank);
+}
+
+/* In the parent, after the child ended without finishing its program (a
+ * signal, or a non-zero exit before MPI_Finalize ended): whether the
+ * program completed all the same, as far as this host can tell. Yes if
+ * the child had finished (it died in the MPI's own MPI_Finalize), else once every
+ * other rank of the job on this host has ended (the run directory's
+ * "ranks" names them, with pid and start time), yes if one of them
+ * finished. No if the child had not told where the job's directory is
+ * (it died before MPI_Init ended) or it was alone on this host: the
+ * survivors elsewhere say the rest through their own statuses. */
+static bool job_completed_here(void)
+{
+	char jobdir[PATH_MAX], path[PATH_MAX + 16], line[512];
+
+	if (!job_dir(jobdir, sizeof jobdir))
+		return false;
+	if (finished(jobdir, record->rank))
+		return true;
+	snprintf(path, sizeof path, "%s/ranks", jobdir);
+	for (;;) {
+		bool live = false, done = false;
+		FILE *f = fopen(path, "re");
+		if (!f)
+			return false;
+		while (fgets(line, sizeof line, f)) {
+			int r;
+			long pid;
+			unsigned long long ticks;
+			char host[64];
+			if (sscanf(line, "%d %63s %ld %llu", &r, host, &pid, &ticks) != 4 || r == record->rank ||
+			    strcmp(host, record->host) != 0)
+				continue;
+			if (ft_process_start_ticks((pid_t)pid) == ticks)
+				live = true;
+			else if (finished(jobdir, r))
+				done = true;
+		}
+		fclose(f);
+		if (!live)
+			return done;
+		struct timespec pause = { 0, 100 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
 }
 
 void ft_supervisor_tell(const char *deaths_path, int rank, const char *host)
@@ -122,6 +209,23 @@ void ft_supervisor_hand_over_pmix(void)
 	}
 	close(handoff_fd);
 	handoff_fd = -1;
+}
+
+void ft_supervisor_finished(void)
+{
+	char jobdir[PATH_MAX], path[PATH_MAX + 16], line[32];
+
+	if (!job_dir(jobdir, sizeof jobdir))
+		return;
+	snprintf(path, sizeof path, "%s/finished", jobdir);
+	int n = snprintf(line, sizeof line, "%d\n", record->rank);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	/* One short write with O_APPEND: lines of ranks never mix. */
+	ssize_t w = write(fd, line, (size_t)n);
+	(void)w;
+	close(fd);
 }
 
 void ft_supervisor_pmix_finalized(void)
@@ -216,9 +320,19 @@ static _Noreturn void supervise_child(pid_t child)
 			ft_pmix_goodbye(pmix_fd, 2000);
 		close(pmix_fd);
 	}
+	/* A rank lost: the launcher's status says whether the program
+	 * completed without it. A rank that exits after finishing keeps its
+	 * own status (the program's). Not under Open MPI's mpirun (DIE_ALIKE
+	 * alone), whose status says nothing either way and whose daemons
+	 * expect the death they saw. */
+	bool lost = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !child_finished());
+	bool outcome = !(supervise_flags & FT_SUPERVISE_DIE_ALIKE) || (supervise_flags & FT_SUPERVISE_PMIX_GOODBYE);
+	if (WIFSIGNALED(status))
+		record_death(child, WTERMSIG(status));
+	if (lost && outcome && job_completed_here())
+		_exit(0);
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
-		record_death(child, sig);
 		if (supervise_flags & FT_SUPERVISE_DIE_ALIKE) {
 			/* No core of the parent: the child's is the one that
 			 * matters, and the parent's could overwrite it. */

@@ -4,9 +4,13 @@
  * signal, even with -disable-auto-cleanup, but lets the others live on when
  * it exits (FINDINGS.md). ft_supervise forks before main: the child goes on
  * to be the MPI rank; the parent, which Hydra started, relays the signals
- * it receives to the child, waits for it, and exits with its status (128 +
- * the signal number for a death by signal), so that Hydra only ever sees
- * an exit. The child dies with the parent (PR_SET_PDEATHSIG). Under Open
+ * it receives to the child, waits for it, and exits with its status, so
+ * that Hydra only ever sees an exit. After the rank was lost (a death by
+ * signal, or a non-zero exit before its MPI_Finalize ended) that status
+ * is the program's outcome: 0 if the program completed without the rank
+ * (the job's other ranks on this host ended, and one of them finished:
+ * ft_supervisor_finished), else 128 + the signal number, or the exit
+ * status. The same under srun --mpi=pmix. The child dies with the parent (PR_SET_PDEATHSIG). Under Open
  * MPI, which has no such rule with --enable-recovery but sees only the
  * process it started, the parent is there to record a death by signal
  * for the job report, and then dies of the same signal (mpirun reports
@@ -52,6 +56,13 @@ void ft_supervisor_tell(const char *deaths_path, int rank, const char *host);
  * nothing, if it has none); the parent waits for this before it waits
  * for the child. Does nothing otherwise. */
 void ft_supervisor_hand_over_pmix(void);
+
+/* In the child, in MPI_Finalize once every other rank has left or
+ * failed: its program finished. Appends its rank to the job directory's
+ * "finished" (beside the deaths file), where the supervisors of ranks
+ * that were lost read whether the program completed without them. Does
+ * nothing in an unsupervised process. */
+void ft_supervisor_finished(void);
 
 /* In the child: its PMIx client has finalized (the MPI's own
  * MPI_Finalize, or ftshim's): the parent must not say it again. */

@@ -3,7 +3,8 @@
 # MPI_ERRORS_RETURN returns the ULFM class, which MPI_Error_class and
 # MPI_Error_string know; a user handler is called with the communicator
 # and the code. Live ranks keep talking afterwards. MPI_Abort ends every
-# rank, also ranks that compute without calling MPI.
+# rank, also ranks that compute without calling MPI, and FTSHIM_STATUS_FILE
+# says "ended" and the status.
 prog=$(build errh)
 for mode in return handler; do
 	run_job shim 4 -- "$prog" "$mode"
@@ -22,9 +23,11 @@ run_job shim 4 -- "$prog" fatal
 expect_err_match 'ftshim\[0\] \+[0-9.]+ error: MPI_Recv failed in [a-z_]+ \(errh\.c:[0-9]+\): MPI_ERR_PROC_FAILED: .*its peer, rank 2, failed \(crash.*MPI_ERRORS_ARE_FATAL.*ULFM API to survive$'
 grep -q 'ALL CHECKS PASSED' "$OUT" && fail "the job went on after a fatal error"
 t0=$SECONDS
-run_job shim 4 -- "$prog" abort
+run_job shim 4 "FTSHIM_STATUS_FILE=$MPITEST_WORKDIR/status" -- "$prog" abort
 [ $((SECONDS - t0)) -lt 30 ] || fail "MPI_Abort took $((SECONDS - t0)) s to end the job"
 expect_rc "$(launcher_rc 7)"
+[ "$(cat "$MPITEST_WORKDIR/status")" = "$(printf 'ended\nstatus 7')" ] ||
+	{ cat "$MPITEST_WORKDIR/status" >&2; fail "FTSHIM_STATUS_FILE does not say the job ended with status 7"; }
 grep -q 'went on after MPI_Abort' "$OUT" && fail "a rank went on after MPI_Abort"
 [ "$(grep -c 'error: rank 1 ended the job' "$ERR")" = 3 ] || { cat "$ERR" >&2; fail "not every rank was told of the abort"; }
 # MPI_Abort while the others compute without calling MPI: every job ends

@@ -5,8 +5,11 @@
 # shrink; at the end rank 0 prints the summary line and report.json holds
 # the failure, the injection, each survivor's detection or notification,
 # the error, revoke, agreements, shrink and finalizes; ftshim-timeline
-# renders it; an old job directory is pruned. Then the same job with MPI_ERRORS_ARE_FATAL: rank 2's line
-# names the call and its call site, and the job ends.
+# renders it; an old job directory is pruned; FTSHIM_STATUS_FILE says
+# "completed" and the summary, and the launcher exits 0 (Hydra: rank 3's
+# supervisor waits for the others and sees them finish). Then the same
+# job with MPI_ERRORS_ARE_FATAL: rank 2's line names the call and its call
+# site, the job ends, and the status file says "ended".
 prog=$(build report)
 rundir=$MPITEST_WORKDIR/run
 inject="rank=3 at=point:phase:1"
@@ -17,9 +20,14 @@ echo "0 $(hostname) 99999999 5" >"$rundir/00000000dead/ranks"
 echo "0 $(hostname) 99999999 5" >"$rundir/00000000beef/ranks"
 touch -d '8 days ago' "$rundir/00000000dead"
 touch -d '1 day ago' "$rundir/00000000beef"
-run_job shim 4 "FTSHIM_RUNDIR=$rundir" "FTSHIM_INJECT=$inject" -- "$prog"
+status=$MPITEST_WORKDIR/status
+echo "an earlier job's" >"$status"
+run_job shim 4 "FTSHIM_RUNDIR=$rundir" "FTSHIM_INJECT=$inject" "FTSHIM_STATUS_FILE=$status" -- "$prog"
 expect_killed_rc
 expect_all_checks
+[ "$(head -n 1 "$status")" = completed ] || { cat "$status" >&2; fail "FTSHIM_STATUS_FILE does not say completed"; }
+sed -n 2p "$status" | grep -qE '^ftshim: 1 failure \(rank 3 SIGKILL at [0-9.]+ s\);.* 3 of 4 ranks finished' ||
+	{ cat "$status" >&2; fail "FTSHIM_STATUS_FILE's second line is not the summary"; }
 [ ! -e "$rundir/00000000dead" ] || fail "an 8-day-old job directory was not removed"
 [ -e "$rundir/00000000beef" ] || fail "a day-old job directory was removed"
 host=$(hostname)
@@ -85,8 +93,10 @@ grep -qE "^ftshim: 1 failure \(rank 3 $how at [0-9.]+ s\); detected in " "$ERR" 
 
 # MPI_ERRORS_ARE_FATAL: one line that names the call, its site and the
 # failed rank, and the job ends.
-run_job shim 4 "FTSHIM_RUNDIR=$rundir" "FTSHIM_INJECT=$inject" -- "$prog" --fatal
+run_job shim 4 "FTSHIM_RUNDIR=$rundir" "FTSHIM_INJECT=$inject" "FTSHIM_STATUS_FILE=$status" -- "$prog" --fatal
 [ "$RC" != 0 ] || [ "$MPITEST_FLAVOUR" = openmpi ] || fail "the fatal job exited 0"
+[ "$(head -n 1 "$status")" = ended ] && sed -n 2p "$status" | grep -qE '^status [1-9][0-9]*$' ||
+	{ cat "$status" >&2; fail "FTSHIM_STATUS_FILE does not say the fatal job ended, with its status"; }
 line=$(sed -n 's/^recv line \([0-9]*\)$/\1/p' "$OUT")
 expect_err_match "ftshim\[2\] \+[0-9.]+ error: MPI_Recv failed in wait_for_neighbour \(report.c:$line\): MPI_ERR_PROC_FAILED: .*its peer, rank 3, failed .*MPI_ERRORS_ARE_FATAL, so the job ends; set MPI_ERRORS_RETURN"
 expect_no_leftovers report
