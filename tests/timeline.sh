@@ -211,17 +211,17 @@ echo "ok: -o, --width, --title"
 
 # --from/--to: only what happened from 1.2035 s to 1.31 s (two
 # notifications, the error, the revoke), and a range in microseconds.
-expect_ok "--from --to" "$tmp/full/report.json" -o "$tmp/full/zoom.svg" --from 1.2035 --to 1.31
+expect_ok "--from --to" "$tmp/full/report.json" -o "$tmp/full/zoom.svg" --from 1.2035s --to 1.31s
 check_picture "--from --to" "$tmp/full/zoom.svg" "$tmp/full/report.json" 0 1.2035 1.31
 py "$tmp/inspect.py" "$tmp/full/zoom.svg" >"$tmp/have"
 [ "$(field kinds "$tmp/have")" = "error:1,notification:2,revoke:1" ] ||
-	fail "--from 1.2035 --to 1.31: marks by kind: $(field kinds "$tmp/have")"
+	fail "--from 1.2035s --to 1.31s: marks by kind: $(field kinds "$tmp/have")"
 ! grep -q 'rank 0: MPI_Finalize at' "$tmp/full/zoom.svg" || fail "--from --to: a finalize outside the range is drawn"
 expect_ok "--from --to with units" "$tmp/full/report.json" -o "$tmp/full/zoom2.svg" --from=1203999us --to 1204.02ms
 check_picture "--from --to with units" "$tmp/full/zoom2.svg" "$tmp/full/report.json" 0 1.203999 1.20402
 py "$tmp/inspect.py" "$tmp/full/zoom2.svg" >"$tmp/have"
 [ "$(field kinds "$tmp/have")" = "notification:2" ] || fail "--from 1203999us --to 1204.02ms: $(field kinds "$tmp/have")"
-expect_ok "--from alone" "$tmp/full/report.json" -o "$tmp/full/zoom3.svg" --from 1.32
+expect_ok "--from alone" "$tmp/full/report.json" -o "$tmp/full/zoom3.svg" --from 1.32s
 check_picture "--from alone" "$tmp/full/zoom3.svg" "$tmp/full/report.json" 0 1.32
 echo "ok: --from/--to keep only the events in the range"
 
@@ -306,11 +306,12 @@ expect_error "another report format" "newer\.json is not an ftshim job report .*
 expect_error "ranks not a number" "ranks\.json .*\"ranks\": four.*accepted: " ranks.json
 expect_error "bad --width" "--width wide: not a width; accepted: a whole number of pixels from 400 to 20000" good.json --width wide
 expect_error "--width too small" "--width 10: not a width" good.json --width 10
-expect_error "bad --from" "--from soon: not a time; accepted: seconds" good.json --from soon
+expect_error "bad --from" "--from soon: not a time; accepted: a time since the job's start with its unit" good.json --from soon
+expect_error "--from without a unit" "--from 1\\.2: no unit; accepted: a time since the job's start with its unit us, ms or s \\(1\\.2s for seconds, as the log's stamps are, 1\\.2ms for milliseconds\\)$" good.json --from 1.2
 expect_error "bad --to" "--to 1e3: not a time; accepted: " good.json --to 1e3
-expect_error "--to before --from" "--from 2 --to 1: empty time range; accepted: " good.json --from 2 --to 1
-expect_error "--from equal to --to" "--from 1.5 --to 1500ms: empty time range" good.json --from 1.5 --to 1500ms
-expect_error "--from after the end" "--from 10: empty time range: the report ends at 3.21 s" good.json --from 10
+expect_error "--to before --from" "--from 2s --to 1s: empty time range; accepted: " good.json --from 2s --to 1s
+expect_error "--from equal to --to" "--from 1.5s --to 1500ms: empty time range" good.json --from 1.5s --to 1500ms
+expect_error "--from after the end" "--from 10s: empty time range: the report ends at 3.21 s" good.json --from 10s
 expect_error "--to before the start" "--to 0: empty time range" good.json --to 0
 expect_error "output in no directory" "cannot write $tmp/bad/nodir/x\.svg: No such file or directory; accepted: " good.json -o "$tmp/bad/nodir/x.svg"
 expect_error "output under a file" "cannot write $tmp/bad/afile/x\.svg: Not a directory" good.json -o "$tmp/bad/afile/x.svg"

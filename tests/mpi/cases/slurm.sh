@@ -35,15 +35,20 @@ expect_survived "srun --mpi=$SLURM_MPI"
 expect_rc 0
 expect_no_leftovers launched
 
-# (b) The README's sbatch script, with its output in a file; the job is
-# polled for (sbatch --wait polls every few seconds).
+# (b) The README's sbatch script as written, with this build's library
+# for /opt/ftshim/lib/ftshim/mpich/libftshim.so, this MPI's --mpi, this
+# program for ./app and its output file here; the job is polled for
+# (sbatch --wait polls every few seconds).
 rm -f ready.*
-cat >job.sh <<EOF
-#!/bin/bash
-#SBATCH --ntasks=4
-#SBATCH --output=$MPITEST_WORKDIR/job.out
-srun --mpi=$SLURM_MPI --export=ALL,LD_PRELOAD=$(shim_preload) $prog
-EOF
+readme=$FT_SRCDIR/README.md
+sed -n '/^In a batch script/,/^Give `FTSHIM_RUNDIR`/p' "$readme" | sed -n 's/^    //p' >job.readme
+[ "$(head -n 1 job.readme)" = '#!/bin/bash' ] && grep -q '^srun .* \./app$' job.readme ||
+	{ cat job.readme >&2; fail "no sbatch script in the README's quick start"; }
+sed -e "s|/opt/ftshim/lib/ftshim/mpich/libftshim.so|$(shim_preload)|" -e "s|--mpi=pmi2|--mpi=$SLURM_MPI|" \
+	-e "s|\./app\$|$prog|" -e "s|^#SBATCH --output=.*|#SBATCH --output=$MPITEST_WORKDIR/job.out|" \
+	job.readme >job.sh
+grep -q "^srun --mpi=$SLURM_MPI .*LD_PRELOAD=$(shim_preload),.* $prog\$" job.sh ||
+	{ cat job.sh >&2; fail "the README's sbatch script does not launch as this test expects"; }
 job=$(timeout -k 2 10 sbatch --parsable job.sh) || fail "sbatch refused the job"
 note "sbatch job $job"
 for i in $(seq 1 150); do
