@@ -126,36 +126,60 @@ static bool child_finished(void)
 static bool job_completed_here(void)
 {
 	char jobdir[PATH_MAX], path[PATH_MAX + 16], line[512];
+	struct peer {
+		int rank;
+		pid_t pid;
+		unsigned long long ticks;
+	} *peers = NULL;
+	size_t n = 0, cap = 0;
 
 	if (!job_dir(jobdir, sizeof jobdir))
 		return false;
 	if (finished(jobdir, record->rank))
 		return true;
+	/* This host's other ranks, read once. */
 	snprintf(path, sizeof path, "%s/ranks", jobdir);
-	for (;;) {
-		bool live = false, done = false;
-		FILE *f = fopen(path, "re");
-		if (!f)
-			return false;
-		while (fgets(line, sizeof line, f)) {
-			int r;
-			long pid;
-			unsigned long long ticks;
-			char host[64];
-			if (sscanf(line, "%d %63s %ld %llu", &r, host, &pid, &ticks) != 4 || r == record->rank ||
-			    strcmp(host, record->host) != 0)
-				continue;
-			if (ft_process_start_ticks((pid_t)pid) == ticks)
-				live = true;
-			else if (finished(jobdir, r))
-				done = true;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof line, f)) {
+		struct peer p;
+		long pid;
+		char host[64];
+		if (sscanf(line, "%d %63s %ld %llu", &p.rank, host, &pid, &p.ticks) != 4 || p.rank == record->rank ||
+		    strcmp(host, record->host) != 0)
+			continue;
+		if (n == cap) {
+			struct peer *grown = realloc(peers, (cap = cap ? 2 * cap : 16) * sizeof *peers);
+			if (!grown)
+				break;
+			peers = grown;
 		}
-		fclose(f);
-		if (!live)
-			return done;
-		struct timespec pause = { 0, 100 * 1000 * 1000 };
-		nanosleep(&pause, NULL);
+		p.pid = (pid_t)pid;
+		peers[n++] = p;
 	}
+	fclose(f);
+	/* Until they have all ended; then whether one finished. */
+	bool done = false;
+	for (size_t live = n; live > 0;) {
+		live = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (peers[i].pid == 0)
+				continue;
+			if (ft_process_start_ticks(peers[i].pid) == peers[i].ticks) {
+				live++;
+				continue;
+			}
+			done = done || finished(jobdir, peers[i].rank);
+			peers[i].pid = 0;
+		}
+		if (live) {
+			struct timespec pause = { 0, 100 * 1000 * 1000 };
+			nanosleep(&pause, NULL);
+		}
+	}
+	free(peers);
+	return done;
 }
 
 void ft_supervisor_tell(const char *deaths_path, int rank, const char *host)

@@ -1,5 +1,10 @@
 /* hello.c: the smallest MPI program: a barrier, an allreduce, and whether
- * the shim is active (--expect-shim / --expect-no-shim check it). */
+ * the shim is active (--expect-shim / --expect-no-shim check it). With
+ * --rank1-exits N, rank 1 returns N from main after MPI_Finalize: the
+ * program's own status, which the launcher must pass on. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "testutil.h"
 
 int main(int argc, char **argv)
@@ -18,5 +23,10 @@ int main(int argc, char **argv)
 		TU_CHECK(!tu_shim_active(), "the shim is active");
 	if (rank == 0)
 		printf("hello from %d ranks, sum %d\n", size, sum);
-	return tu_finish();
+	int code = 0;
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--rank1-exits") == 0 && rank == 1)
+			code = atoi(argv[i + 1]);
+	int rc = tu_finish();
+	return rc ? rc : code;
 }
