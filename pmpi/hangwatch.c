@@ -31,10 +31,12 @@
  * slot taken and is not watched. */
 #include "ftshim_config.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +57,11 @@ static struct {
 	int32_t failed;    /* the member whose failure armed the timer; -1: a deadline */
 	uint64_t grace;    /* how long the armed timer waits */
 	pthread_t owner;   /* the application thread inside the call */
+	/* A deadline's file of deaths by signal on this host (the run
+	 * directory's, appended to by supervisors), and its size when the
+	 * watch began; "": none. */
+	char deaths[PATH_MAX];
+	off_t deaths_base;
 } watch;
 
 /* The grace period: a creation that was not held up by the death returns
@@ -66,16 +73,56 @@ static uint64_t grace_ns(void)
 	return g < FT_NSEC_PER_SEC ? FT_NSEC_PER_SEC : g;
 }
 
+/* The size of path, 0 if it does not exist. */
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return path[0] && stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+/* Whether watch seq is still the current, active one. */
+static bool still_watched(uint64_t seq)
+{
+	pthread_mutex_lock(&lock);
+	bool on = watch.active && watch.seq == seq;
+	pthread_mutex_unlock(&lock);
+	return on;
+}
+
+/* How long after a death on this host a deadline's call, still not
+ * returned, is taken as held by it. */
+#define DEATH_GRACE_NS FT_NSEC_PER_SEC
+
 static void *timer_main(void *arg)
 {
 	uint64_t seq = (uint64_t)(uintptr_t)arg;
+	char deaths[PATH_MAX];
 	pthread_mutex_lock(&lock);
 	uint64_t g = watch.grace;
+	off_t base = watch.deaths_base;
+	memcpy(deaths, watch.deaths, sizeof deaths);
 	pthread_mutex_unlock(&lock);
-	struct timespec ts = { (time_t)(g / FT_NSEC_PER_SEC), (long)(g % FT_NSEC_PER_SEC) };
 
-	while (nanosleep(&ts, &ts) != 0)
-		;
+	/* The whole grace period, in steps: a deadline with a file of deaths
+	 * ends sooner once a death is recorded there. */
+	uint64_t slept = 0, died_at = 0;
+	bool died = false;
+	while (slept < g) {
+		uint64_t step = g - slept < 100 * FT_NSEC_PER_MSEC ? g - slept : 100 * FT_NSEC_PER_MSEC;
+		struct timespec ts = { (time_t)(step / FT_NSEC_PER_SEC), (long)(step % FT_NSEC_PER_SEC) };
+		while (nanosleep(&ts, &ts) != 0)
+			;
+		slept += step;
+		if (!still_watched(seq))
+			break;
+		if (!died && deaths[0] && file_size(deaths) > base) {
+			died = true;
+			died_at = slept;
+		}
+		if (died && slept - died_at >= DEATH_GRACE_NS)
+			break;
+	}
 	pthread_mutex_lock(&lock);
 	bool stuck = watch.active && watch.seq == seq;
 	if (!stuck) {
@@ -107,9 +154,14 @@ static void *timer_main(void *arg)
 			 fn, (double)g / 1e9, FT_EXIT_STUCK);
 	else if (watch.fn == FTP_FN_MPI_Finalize) {
 		/* The program is done here: its output is what counts. */
-		ft_warn("stuck in the MPI library's %s for %.1f s: a rank must have left without it (one "
-			"that died as the job ended); this rank's work is done, so it ends with status 0 "
-			"rather than hang", fn, (double)g / 1e9);
+		if (died)
+			ft_warn("stuck in the MPI library's %s: a rank of this host died after every rank had "
+				"left ftshim's watch (its supervisor recorded the death); this rank's work is "
+				"done, so it ends with status 0 rather than hang", fn);
+		else
+			ft_warn("stuck in the MPI library's %s for %.1f s: a rank must have left without it "
+				"(one that died as the job ended); this rank's work is done, so it ends with "
+				"status 0 rather than hang", fn, (double)g / 1e9);
 		fflush(NULL);
 		ftp_leave(0);
 	} else
@@ -271,7 +323,7 @@ uint64_t ftp_spawn_handshake_ns(void)
 	return t < 10 * FT_NSEC_PER_SEC ? 10 * FT_NSEC_PER_SEC : t;
 }
 
-void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns)
+void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns, const char *deaths)
 {
 	mpi_wait_enter();
 	pthread_mutex_lock(&lock);
@@ -283,6 +335,8 @@ void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns)
 		watch.owner = pthread_self();
 		watch.armed = false;
 		watch.grace = ns;
+		snprintf(watch.deaths, sizeof watch.deaths, "%s", deaths ? deaths : "");
+		watch.deaths_base = file_size(watch.deaths);
 		arm(-1);
 	}
 	pthread_mutex_unlock(&lock);

@@ -17,8 +17,10 @@
 void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n);
 void ftp_hang_watch_end(void);
 /* Watch the current call with a plain deadline: if it has not returned
- * after ns, the process exits as above. */
-void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns);
+ * after ns, the process exits as above. With deaths (the run directory's
+ * file of deaths by signal on this host, or NULL), a death recorded there
+ * after the watch began ends the wait a second later. */
+void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns, const char *deaths);
 /* The deadline of a call that every rank makes at about the same moment
  * but that a death nobody can see would hold for ever (the MPI's
  * MPI_Finalize; ftshim's collectives at MPI_Init, before its detector

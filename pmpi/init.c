@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -349,7 +350,7 @@ static bool start_here(void)
 static void watch_spawned_start(enum ftp_fn fn)
 {
 	if (getenv("OMPI_PARENT_PORT") || getenv("PMI_SPAWNED"))
-		ftp_hang_watch_deadline(fn, ftp_spawn_handshake_ns());
+		ftp_hang_watch_deadline(fn, ftp_spawn_handshake_ns(), NULL);
 }
 
 FT_EXPORT int MPI_Init(int *argc, char ***argv)
@@ -439,7 +440,9 @@ static int end_shim(void *session)
 			ftp_mpi.PMPI_Comm_free(&ftp.world);
 		/* All agree that nobody failed; but a rank that died after it
 		 * had left the control plane would hold this for ever. */
-		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, ftp_hang_watch_long());
+		char deaths[PATH_MAX];
+		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, ftp_hang_watch_long(),
+					ftp_rundir_path("deaths", deaths, sizeof deaths) == 0 ? deaths : NULL);
 		ftp_leave_mpi_finalizing();
 		rc = mpi_end(session);
 		ftp_hang_watch_end();

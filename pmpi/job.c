@@ -158,7 +158,7 @@ int ftp_job_start(bool usable)
 	 * ever. They end under a deadline instead, or at once if the MPI
 	 * reports the death: its error is this start's to raise, not the
 	 * world's handler's (the program's, restored after). */
-	ftp_hang_watch_deadline(FTP_FN_MPI_Init, ftp_hang_watch_long());
+	ftp_hang_watch_deadline(FTP_FN_MPI_Init, ftp_hang_watch_long(), NULL);
 	ftp_mpi.PMPI_Comm_get_errhandler(ftp.world, &program_errh);
 	ftp_mpi.PMPI_Comm_set_errhandler(ftp.world, MPI_ERRORS_RETURN);
 	int rc = ftp_mpi.PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ftp.peers, sizeof mine, MPI_BYTE,

@@ -4,7 +4,10 @@
 # MPI (MPICH's always does). ftshim bounds that wait: after 10 heartbeat
 # timeouts (at least 5 s) each stuck rank says why in one line and ends
 # with status 0 (its work is done), and the job ends instead of hanging. The leaving is
-# simulated by tests/mpi/progs/skipfin.c, preloaded after the shim.
+# simulated by tests/mpi/progs/skipfin.c, preloaded after the shim. Then
+# the same rank dies there by SIGKILL: its supervisor records the death
+# in the run directory, and the stuck ranks of its host leave a second
+# after it rather than at the deadline, with status 0.
 prog=$(build hello)
 lib="$MPITEST_BINDIR/skipfin.so"
 gcc -std=gnu11 -Wall -Werror -shared -fPIC -o "$lib" "$MPITEST_SRCDIR/progs/skipfin.c" -ldl ||
@@ -25,4 +28,18 @@ mpich)
 	;;
 esac
 note "$stuck rank(s) stuck in MPI_Finalize left after the deadline; the job took ${took}s"
+
+t0=$SECONDS
+run_job plain 4 "LD_PRELOAD=$(shim_preload) $lib" SKIPFIN_RANK=3 SKIPFIN_HOW=kill FTSHIM_HB_TIMEOUT=300ms -- "$prog"
+took=$((SECONDS - t0))
+grep -q '^hello from 4 ranks' "$OUT" || { cat "$OUT" "$ERR" >&2; fail "kill: the job did not run"; }
+died=$(grep -cE "ftshim\[[0-2]\] \+[0-9.]+ warn: stuck in the MPI library's MPI_Finalize: a rank of this host died after every rank had left ftshim's watch \(its supervisor recorded the death\); this rank's work is done, so it ends with status 0 rather than hang$" "$ERR" || true)
+case $MPITEST_FLAVOUR in
+mpich)
+	[ "$died" = 3 ] || { tail -n 20 "$ERR" >&2; fail "kill: $died ranks said a rank died in MPI_Finalize, expected 3"; }
+	[ "$took" -lt 5 ] || fail "kill: the job took ${took}s, not less than the 5 s deadline"
+	;;
+esac
+[ "$RC" = 0 ] || { tail -n 20 "$ERR" >&2; fail "kill: exit status $RC, expected 0"; }
+note "kill: $died rank(s) stuck in MPI_Finalize left after the death was recorded; the job took ${took}s"
 expect_no_leftovers hello
