@@ -310,7 +310,7 @@ int ftp_detect_start(int listen_fd, int bell_fd, const struct ft_entry *known, u
 	struct ft_local_proc *local = calloc(n, sizeof *local);
 	for (uint32_t r = 0; r < njoined; r++) {
 		eps[r] = ftp.peers[r].ep;
-		if (local && ftp.peers[r].ep.host_id == ftp.peers[ftp.rank].ep.host_id)
+		if (local && ftp_same_host(r, (uint32_t)ftp.rank))
 			local[r] = (struct ft_local_proc){ ftp.peers[r].pid, ftp.peers[r].start_ticks };
 	}
 	struct ft_engine_config cfg = {

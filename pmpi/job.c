@@ -26,6 +26,7 @@
 #include "pmpi/leave.h"
 #include "pmpi/rundir.h"
 #include "pmpi/outcome.h"
+#include "pmpi/ranks.h"
 #include "src/clock.h"
 #include "src/hash.h"
 #include "src/log.h"
@@ -51,7 +52,7 @@ static void set_spin_polls(void)
 	uint32_t n = atomic_load(&ftp.nprocs);
 
 	for (uint32_t r = 0; r < n; r++)
-		local += ftp.peers[r].ep.port && ftp.peers[r].ep.host_id == ftp.peers[ftp.rank].ep.host_id &&
+		local += ftp.peers[r].ep.port && ftp_same_host(r, (uint32_t)ftp.rank) &&
 			 !ft_proc_is_failed(&ftp.procs, r);
 	ftp.spin_polls = ncpu > 0 && local > ncpu ? 16 : 4096;
 	ft_debug("%d ranks on this host, %d cores: waiting calls yield after %u polls", local, ncpu,

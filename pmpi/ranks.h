@@ -62,6 +62,14 @@ static inline bool ftp_world_spawned(void)
 	return ftp.world_base != 0;
 }
 
+/* Job ranks a and b share a host: the same network stack at MPI_Init
+ * (src/overlay.h's host id), as the detector, the host mailbox and the
+ * report count hosts. */
+static inline bool ftp_same_host(uint32_t a, uint32_t b)
+{
+	return ftp.peers[a].ep.host_id == ftp.peers[b].ep.host_id;
+}
+
 /* --- members of a communicator --------------------------------------------- */
 
 /* How many members core has (both groups of an intercommunicator). */

@@ -39,6 +39,7 @@
 #include "pmpi/mode/mode.h"
 #include "pmpi/rundir.h"
 #include "pmpi/outcome.h"
+#include "pmpi/ranks.h"
 #include "src/log.h"
 #include "src/report.h"
 
@@ -112,11 +113,6 @@ static void on_msg(const struct ft_msg *m)
 	pthread_mutex_unlock(&inbox_lock);
 }
 
-static bool same_host(uint32_t a, uint32_t b)
-{
-	return ftp.peers[a].ep.host_id == ftp.peers[b].ep.host_id;
-}
-
 /* The lowest rank of r's host: where per-host state is kept (found once,
  * in merge_start: the step runs every millisecond). */
 static uint32_t host_first(uint32_t r)
@@ -130,7 +126,7 @@ static bool several_hosts(void)
 	uint32_t n = atomic_load(&ftp.nprocs);
 
 	for (uint32_t r = 1; r < n; r++)
-		if (!same_host(r, 0))
+		if (!ftp_same_host(r, 0))
 			return true;
 	return false;
 }
@@ -156,7 +152,7 @@ static uint32_t reporting_rank(void)
 static uint32_t host_speaker(uint32_t r)
 {
 	for (uint32_t q = 0; q < merge.n; q++)
-		if (same_host(q, r) && !failed(q))
+		if (ftp_same_host(q, r) && !failed(q))
 			return q;
 	return UINT32_MAX;
 }
@@ -166,7 +162,7 @@ static uint32_t host_speaker(uint32_t r)
 static bool host_left(uint32_t r)
 {
 	for (uint32_t q = 0; q < merge.n; q++) {
-		if (q == (uint32_t)ftp.rank || !same_host(q, r))
+		if (q == (uint32_t)ftp.rank || !ftp_same_host(q, r))
 			continue;
 		if (!failed(q) && !ftp_departed(q))
 			return false;
@@ -219,7 +215,7 @@ static void send_host_files(uint32_t to)
 	}
 
 	for (uint32_t q = 0; q < merge.n; q++)
-		here += same_host(q, (uint32_t)ftp.rank);
+		here += ftp_same_host(q, (uint32_t)ftp.rank);
 	size_t cap = HOST_CAP / (here ? here : 1);
 	cap = cap > RANK_CAP ? RANK_CAP : cap < RANK_MIN ? RANK_MIN : cap;
 	char *out = malloc(RANK_CAP);
@@ -228,7 +224,7 @@ static void send_host_files(uint32_t to)
 	for (uint32_t q = 0; q < merge.n + 2; q++) {
 		char name[32];
 		uint32_t what = q < merge.n ? q : q == merge.n ? WHAT_INJECTIONS : WHAT_DEATHS;
-		if (q < merge.n && !same_host(q, (uint32_t)ftp.rank))
+		if (q < merge.n && !ftp_same_host(q, (uint32_t)ftp.rank))
 			continue;
 		if (q < merge.n)
 			snprintf(name, sizeof name, "events.%u.jsonl", q);
@@ -272,7 +268,7 @@ static void take_inbox(void)
 	while (a) {
 		struct arrival *next = a->next;
 		uint32_t from = a->from;
-		if (from >= merge.n || same_host(from, (uint32_t)ftp.rank)) {
+		if (from >= merge.n || ftp_same_host(from, (uint32_t)ftp.rank)) {
 			/* Nothing to keep from this host: its files are here. */
 		} else if (a->kind == FTP_APP_REPORT_ACK) {
 			merge.acked_by = (int32_t)from;
@@ -281,7 +277,7 @@ static void take_inbox(void)
 			int rc = -EINVAL;
 			if (a->value == WHAT_INJECTIONS || a->value == WHAT_DEATHS)
 				snprintf(name, sizeof name, "%s", a->value == WHAT_INJECTIONS ? "injections" : "deaths");
-			else if (a->value < merge.n && same_host(a->value, from))
+			else if (a->value < merge.n && ftp_same_host(a->value, from))
 				snprintf(name, sizeof name, "events.%u.jsonl", a->value);
 			else
 				name[0] = '\0';
@@ -330,7 +326,7 @@ static bool hosts_in(bool list)
 	bool all = true;
 
 	for (uint32_t r = 0; r < merge.n; r++) {
-		if (host_first(r) != r || same_host(r, (uint32_t)ftp.rank))
+		if (host_first(r) != r || ftp_same_host(r, (uint32_t)ftp.rank))
 			continue;
 		uint32_t speaker = host_speaker(r);
 		if (speaker == UINT32_MAX)
@@ -380,7 +376,7 @@ static bool merge_start(void)
 		return false;
 	for (uint32_t r = 0; r < merge.n; r++) {
 		uint32_t i = 0;
-		while (i < nfirsts && !same_host(firsts[i], r))
+		while (i < nfirsts && !ftp_same_host(firsts[i], r))
 			i++;
 		if (i == nfirsts)
 			firsts[nfirsts++] = r;
@@ -406,7 +402,7 @@ static bool leave_step(bool everyone_left)
 	 * files are written), send them, and again if the reporting rank it
 	 * sent to failed, or did not acknowledge them in RESEND_NS; hold on
 	 * until it does, for at most merge_deadline_ns. */
-	if (!same_host(reporter, me) && host_speaker(me) == me && merge.acked_by != (int32_t)reporter) {
+	if (!ftp_same_host(reporter, me) && host_speaker(me) == me && merge.acked_by != (int32_t)reporter) {
 		uint64_t now = ft_clock_now();
 		if (merge.sent_to != (int32_t)reporter) {
 			if (everyone_left || host_left(me)) {

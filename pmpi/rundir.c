@@ -113,7 +113,7 @@ void ftp_rundir_start(void)
 	 * world, the lowest of that world (which rewrites them with its own). */
 	int lowest = ftp.rank;
 	for (int r = ftp_job_of_world(0); r < ftp.rank; r++) {
-		if (ftp.peers[r].ep.host_id == ftp.peers[ftp.rank].ep.host_id) {
+		if (ftp_same_host((uint32_t)r, (uint32_t)ftp.rank)) {
 			lowest = r;
 			break;
 		}

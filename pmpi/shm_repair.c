@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "pmpi/shm_repair.h"
+#include "pmpi/ranks.h"
 #include "pmpi/state.h"
 #include "src/clock.h"
 #include "src/events.h"
@@ -52,7 +53,6 @@
 
 _Atomic bool ftp_shm_repair_armed;
 static bool possible;                /* set once at MPI_Init */
-static _Atomic uint64_t repairs;
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct queue {
@@ -70,14 +70,9 @@ static ucs_set_fn ucs_set;
 static char saved_level[32]; /* UCX's log level before a fill held it */
 static uint64_t quiet_until; /* 0: not held */
 
-uint64_t ftp_shm_repairs(void)
-{
-	return atomic_load_explicit(&repairs, memory_order_relaxed);
-}
-
 static bool on_this_host(uint32_t r)
 {
-	return ftp.peers[r].pid > 0 && ftp.peers[r].ep.host_id == ftp.peers[ftp.rank].ep.host_id;
+	return ftp.peers[r].pid > 0 && ftp_same_host(r, (uint32_t)ftp.rank);
 }
 
 static void on_failure(uint32_t rank)
@@ -218,7 +213,6 @@ static double fill(struct queue *q, uint64_t index, uint64_t now)
 
 	hold_ucx_warnings(now);
 	ft_fifo_fill(q->fifo, &ft_fifo_ucx_default, index);
-	atomic_fetch_add_explicit(&repairs, 1, memory_order_relaxed);
 	q->stall = (struct ft_fifo_stall)FT_FIFO_STALL_INIT;
 	ft_events_add(ftp_wall_now(), "queue_repair", ",\"slot\":%" PRIu64 ",\"stalled_ms\":%.0f", index,
 		      stalled_s * 1e3);

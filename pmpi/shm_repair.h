@@ -34,7 +34,4 @@ static inline void ftp_shm_repair_poll(void)
 		ftp_shm_repair_scan();
 }
 
-/* How many slots this process filled. */
-uint64_t ftp_shm_repairs(void);
-
 #endif
