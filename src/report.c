@@ -204,6 +204,11 @@ static bool line_set_add(struct line_set *set, const char *line)
 	return true;
 }
 
+static bool is_pause(const char *how)
+{
+	return strncmp(how, "pause", 5) == 0;
+}
+
 /* The "injections" file (kind "injection") or the "deaths" file that
  * supervisors append to (kind "death"): key=value lines. */
 static void read_records(const char *jobdir, const char *file, const char *kind, uint64_t origin,
@@ -236,8 +241,13 @@ static void read_records(const char *jobdir, const char *file, const char *kind,
 		double origin_s = (double)origin / 1e9;
 		double t = when > origin_s ? when - origin_s : 0.0;
 		struct rank_facts *r = &facts[rank];
+		/* The failure is its first injection that ends the process: a
+		 * pause only if nothing else did (a pause that outlived the
+		 * heartbeat timeout). */
 		double *first = deaths ? &r->died : &r->injected;
-		if (*first < 0 || t < *first) {
+		bool was_pause = !deaths && *first >= 0 && is_pause(r->inj_how);
+		bool pause = !deaths && is_pause(how);
+		if (*first < 0 || (was_pause && !pause) || (was_pause == pause && t < *first)) {
 			*first = t;
 			snprintf(deaths ? r->death_how : r->inj_how, sizeof r->inj_how, "%s", how);
 		}

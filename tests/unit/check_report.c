@@ -211,6 +211,30 @@ START_TEST(test_report_one_failure)
 }
 END_TEST
 
+/* Paused (0.5 s), then killed (1 s): the failure is the kill; a pause
+ * alone is the failure only when nothing else ended the process. */
+START_TEST(test_report_pause_then_kill)
+{
+	char summary[512], inj[512];
+
+	make_jobdir();
+	unsigned long long t0 = (unsigned long long)(ORIGIN / SEC);
+	snprintf(inj, sizeof inj,
+		 "time=%llu.500000 rank=2 host=a pid=7 how=pause:2s by=FTSHIM_INJECT\n"
+		 "time=%llu.000000 rank=2 host=a pid=7 how=SIGKILL by=FTSHIM_INJECT\n",
+		 t0, t0 + 1);
+	write_text("injections", inj);
+	struct ft_report_input in = input();
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	ck_assert_str_eq(summary, "ftshim: 1 failure (rank 2 SIGKILL at 1.00 s); detected in 15 ms; 3 of 4 ranks finished");
+	snprintf(inj, sizeof inj, "time=%llu.500000 rank=2 host=a pid=7 how=pause:2s by=FTSHIM_INJECT\n", t0);
+	write_text("injections", inj);
+	ck_assert_int_eq(ft_report_write(&in, summary, sizeof summary), 0);
+	ck_assert_str_eq(summary, "ftshim: 1 failure (rank 2 pause:2s at 0.50 s); detected in 515 ms; 3 of 4 ranks finished");
+	remove_jobdir();
+}
+END_TEST
+
 START_TEST(test_report_not_injected)
 {
 	char summary[512];
@@ -501,6 +525,7 @@ static Suite *report_suite(void)
 	tc = tcase_create("report");
 	tcase_add_test(tc, test_report_one_failure);
 	tcase_add_test(tc, test_report_not_injected);
+	tcase_add_test(tc, test_report_pause_then_kill);
 	tcase_add_test(tc, test_report_death_recorded);
 	tcase_add_test(tc, test_report_replicas);
 	tcase_add_test(tc, test_report_no_failure);

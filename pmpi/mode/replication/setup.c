@@ -5,8 +5,8 @@
  * (ftp_repl_parse, ftp_repl_check, ftp_repl_plan), then the stream is
  * made, MPI_COMM_WORLD gets its map (comm.c: every communicator made from
  * a replicated one gets its own) and a replica's output goes to the run
- * directory (ftp_repl_start); at MPI_Finalize a primary waits for its
- * replica (ftp_repl_finish). pmpi/init.c calls these, on the application
+ * directory (ftp_repl_start); at MPI_Finalize the copies meet, and a
+ * primary waits for its replica (ftp_repl_finish). pmpi/init.c calls these, on the application
  * thread; the core asks ftp_repl_covered from any thread, the program
  * ftshim_rank_copies. The calls ftp_repl_calls lists (calls.c) come to
  * this folder from their wrappers, after the seam has found the
@@ -33,6 +33,7 @@
 #include "pmpi/mode/replication/setup.h"
 #include "pmpi/mode/replication/comm.h"
 #include "pmpi/mode/replication/counts.h"
+#include "pmpi/mode/replication/stream.h"
 #include "pmpi/mode/replication/views.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/detect.h"
@@ -72,19 +73,26 @@ static uint32_t *host_ids(uint32_t size)
 /* A replica's output would repeat its primary's: its stdout and stderr go
  * to replica-L.out and replica-L.err in the run directory (L its logical
  * rank); ftshim's own lines still reach the terminal. */
-static void redirect_output(int logical)
+int ftp_repl_output_path(int which, char *path, size_t len)
 {
 	static const char *const ext[2] = {"out", "err"};
+	char name[64];
 
+	snprintf(name, sizeof name, "replica-%d.%s", ftp_repl.plan.logical_of[ftp.rank],
+		 ext[which]);
+	return ftp_rundir_path(name, path, len);
+}
+
+static void redirect_output(void)
+{
 	for (int i = 0; i < 2; i++) {
-		char name[64], path[PATH_MAX];
-		snprintf(name, sizeof name, "replica-%d.%s", logical, ext[i]);
-		int fd = ftp_rundir_path(name, path, sizeof path) == 0
+		char path[PATH_MAX];
+		int fd = ftp_repl_output_path(i, path, sizeof path) == 0
 			     ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600)
 			     : -1;
 		if (fd < 0) {
-			ft_warn("cannot write %s (%s): this replica's output goes to the terminal",
-				name, strerror(errno));
+			ft_warn("cannot write the replica's %s in the run directory (%s): this replica's output goes to the terminal",
+				i == 0 ? "stdout" : "stderr", strerror(errno));
 			return;
 		}
 		fflush(i == 0 ? stdout : stderr);
@@ -153,7 +161,7 @@ int ftp_repl_start(void)
 		ftp_cover_derive(world, NULL); /* through the core: the cover gets its kind */
 	ftp_hang_watch_end();
 	if (ftp_repl.copy == FTP_COPY_REPLICA)
-		redirect_output(ftp_repl.plan.logical_of[ftp.rank]);
+		redirect_output();
 	if (ftp_repl.copy == FTP_COPY_REPLICA)
 		ft_debug("replica of rank %d (process %d of %u launched)",
 			 ftp_repl.plan.logical_of[ftp.rank], ftp.rank, n + r);
@@ -187,6 +195,15 @@ void ftp_repl_finish(void)
 
 	if (ftp_repl.r == 0)
 		return;
+	/* The copies meet here, the last record of the stream: the primary
+	 * tells its replica that it got this far (its output flushed first,
+	 * stream.c); the replica hears it, or finds its primary dead short
+	 * of MPI_Finalize and carries the rank on from here. */
+	int rec[REC_HEAD] = {MPI_SUCCESS, 0}, n = 0;
+	if (ftp_repl_following())
+		(void)ftp_repl_hear(rec, REC_HEAD, &n);
+	else
+		ftp_repl_tell(rec, REC_HEAD);
 	/* A primary stays until its replica has entered MPI_Finalize too: if
 	 * the replica dies first, the other replicas still need from this
 	 * rank what it would have sent them (drop_copy, views.c, serves them,

@@ -5,18 +5,71 @@
  * (ftp_repl_hear), in program order; a read that finds the primary dead
  * with nothing left to read ends the stream (STREAM_ENDED), and a
  * promoted replica carries on from there: it decides for itself and
- * writes to the terminal (ftp_repl_carry_on). Called from the other
+ * writes to the terminal (ftp_repl_carry_on), beginning with what it
+ * wrote since it last heard its primary. Called from the other
  * files of this folder; ftp_repl_wtime, whose time a replica takes from
  * its primary, from MPI_Wtime (pmpi/wtime.c). Application thread. */
 #include "ftshim_config.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "pmpi/mode/replication/setup.h"
 #include "pmpi/mode/replication/stream.h"
 #include "src/events.h"
+#include "src/fdio.h"
 #include "src/log.h"
+
+/* A replica's output, against its primary's. The copies print the same
+ * bytes in the same order, the primary to the terminal and the replica
+ * to its files (setup.c). A primary flushes its stdout and stderr before
+ * it tells a record; a replica flushes its own after it hears one, and
+ * notes the sizes of its files (output_heard): up to there, the primary
+ * had delivered the same. What the replica wrote after, its primary may
+ * have printed or not before it died (stdio's buffer dies with it): a
+ * promoted replica writes it to the terminal (output_catch_up), so that
+ * nothing is lost, and a line may appear twice. Application thread. */
+static off_t output_heard_at[2];
+
+static void output_flush(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+}
+
+static void output_heard(void)
+{
+	output_flush();
+	for (int i = 0; i < 2; i++) {
+		off_t at = ftp_repl_terminal_fd[i] >= 0 ? lseek(i + 1, 0, SEEK_END) : -1;
+		if (at >= 0)
+			output_heard_at[i] = at;
+	}
+}
+
+static void output_catch_up(void)
+{
+	char buf[16384];
+
+	output_flush();
+	for (int i = 0; i < 2; i++) {
+		char path[PATH_MAX];
+		int fd = ftp_repl_terminal_fd[i] >= 0 &&
+				 ftp_repl_output_path(i, path, sizeof path) == 0
+			     ? open(path, O_RDONLY | O_CLOEXEC)
+			     : -1;
+		ssize_t got;
+		for (off_t at = output_heard_at[i];
+		     fd >= 0 && (got = pread(fd, buf, sizeof buf, at)) > 0; at += got)
+			if (ft_write_all(ftp_repl_terminal_fd[i], buf, (size_t)got) != 0)
+				break;
+		if (fd >= 0)
+			close(fd);
+	}
+}
 
 /* One message to or from world rank peer on the stream, watched on it. */
 int ftp_repl_stream_with(int peer, bool send, void *buf, int count, MPI_Datatype type, int tag,
@@ -57,6 +110,7 @@ void ftp_repl_tell(const int *rec, int n)
 {
 	if (ftp_repl.copy != FTP_COPY_PRIMARY || !ftp_repl_paired())
 		return;
+	output_flush();
 	if (ftp_repl_stream_io(true, (void *)rec, n, MPI_INT, TAG_DECIDE, MPI_STATUS_IGNORE) !=
 	    MPI_SUCCESS)
 		ftp_repl_drop_replica();
@@ -82,8 +136,10 @@ int ftp_repl_hear(int *rec, int max, int *n)
 	int rc = ftp_repl_stream_end(ftp_repl_stream_io(false, rec, max, MPI_INT, TAG_DECIDE, &st),
 				     from);
 
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
 		ftp_mpi.PMPI_Get_count(&st, MPI_INT, n);
+		output_heard();
+	}
 	/* The last thing a dead primary told: carry on from here. */
 	if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PROMOTED && !ftp_repl_records_left(from))
 		ftp_repl_carry_on();
@@ -142,9 +198,9 @@ void ftp_repl_carry_on(void)
 		return; /* carried on already */
 	ftp_mode_await_peer(dead);
 	ftp_repl.partner = -1;
+	output_catch_up();
 	for (int i = 0; i < 2; i++)
 		if (ftp_repl_terminal_fd[i] >= 0) {
-			fflush(i == 0 ? stdout : stderr);
 			dup2(ftp_repl_terminal_fd[i], i + 1);
 			/* The saved stderr is the log's (setup.c), which the
 			 * detector thread may be writing to now: it stays the

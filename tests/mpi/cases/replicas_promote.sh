@@ -89,6 +89,12 @@ primary_dies mw 6 2 1 call:MPI_Send:40 '^mw rank [1-9]|polls'
 # In MPI_Finalize: the primary has finished and waits there for its
 # replica, which lags (paused); it dies there, and the replica carries on.
 primary_dies mw 6 2 0 "time:400ms; rank=0 copy=replica at=call:MPI_Recv:20 how=pause:700ms" '^mw rank [1-9]|polls'
+# Short of MPI_Finalize, with its replica waiting there: the primary is
+# paused after its third MPI_Comm_free of the cart workload and killed
+# after its fourth, before it prints; its replica, which has printed
+# that line to its file meanwhile, writes it to the terminal as it
+# carries on (the copies meet at MPI_Finalize).
+primary_dies cart 6 2 0 "call:MPI_Comm_free:4; rank=0 copy=primary at=call:MPI_Comm_free:3 how=pause:700ms"
 # Several at once, and one while another's replica is taking over; the
 # colls workload then splits and duplicates MPI_COMM_WORLD, made with a
 # replica standing alone for its rank.
