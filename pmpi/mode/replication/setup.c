@@ -73,16 +73,6 @@ static uint32_t *host_ids(uint32_t size)
 /* A replica's output would repeat its primary's: its stdout and stderr go
  * to replica-L.out and replica-L.err in the run directory (L its logical
  * rank); ftshim's own lines still reach the terminal. */
-int ftp_repl_output_path(int which, char *path, size_t len)
-{
-	static const char *const ext[2] = {"out", "err"};
-	char name[64];
-
-	snprintf(name, sizeof name, "replica-%d.%s", ftp_repl.plan.logical_of[ftp.rank],
-		 ext[which]);
-	return ftp_rundir_path(name, path, len);
-}
-
 static void redirect_output(void)
 {
 	for (int i = 0; i < 2; i++) {

@@ -23,10 +23,6 @@ int ftp_repl_check(char *err, size_t errlen);
 int ftp_repl_plan(void);
 int ftp_repl_start(void);
 
-/* The path of a replica's stdout (which 0) or stderr (1) in the run
- * directory, as ftp_rundir_path. */
-int ftp_repl_output_path(int which, char *path, size_t len);
-
 /* At MPI_Finalize: the copies meet; a primary waits for its replica and
  * for its resends to be delivered. */
 void ftp_repl_finish(void);

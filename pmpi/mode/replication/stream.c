@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pmpi/mode/replication/setup.h"
 #include "pmpi/mode/replication/stream.h"
+#include "pmpi/rundir.h"
 #include "src/events.h"
 #include "src/fdio.h"
 #include "src/log.h"
@@ -33,6 +33,16 @@
  * promoted replica writes it to the terminal (output_catch_up), so that
  * nothing is lost, and a line may appear twice. Application thread. */
 static off_t output_heard_at[2];
+
+int ftp_repl_output_path(int which, char *path, size_t len)
+{
+	static const char *const ext[2] = {"out", "err"};
+	char name[64];
+
+	snprintf(name, sizeof name, "replica-%d.%s", ftp_repl.plan.logical_of[ftp.rank],
+		 ext[which]);
+	return ftp_rundir_path(name, path, len);
+}
 
 static void output_flush(void)
 {

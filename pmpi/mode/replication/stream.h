@@ -18,6 +18,9 @@ int ftp_repl_hear(int *rec, int max, int *n);
 int ftp_repl_stream_end(int rc, int32_t from);
 /* Whether the dead primary `from` told this process something unread. */
 bool ftp_repl_records_left(int32_t from);
+/* The path of a replica's stdout (which 0) or stderr (1) in the run
+ * directory, as ftp_rundir_path. */
+int ftp_repl_output_path(int which, char *path, size_t len);
 /* A promoted replica has read all its dead primary told it. */
 void ftp_repl_carry_on(void);
 /* MPI_Wtime of a replicated process: a follower reads its primary's. */
