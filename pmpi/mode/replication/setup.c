@@ -185,15 +185,7 @@ void ftp_repl_finish(void)
 
 	if (ftp_repl.r == 0)
 		return;
-	/* The copies meet here, the last record of the stream: the primary
-	 * tells its replica that it got this far (its output flushed first,
-	 * stream.c); the replica hears it, or finds its primary dead short
-	 * of MPI_Finalize and carries the rank on from here. */
-	int rec[REC_HEAD] = {MPI_SUCCESS, 0}, n = 0;
-	if (ftp_repl_following())
-		(void)ftp_repl_hear(rec, REC_HEAD, &n);
-	else
-		ftp_repl_tell(rec, REC_HEAD);
+	ftp_repl_meet_at_end();
 	/* A primary stays until its replica has entered MPI_Finalize too: if
 	 * the replica dies first, the other replicas still need from this
 	 * rank what it would have sent them (drop_copy, views.c, serves them,

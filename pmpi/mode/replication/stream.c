@@ -14,11 +14,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pmpi/mode/replication/stream.h"
 #include "pmpi/rundir.h"
+#include "src/clock.h"
 #include "src/events.h"
 #include "src/fdio.h"
 #include "src/log.h"
@@ -31,8 +33,15 @@
  * had delivered the same. What the replica wrote after, its primary may
  * have printed or not before it died (stdio's buffer dies with it): a
  * promoted replica writes it to the terminal (output_catch_up), so that
- * nothing is lost, and a line may appear twice. Application thread. */
+ * nothing is lost, and a line may appear twice. Reading a size costs a
+ * system call, so a replica reads it at once only where a stream of its
+ * held something, or at the copies' last meeting (output_exact), and
+ * otherwise at most every OUTPUT_SIZE_NS (a size read late only writes
+ * more again). Application thread. */
 static off_t output_heard_at[2];
+static uint64_t output_read_ns;
+static bool output_exact;
+#define OUTPUT_SIZE_NS (1000 * 1000)
 
 int ftp_repl_output_path(int which, char *path, size_t len)
 {
@@ -50,14 +59,30 @@ static void output_flush(void)
 	fflush(stderr);
 }
 
+/* Flush f; whether it held anything. */
+static bool flushed(FILE *f)
+{
+	bool held = __fpending(f) > 0;
+
+	fflush(f);
+	return held;
+}
+
 static void output_heard(void)
 {
-	output_flush();
+	bool held[2] = {flushed(stdout), flushed(stderr)};
+	uint64_t now = ft_clock_now();
+	bool due = output_exact || now - output_read_ns >= OUTPUT_SIZE_NS;
+
 	for (int i = 0; i < 2; i++) {
-		off_t at = ftp_repl_terminal_fd[i] >= 0 ? lseek(i + 1, 0, SEEK_END) : -1;
+		off_t at = ftp_repl_terminal_fd[i] >= 0 && (held[i] || due)
+				   ? lseek(i + 1, 0, SEEK_END)
+				   : -1;
 		if (at >= 0)
 			output_heard_at[i] = at;
 	}
+	if (due)
+		output_read_ns = now;
 }
 
 static void output_catch_up(void)
@@ -159,6 +184,19 @@ int ftp_repl_hear(int *rec, int max, int *n)
 		rc = MPI_ERR_INTERN;
 	}
 	return rc;
+}
+
+void ftp_repl_meet_at_end(void)
+{
+	int rec[REC_HEAD] = {MPI_SUCCESS, 0}, n = 0;
+
+	if (!ftp_repl_following()) {
+		ftp_repl_tell(rec, REC_HEAD);
+		return;
+	}
+	output_exact = true;
+	(void)ftp_repl_hear(rec, REC_HEAD, &n);
+	output_exact = false;
 }
 
 /* MPI_Wtime under replication (the mode's clock, pmpi/mode/mode.h): a

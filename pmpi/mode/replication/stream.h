@@ -14,6 +14,11 @@ void ftp_repl_drop_replica(void);
 /* The primary tells a record; the replica hears it (its length in *n). */
 void ftp_repl_tell(const int *rec, int n);
 int ftp_repl_hear(int *rec, int max, int *n);
+/* At MPI_Finalize the copies meet, the stream's last record: the primary
+ * tells its replica that it got there (its output flushed); the replica
+ * hears it, or finds its primary dead short of it and carries the rank
+ * on. */
+void ftp_repl_meet_at_end(void);
 /* rc of a read from the stream of primary `from`, or STREAM_ENDED. */
 int ftp_repl_stream_end(int rc, int32_t from);
 /* Whether the dead primary `from` told this process something unread. */
