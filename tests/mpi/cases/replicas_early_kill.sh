@@ -10,8 +10,12 @@
 # replicas or failures, or with one of ftshim's error lines (the
 # survivors leaving fail-stop, status 76, where the MPI cannot be
 # interrupted; a replica that never heard what it needs giving up after
-# 14 s). Item 3 of issue 39 is to survive these instead. The kill times
-# are drawn with a seed (REPLICAS_EARLY_SEED replays them).
+# 14 s). Item 3 of issue 39 is to survive these instead. A primary
+# killed between delivering its output and telling its replica so (at
+# MPI_Finalize, where the copies meet) leaves a line printed twice, as
+# docs/replication.md says: the answer may have a line twice, never one
+# missing or wrong. The kill times are drawn with a seed
+# (REPLICAS_EARLY_SEED replays them).
 prog=$(build replicas)
 run="$MPITEST_WORKDIR/run"
 MPITEST_TIMEOUT=40
@@ -23,7 +27,7 @@ for what in cart; do
 	expect_rc 0
 	sort "$OUT" >"$MPITEST_WORKDIR/ref-$what"
 done
-same=0 left=0
+same=0 left=0 twice=0
 for i in 1 2 3 4 5 6; do
 	what=cart
 	at="time:$((1 + RANDOM % 6))ms"
@@ -31,8 +35,10 @@ for i in 1 2 3 4 5 6; do
 	rm -rf "$run"
 	run_job shim 6 "FTSHIM_RUNDIR=$run" FTSHIM_REPLICAS=2 "FTSHIM_INJECT=rank=$victim copy=primary at=$at" -- "$prog" "$what" 8
 	sort "$OUT" | grep -E '^[a-z]+ rank [0-9]+: ' >got.txt || true
-	if cmp -s got.txt "$MPITEST_WORKDIR/ref-$what" && ! grep -qE 'ftshim\[[0-9]+\] \+[0-9.]+ error: ' "$ERR"; then
+	sort -u got.txt >got-once.txt
+	if cmp -s got-once.txt "$MPITEST_WORKDIR/ref-$what" && ! grep -qE 'ftshim\[[0-9]+\] \+[0-9.]+ error: ' "$ERR"; then
 		same=$((same + 1))
+		cmp -s got.txt got-once.txt || twice=$((twice + 1))
 	elif grep -qE "error: (stuck in the MPI library's [A-Za-z_]+ for [0-9.]+ s|rank [0-9]+'s copy \(process [0-9]+\) heard nothing)" "$ERR"; then
 		left=$((left + 1))
 	else
@@ -40,5 +46,5 @@ for i in 1 2 3 4 5 6; do
 		fail "$what, rank $victim's primary killed at $at: neither the answer nor one of ftshim's error lines"
 	fi
 done
-note "6 jobs, a primary killed 1-6 ms in: $same with the answer, $left ended with an error line; none hung"
+note "6 jobs, a primary killed 1-6 ms in: $same with the answer ($twice of them with a line twice), $left ended with an error line; none hung"
 expect_no_leftovers replicas
