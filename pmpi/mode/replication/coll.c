@@ -102,9 +102,11 @@ static int coll_run(struct ftp_call *c, const struct coll_args *a)
 	if (ftp_repl_following() && ftp_repl.copy == FTP_COPY_REPLICA) {
 		rc = ftp_repl_stream_end(stream_out(false, &out, x->stream_tag), ftp_repl.partner);
 		/* Promoted while it waited: the rebuilt team counted this one
-		 * as not received, and runs it with this process. */
+		 * as received (fwd_in_flight) and every member had it, or runs
+		 * it with this process. */
 		if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PROMOTED && seq > x->replay_lo)
 			rc = STREAM_ENDED;
+		x->fwd_in_flight = 0;
 	} else if (x->fwd_head && seq <= x->replay_lo)
 		rc = fwd_take(x, &out);
 	else if (x->fwd_head)

@@ -17,6 +17,7 @@
 #include "pmpi/mode/replication/counts.h"
 #include "pmpi/mode/replication/p2p.h"
 #include "pmpi/mode/replication/recv.h"
+#include "pmpi/mode/replication/stream.h"
 #include "src/events.h"
 #include "src/log.h"
 
@@ -73,6 +74,9 @@ static void fwd_receive(int32_t dead)
 			x->fwd_tail = f;
 			x->fwd_count++;
 		}
+		/* One may have gone to the receive this process waits in:
+		 * received too, and ahead of those. */
+		x->fwd_in_flight = ftp_repl_stream_recv_done(dead, x->stream_tag);
 	}
 }
 

@@ -143,6 +143,16 @@ struct ftp_repl_comm {
 	 * with the team, which had some member lacking them). */
 	struct fwd *fwd_head, *fwd_tail;
 	uint64_t fwd_count, replay_lo;
+	/* A promoted replica whose receive of a forwarded result was under
+	 * way at its promotion and had completed: that result counts as
+	 * received (1), like those in fwd_head. */
+	uint64_t fwd_in_flight;
+	/* After a rebuild that agreed, the collectives this process runs
+	 * again for the members that lack them: from replay_next (0: none
+	 * left) to replay_hi and its own coll_done. They stay owed if a
+	 * death starts the rebuilds over and leaves this team as it is
+	 * (team.c). */
+	uint64_t replay_next, replay_hi;
 	/* The program's Cartesian topology on this communicator, or NULL
 	 * (MPI_Cart_create, cart.c). */
 	struct ftp_repl_cart *cart;

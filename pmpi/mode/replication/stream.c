@@ -106,6 +106,16 @@ static void output_catch_up(void)
 	}
 }
 
+/* The receive on the stream this process waits in (a follower's of a
+ * forwarded result, whose status it ignores), so that a promotion while
+ * it waits can tell whether the message had arrived
+ * (ftp_repl_stream_recv_done). Application thread. */
+static struct stream_recv {
+	MPI_Request *req;
+	int32_t from;
+	int tag;
+} stream_recv;
+
 /* One message to or from world rank peer on the stream, watched on it. */
 int ftp_repl_stream_with(int peer, bool send, void *buf, int count, MPI_Datatype type, int tag,
 			 MPI_Status *status)
@@ -120,7 +130,24 @@ int ftp_repl_stream_with(int peer, bool send, void *buf, int count, MPI_Datatype
 	c.real = ftp_repl.stream;
 	int rc = send ? ftp_mpi.PMPI_Isend(buf, count, type, peer, tag, c.real, &c.req)
 		      : ftp_mpi.PMPI_Irecv(buf, count, type, peer, tag, c.real, &c.req);
-	return ftp_block(&c, rc, status);
+	bool shown = !send && status == MPI_STATUS_IGNORE && !stream_recv.req;
+	if (shown)
+		stream_recv = (struct stream_recv){.req = &c.req, .from = peer, .tag = tag};
+	rc = ftp_block(&c, rc, status);
+	if (shown)
+		stream_recv.req = NULL;
+	return rc;
+}
+
+bool ftp_repl_stream_recv_done(int32_t from, int tag)
+{
+	int flag = 0;
+
+	return stream_recv.req && stream_recv.from == from && stream_recv.tag == tag &&
+	       *stream_recv.req != MPI_REQUEST_NULL &&
+	       ftp_mpi.PMPI_Request_get_status(*stream_recv.req, &flag, MPI_STATUS_IGNORE) ==
+		   MPI_SUCCESS &&
+	       flag;
 }
 
 /* The same with the partner. */

@@ -73,7 +73,9 @@ static int32_t *team_members(const struct ftp_comm *e)
 int ftp_repl_team_wait(struct ftp_call *c, int rc, uint32_t epoch)
 {
 	struct ftp_repl_comm *x = ftp_repl_of(c->comm);
-	uint64_t seen = 0, polls = 0, events = ftp_events();
+	/* Inside a view change, a member's death learned before this call
+	 * counts too: events starts where none was seen. */
+	uint64_t seen = 0, polls = 0, events = UINT64_MAX;
 	int flag = 0;
 
 	if (rc != MPI_SUCCESS) {
@@ -161,9 +163,31 @@ static int team_tag(const int32_t *w, uint32_t n)
 /* What team_rebuild gives when a member of the team to be is found dead
  * meanwhile: apply the view again, and rebuild then. */
 #define TEAM_VIEW_CHANGED (-0x7ea4)
-/* ... and when the team is the one it has, or will run no collective
- * again (a member is in MPI_Finalize). */
+/* ... when the team is the one it has (what it owes from the last
+ * rebuild, it still runs), */
 #define TEAM_UNCHANGED (-0x7ea5)
+/* ... and when it will run no collective again (a member is in
+ * MPI_Finalize). */
+#define TEAM_ENDING (-0x7ea6)
+
+/* rc of a step of rebuilding e's team (agreeing, making it, running a
+ * collective on it): a member found dead meanwhile whose other copy
+ * lives is a view change, after which the rebuilds start over; any other
+ * failure stands (a rank whose last copy died is the program's). */
+static int rebuild_rc(const struct ftp_comm *e, int rc)
+{
+	if (rc == MPI_SUCCESS || rc == TEAM_VIEW_CHANGED || rc == TEAM_UNCHANGED ||
+	    rc == TEAM_ENDING)
+		return rc;
+	const struct ftp_repl_comm *x = ftp_repl_of(e);
+	int32_t *w = team_members(e);
+	bool moved = false;
+	for (uint32_t k = 0; w && k < x->size && !moved; k++)
+		moved = w[k] >= 0 && ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]) &&
+			ftp_repl_covered(w[k]);
+	free(w);
+	return moved ? TEAM_VIEW_CHANGED : rc;
+}
 
 /* The latest team agreement message heard from each process for each
  * communicator (team_agree): one may come before this process needs it
@@ -243,7 +267,7 @@ static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
 					if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w[j]))
 						rc = TEAM_VIEW_CHANGED;
 					else if (ftp_departed((uint32_t)w[j]))
-						rc = TEAM_UNCHANGED; /* in MPI_Finalize: no collective is left */
+						rc = TEAM_ENDING; /* in MPI_Finalize: no collective is left */
 				if (!flag)
 					ftp_poll_pause(&polls);
 			}
@@ -272,8 +296,9 @@ static int team_agree(uint64_t comm, const int32_t *w, uint32_t n)
 
 /* Make e's team again from the copies that stand for its program ranks
  * now (collective over them), and learn how far the furthest of them
- * got in e's collectives: *hi, and the least: *lo. */
-static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
+ * got in e's collectives, and the least (replay_hi, replay_lo): what
+ * this process then owes them to run again. */
+static int team_rebuild(struct ftp_comm *e)
 {
 	struct ftp_repl_comm *x = ftp_repl_of(e);
 	int32_t *w = team_members(e);
@@ -292,7 +317,9 @@ static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
 	}
 	if (rc == MPI_SUCCESS)
 		rc = team_agree(e->core->id, w, x->size);
-	if (rc == TEAM_VIEW_CHANGED || rc == TEAM_UNCHANGED) {
+	if (rc == TEAM_ENDING)
+		x->replay_next = 0;
+	if (rc == TEAM_VIEW_CHANGED || rc == TEAM_ENDING) {
 		free(w);
 		return rc;
 	}
@@ -313,10 +340,12 @@ static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
 	if (rc == MPI_SUCCESS)
 		ftp_mpi.PMPI_Comm_set_errhandler(team, MPI_ERRORS_RETURN);
 	x->team_epoch++;
+	x->replay_next = 0;
 	if (rc != MPI_SUCCESS)
-		return rc;
-	/* A promoted replica has the results of fwd_count more. */
-	int64_t done = (int64_t)(x->coll_done + x->fwd_count);
+		return rebuild_rc(e, rc);
+	/* A promoted replica has the results of fwd_count (and
+	 * fwd_in_flight) more. */
+	int64_t done = (int64_t)(x->coll_done + x->fwd_count + x->fwd_in_flight);
 	int64_t *mine = held_alloc(4 * sizeof *mine), *all = mine + 2;
 	if (!mine)
 		return MPI_ERR_NO_MEM;
@@ -328,14 +357,50 @@ static int team_rebuild(struct ftp_comm *e, uint64_t *lo, uint64_t *hi)
 	rc = ftp_repl_team_wait(
 	    &c, ftp_mpi.PMPI_Iallreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, team, &c.req),
 	    x->team_epoch);
-	*hi = (uint64_t)all[0];
-	*lo = (uint64_t)-all[1];
+	uint64_t hi = (uint64_t)all[0], lo = (uint64_t)-all[1];
 	held_release(mine, c.req != MPI_REQUEST_NULL);
-	x->replay_lo = *lo;
-	ft_debug("replication: team of communicator %llx rebuilt (%d): collectives %llu done here, "
+	ft_debug("replication: team of communicator %llx rebuilt (%d): collectives %lld done here, "
 		 "%llu to %llu by its members",
-		 (unsigned long long)e->core->id, rc, (unsigned long long)x->coll_done,
-		 (unsigned long long)*lo, (unsigned long long)*hi);
+		 (unsigned long long)e->core->id, rc, (long long)done, (unsigned long long)lo,
+		 (unsigned long long)hi);
+	if (rc != MPI_SUCCESS)
+		return rebuild_rc(e, rc);
+	x->replay_lo = lo;
+	x->replay_hi = hi;
+	x->replay_next = lo + 1;
+	return rc;
+}
+
+/* Run again on e's team the collectives this process owes its members
+ * (see replay_next). MPI_SUCCESS, or the rc of the one that failed. */
+static int replays_run(struct ftp_comm *e)
+{
+	struct ftp_repl_comm *x = ftp_repl_of(e);
+	int rc = MPI_SUCCESS;
+
+	for (; rc == MPI_SUCCESS && x->replay_next && x->replay_next <= x->replay_hi &&
+	       x->replay_next <= x->coll_done;
+	     x->replay_next++) {
+		uint64_t s = x->replay_next;
+		const struct coll_rec *r = x->coll_log;
+		while (r && r->seq != s)
+			r = r->next;
+		if (!r) {
+			ft_error("rank %d cannot run collective %llu on a communicator again for the "
+				 "ranks that lack it: it is no longer in its log "
+				 "(FTSHIM_REPLICA_LOG_MIB=%llu); the job ends",
+				 ftp_repl.plan.logical_of[ftp.rank], (unsigned long long)s,
+				 (unsigned long long)ftp.cfg.replica_log_mib);
+			ftp_mpi.PMPI_Abort(ftp.world, 1);
+		}
+		ft_debug("replication: collective %llu run again for the ranks that lack it",
+			 (unsigned long long)s);
+		rc = rebuild_rc(e, coll_replay(e, r));
+		if (rc != MPI_SUCCESS)
+			break; /* replay_next stays: owed if this team stays */
+	}
+	if (rc != TEAM_VIEW_CHANGED)
+		x->replay_next = 0;
 	return rc;
 }
 
@@ -351,15 +416,15 @@ static int by_id(const void *a, const void *b)
 /* After a promotion, on a process of the teams: rebuild the team of
  * every replicated communicator, then run again, with the members that
  * had not, the collectives this process completed that some member had
- * not (it waits here until they reach them). */
+ * not (it waits here until they reach them). False if a member died
+ * meanwhile whose other copy lives: apply that death, and call again. */
 bool ftp_repl_teams_rebuild(void)
 {
 	size_t n = ftp_repl_ncomms;
 	struct ftp_comm **comms = malloc((n + 1) * sizeof *comms);
-	uint64_t *lo = malloc((n + 1) * sizeof *lo), *hi = malloc((n + 1) * sizeof *hi);
 	int *rc = malloc((n + 1) * sizeof *rc);
 
-	if (!comms || !lo || !hi || !rc) {
+	if (!comms || !rc) {
 		ft_error("out of memory rebuilding the teams after a promotion: the job ends");
 		ftp_mpi.PMPI_Abort(ftp.world, 1);
 	}
@@ -367,31 +432,13 @@ bool ftp_repl_teams_rebuild(void)
 	qsort(comms, n, sizeof *comms, by_id);
 	bool changed = false;
 	for (size_t i = 0; i < n && !changed; i++) {
-		rc[i] = team_rebuild(comms[i], &lo[i], &hi[i]);
+		rc[i] = team_rebuild(comms[i]);
 		changed = rc[i] == TEAM_VIEW_CHANGED;
 	}
-	for (size_t i = 0; i < n && !changed; i++) {
-		struct ftp_repl_comm *x = ftp_repl_of(comms[i]);
-		for (uint64_t s = lo[i] + 1; rc[i] == MPI_SUCCESS && s <= hi[i] && s <= x->coll_done; s++) {
-			const struct coll_rec *r = x->coll_log;
-			while (r && r->seq != s)
-				r = r->next;
-			if (!r) {
-				ft_error("rank %d cannot run collective %llu on a communicator again for the "
-					 "ranks that lack it: it is no longer in its log "
-					 "(FTSHIM_REPLICA_LOG_MIB=%llu); the job ends",
-					 ftp_repl.plan.logical_of[ftp.rank], (unsigned long long)s,
-					 (unsigned long long)ftp.cfg.replica_log_mib);
-				ftp_mpi.PMPI_Abort(ftp.world, 1);
-			}
-			ft_debug("replication: collective %llu run again for the ranks that lack it",
-				 (unsigned long long)s);
-			rc[i] = coll_replay(comms[i], r);
-		}
-	}
+	for (size_t i = 0; i < n && !changed; i++)
+		if (rc[i] == MPI_SUCCESS || rc[i] == TEAM_UNCHANGED)
+			changed = replays_run(comms[i]) == TEAM_VIEW_CHANGED;
 	free(comms);
-	free(lo);
-	free(hi);
 	free(rc);
 	return !changed;
 }

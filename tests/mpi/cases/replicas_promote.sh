@@ -28,10 +28,20 @@ reference_lines() {
 # run's, and each victim that died must be carried on by its replica,
 # which says so.
 primary_dies() {
-	local what=$1 np=$2 replicas=$3 victims=$4 at=$5 timing=${6:-'^$'}
+	primary_run "$@"
+	primary_check "$@"
+}
+
+primary_run() {
+	local what=$1 np=$2 replicas=$3 victims=$4 at=$5
 	rm -rf "$run"
 	run_job shim "$np" "FTSHIM_RUNDIR=$run" "FTSHIM_REPLICAS=$replicas" \
 		"FTSHIM_INJECT=rank=$victims copy=primary at=$at" -- "$prog" "$what" "$ROUNDS" "$PACE"
+}
+
+# The verdict on the run primary_run made, with the same arguments.
+primary_check() {
+	local what=$1 np=$2 replicas=$3 victims=$4 at=$5 timing=${6:-'^$'}
 	local n
 	n=$(sed -n 's/.* info: replication: \([0-9]*\) logical ranks, .*/\1/p' "$ERR")
 	[ -n "$n" ] || { tail -n 20 "$ERR" >&2; fail "$what: no replication line"; }
@@ -100,6 +110,33 @@ primary_dies cart 6 2 0 "call:MPI_Comm_free:4; rank=0 copy=primary at=call:MPI_C
 # replica standing alone for its rank.
 primary_dies stencil 6 2 0,1 call:MPI_Sendrecv:50
 primary_dies colls 8 100% 0,1,2 call:MPI_Allreduce:40
+# One more dies while the teams are rebuilt for two others, so that the
+# rebuild's agreement or its collective loses a member, a replica's
+# receive of a forwarded result is under way, or the others have moved
+# on: rank 2's primary at a time drawn 2 to 8 ms after ranks 0 and 1's
+# died (their time on the job clock read from a run that kills only
+# them). Seen before: another rank's wrong answer, a hang, a rebuild
+# that lacked a logged collective. A member dying inside the MPI's own
+# MPI_Comm_create_group of a rebuild is the window that README's known
+# gaps name (exit 76): counted, not failed.
+seed=${REPLICAS_PROMOTE_SEED:-$RANDOM}
+note "random kill times drawn with seed $seed (REPLICAS_PROMOTE_SEED=$seed replays them)"
+RANDOM=$seed
+primary_dies colls 8 100% 0,1 call:MPI_Allreduce:40
+t0=$(sed -n 's/^ftshim\[[01]\] +\([0-9]*\)\.\([0-9]*\) info: injecting SIGKILL now.*/\1\2/p' "$ERR" |
+	sed 's/^0*//' | sort -n | tail -n 1)
+[ -n "$t0" ] || fail "no time of injection for ranks 0 and 1 in the run that killed them"
+in_window=0
+for i in $(seq 1 24); do
+	at="call:MPI_Allreduce:40; rank=2 copy=primary at=time:$((t0 + 2000 + RANDOM % 6000))us"
+	primary_run colls 8 100% 0,1 "$at"
+	if grep -q "stuck in the MPI library's MPI_Comm_create_group for" "$ERR"; then
+		in_window=$((in_window + 1))
+		continue
+	fi
+	primary_check colls 8 100% 0,1 "$at"
+done
+note "rank 2 killed 2 to 8 ms after ranks 0 and 1 (at $t0 us): $((24 - in_window)) of 24 runs gave the answer, $in_window died in a rebuild's MPI_Comm_create_group (the known window)"
 primary_dies colls 6 2 0 "call:MPI_Bcast:30; rank=1 copy=primary at=call:MPI_Alltoall:60"
 # Two at once in an all-to-all collective: the team rebuilt for the first
 # runs a collective again for the members that lack it, and the second
@@ -112,9 +149,6 @@ done
 # replica carries on alone; the other's primary does.
 primary_dies stencil 6 2 0 "call:MPI_Sendrecv:30; rank=1 copy=replica at=call:MPI_Sendrecv:90"
 # At random times, in jobs paced to last a few seconds.
-seed=${REPLICAS_PROMOTE_SEED:-$RANDOM}
-note "random kill times drawn with seed $seed (REPLICAS_PROMOTE_SEED=$seed replays them)"
-RANDOM=$seed
 random_ms() {
 	echo "time:$((600 + RANDOM % 800))ms"
 }
