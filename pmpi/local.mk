@@ -10,6 +10,7 @@ libftshim_la_SOURCES = \
 	pmpi/block.c \
 	pmpi/call.h pmpi/call_base.h pmpi/call_record.h pmpi/block.h pmpi/create.h \
 	pmpi/coll_p2p.c pmpi/coll_p2p.h \
+	pmpi/view_coll.c pmpi/view_coll.h \
 	pmpi/comm_health.c pmpi/comm_health.h \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/seam.h \

@@ -114,11 +114,8 @@ static int coll_run(struct ftp_call *c, const struct coll_args *a)
 	while (rc == STREAM_ENDED || rc == TEAM_REBUILT) {
 		if (rc == TEAM_REBUILT && r && r->in_rbuf && r->in_bytes)
 			memcpy((char *)a->rbuf + r->in_lb, r->in, r->in_bytes);
-		uint32_t epoch = x->team_epoch;
-		c->real = x->team;
-		rc = x->team == MPI_COMM_NULL
-			 ? FTP_ERR_PROC_FAILED
-			 : ftp_repl_team_wait(c, ftp_repl_coll_start(a, x->team, &c->req), epoch);
+		bool abandoned = false;
+		rc = ftp_repl_team_run(c, a, x->team_epoch, &abandoned);
 		if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() &&
 		    stream_out(true, &out, x->stream_tag) != MPI_SUCCESS)
 			ftp_repl_drop_replica();

@@ -42,6 +42,7 @@ void ftp_repl_release(struct ftp_comm *e)
 	ft_send_log_drop_comm(&ftp_repl_send_log, e->core->id);
 	ftp_repl_coll_log_trim(x, UINT64_MAX);
 	ftp_repl_fwd_drop(x);
+	free(x->team_view);
 	if (x->team != MPI_COMM_NULL && ftp_active())
 		ftp_mpi.PMPI_Comm_free(&x->team);
 	if (x->base != MPI_COMM_NULL && ftp_active())

@@ -132,6 +132,13 @@ struct ftp_repl_comm {
 	 * completed them (coll_log.c, team.c). */
 	uint64_t coll_done;
 	struct coll_rec *coll_log, *coll_log_tail;
+	/* Once rebuilt after a promotion, the team is a view (team.c): its
+	 * members' world ranks, in program rank order (size of them), this
+	 * process's index among them, and the tag of its collectives on the
+	 * stream; team is then MPI_COMM_NULL. NULL before. */
+	int32_t *team_view;
+	uint32_t team_view_me;
+	int team_view_tag;
 	uint32_t team_epoch; /* changes when the team is rebuilt */
 	uint64_t team_hash;  /* of the team's members (world ranks, in order) */
 	/* The tag of this communicator's forwarded results on the stream

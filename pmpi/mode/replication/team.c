@@ -1,6 +1,6 @@
 /* team.c: a replicated communicator's team (its primaries and singles,
  * where collectives run): waiting on it until the call completes, fails,
- * or the team is rebuilt (ftp_repl_team_wait, for coll.c too); and after
+ * or the team is rebuilt (team_wait, for coll.c too); and after
  * a promotion, rebuilding every team (ftp_repl_teams_rebuild, from
  * views.c): its members agree on it, make it, and run again the logged
  * collectives (coll_log.c) that some of them had not completed. comm.c
@@ -14,6 +14,7 @@
 
 #include "pmpi/mode/replication/team.h"
 #include "pmpi/mode/replication/coll_args.h"
+#include "pmpi/view_coll.h"
 #include "pmpi/agree.h"
 #include "pmpi/detect.h"
 #include "src/log.h"
@@ -64,17 +65,43 @@ static int32_t *team_members(const struct ftp_comm *e)
 	return w;
 }
 
-/* Wait for the collective c started on e's team (rc, c->req) while the
- * team is the one of epoch. A member's death that a promotion covers
- * rebuilds the team (ftp_repl_views): TEAM_REBUILT. Other failures are
- * the call's, as for any collective. A collective given up on is left to
- * the MPI, as a failed collective is, and stays in c->req (never to be
- * waited on or freed): the memory it reads or writes must outlive it. */
-int ftp_repl_team_wait(struct ftp_call *c, int rc, uint32_t epoch)
+/* One step of waiting on c's team while it is the one of epoch, after a
+ * test found the work not done: MPI_SUCCESS to go on waiting, else why
+ * not. A member's death that a promotion covers rebuilds the team
+ * (ftp_repl_views): TEAM_REBUILT. Other failures are the call's, as for
+ * any collective. Inside a view change, a member's death ends the call,
+ * and the next view rebuilds; *events starts at UINT64_MAX so that one
+ * learned before the wait began counts too. */
+static int team_step(struct ftp_call *c, uint32_t epoch, uint64_t *seen, uint64_t *polls,
+		     uint64_t *events)
 {
 	struct ftp_repl_comm *x = ftp_repl_of(c->comm);
-	/* Inside a view change, a member's death learned before this call
-	 * counts too: events starts where none was seen. */
+	int err = ftp_poll_step(c, false, seen, polls);
+
+	if (x->team_epoch != epoch)
+		return TEAM_REBUILT;
+	if (err != MPI_SUCCESS)
+		return err;
+	if (ftp_events() != *events && ftp_repl_in_views) {
+		*events = ftp_events();
+		int32_t *w = team_members(c->comm);
+		bool dead = false;
+		for (uint32_t k = 0; w && k < x->size && !dead; k++)
+			dead = w[k] < 0 || ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]);
+		free(w);
+		if (dead)
+			return FTP_ERR_PROC_FAILED;
+	}
+	return MPI_SUCCESS;
+}
+
+/* Wait for the collective c started on e's team (rc, c->req) while the
+ * team is the one of epoch (see team_step). A collective given up on is
+ * left to the MPI, as a failed collective is, and stays in c->req (never
+ * to be waited on or freed): the memory it reads or writes must outlive
+ * it. */
+static int team_wait(struct ftp_call *c, int rc, uint32_t epoch)
+{
 	uint64_t seen = 0, polls = 0, events = UINT64_MAX;
 	int flag = 0;
 
@@ -87,24 +114,79 @@ int ftp_repl_team_wait(struct ftp_call *c, int rc, uint32_t epoch)
 		rc = ftp_mpi.PMPI_Test(&c->req, &flag, MPI_STATUS_IGNORE);
 		if (rc != MPI_SUCCESS || flag)
 			return rc;
-		int err = ftp_poll_step(c, false, &seen, &polls);
-		if (x->team_epoch != epoch)
-			return TEAM_REBUILT;
-		if (err != MPI_SUCCESS)
-			return err;
-		if (ftp_events() != events && ftp_repl_in_views) {
-			/* Inside a view change, no other applies: a member's
-			 * death ends this call, and the next view rebuilds. */
-			events = ftp_events();
-			int32_t *w = team_members(c->comm);
-			bool dead = false;
-			for (uint32_t k = 0; w && k < x->size && !dead; k++)
-				dead = w[k] < 0 || ft_proc_ever_failed(&ftp.procs, (uint32_t)w[k]);
-			free(w);
-			if (dead)
-				return FTP_ERR_PROC_FAILED;
-		}
+		if ((rc = team_step(c, epoch, &seen, &polls, &events)) != MPI_SUCCESS)
+			return rc;
 	}
+}
+
+/* A round of a collective on a team that is a view, waited for as on
+ * the MPI's team. */
+struct team_round {
+	struct ftp_call *c;
+	uint32_t epoch;
+};
+
+static int team_round_wait(void *arg, int n, MPI_Request *reqs)
+{
+	struct team_round *t = arg;
+	uint64_t seen = 0, polls = 0, events = UINT64_MAX;
+	int rc;
+
+	for (;;) {
+		/* One test each: GCC takes MPICH's MPI_STATUSES_IGNORE for an
+		 * empty array. */
+		bool all = true;
+		for (int i = 0; i < n; i++) {
+			int flag = 0;
+			if (reqs[i] == MPI_REQUEST_NULL)
+				continue;
+			rc = ftp_mpi.PMPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
+			if (rc != MPI_SUCCESS)
+				return rc;
+			all = all && flag;
+		}
+		if (all)
+			return MPI_SUCCESS;
+		if ((rc = team_step(t->c, t->epoch, &seen, &polls, &events)) != MPI_SUCCESS)
+			return rc;
+	}
+}
+
+int ftp_repl_team_run(struct ftp_call *c, const struct coll_args *a, uint32_t epoch,
+		      bool *abandoned)
+{
+	struct ftp_repl_comm *x = ftp_repl_of(c->comm);
+
+	*abandoned = false;
+	c->watch = (struct ftp_watch){.kind = FTP_WATCH_ALL};
+	if (x->team_view) {
+		/* Its own copy of the members: a rebuild while it waits
+		 * replaces the team's. */
+		int32_t *members = malloc(((size_t)x->size + 1) * sizeof *members);
+		struct ft_coll_args f;
+		struct ftp_view_bufs b;
+		struct team_round t = {.c = c, .epoch = epoch};
+		int rc = members ? ftp_repl_coll_view_args(a, &f, &b) : MPI_ERR_NO_MEM;
+		if (rc == MPI_SUCCESS) {
+			memcpy(members, x->team_view, x->size * sizeof *members);
+			struct ftp_view v = {.chan = ftp_repl.stream,
+					     .rank = members,
+					     .job = members,
+					     .n = x->size,
+					     .me = x->team_view_me,
+					     .tag = x->team_view_tag};
+			c->real = ftp_repl.stream;
+			rc = ftp_view_coll(&v, &f, &b, team_round_wait, &t, abandoned);
+		}
+		free(members);
+		return rc;
+	}
+	c->real = x->team;
+	if (x->team == MPI_COMM_NULL)
+		return FTP_ERR_PROC_FAILED;
+	int rc = team_wait(c, ftp_repl_coll_start(a, x->team, &c->req), epoch);
+	*abandoned = c->req != MPI_REQUEST_NULL;
+	return rc;
 }
 
 /* Run logged collective r again on e's team, with a copy of its input
@@ -136,10 +218,9 @@ static int coll_replay(struct ftp_comm *e, const struct coll_rec *r)
 		a.rbuf = scratch - out_lb;
 	if (a.sbuf != MPI_IN_PLACE && !r->in_rbuf && r->in)
 		a.sbuf = scratch + out_bytes - r->in_lb;
-	c.real = ftp_repl_of(e)->team;
-	int rc = ftp_repl_team_wait(&c, ftp_repl_coll_start(&a, c.real, &c.req),
-				    ftp_repl_of(e)->team_epoch);
-	held_release(scratch, c.req != MPI_REQUEST_NULL);
+	bool abandoned = false;
+	int rc = ftp_repl_team_run(&c, &a, ftp_repl_of(e)->team_epoch, &abandoned);
+	held_release(scratch, abandoned);
 	return rc;
 }
 
@@ -158,6 +239,27 @@ uint64_t ftp_repl_team_hash(const int32_t *w, uint32_t n)
 static int team_tag(const int32_t *w, uint32_t n)
 {
 	return 0x1000 + (int)(ftp_repl_team_hash(w, n) % 0x6000);
+}
+
+/* Teams rebuilt as views need tags on the stream above every other tag
+ * of it (state.h's go up to TAG_DATA + TAG_DATA_SLOTS). */
+#define VIEW_TAG_FIRST 32768
+
+static bool views_usable(void)
+{
+	return ftp.coll_tag_ub >= 2 * VIEW_TAG_FIRST;
+}
+
+/* The tag of the collectives of communicator id's team of members whose
+ * hash is team: the same at every member (whatever rebuilds each went
+ * through), and another for each team (a rebuild changes the members),
+ * so that what an abandoned collective left behind is not matched
+ * again. */
+static int view_tag(uint64_t id, uint64_t team)
+{
+	uint64_t h = (id * UINT64_C(0x9e3779b97f4a7c15)) ^ team;
+
+	return VIEW_TAG_FIRST + (int)((h >> 17) % (uint64_t)(ftp.coll_tag_ub - VIEW_TAG_FIRST));
 }
 
 /* What team_rebuild gives when a member of the team to be is found dead
@@ -325,19 +427,30 @@ static int team_rebuild(struct ftp_comm *e)
 	}
 	if (rc == MPI_SUCCESS)
 		x->team_hash = ftp_repl_team_hash(w, x->size);
-	/* From the stream, which nothing receives from with MPI_ANY_TAG: Open
-	 * MPI's MPI_Comm_create_group sends with its tag on the parent, and a
-	 * program's receive from MPI_ANY_SOURCE and MPI_ANY_TAG on e would
-	 * take those messages. */
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS && views_usable()) {
+		/* A view on the stream: no creation a member's death could
+		 * leave the others inside. */
+		free(x->team_view);
+		x->team_view = w;
+		x->team_view_tag = view_tag(e->core->id, x->team_hash);
+		for (uint32_t k = 0; k < x->size; k++)
+			if (w[k] == ftp.rank)
+				x->team_view_me = k;
+		w = NULL;
+	} else if (rc == MPI_SUCCESS) {
+		/* From the stream, which nothing receives from with MPI_ANY_TAG:
+		 * Open MPI's MPI_Comm_create_group sends with its tag on the
+		 * parent, and a program's receive from MPI_ANY_SOURCE and
+		 * MPI_ANY_TAG on e would take those messages. */
 		rc = ftp_create_group_of(ftp_repl.stream, w, x->size, team_tag(w, x->size),
 					 FTP_FN_MPI_Comm_create_group, &team);
+	}
 	free(w);
 	/* The old team is never freed: a collective abandoned on it may
 	 * still have receives posted, which would take the messages of a
 	 * communicator that reused its context. */
 	x->team = rc == MPI_SUCCESS ? team : MPI_COMM_NULL;
-	if (rc == MPI_SUCCESS)
+	if (team != MPI_COMM_NULL)
 		ftp_mpi.PMPI_Comm_set_errhandler(team, MPI_ERRORS_RETURN);
 	x->team_epoch++;
 	x->replay_next = 0;
@@ -354,11 +467,17 @@ static int team_rebuild(struct ftp_comm *e)
 	all[0] = all[1] = 0;
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Allreduce);
 	ftp_call_on(&c, e, (struct ftp_watch){.kind = FTP_WATCH_ALL});
-	rc = ftp_repl_team_wait(
-	    &c, ftp_mpi.PMPI_Iallreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, team, &c.req),
-	    x->team_epoch);
+	struct coll_args how_far = {.fn = FTP_FN_MPI_Allreduce,
+				    .sbuf = mine,
+				    .rbuf = all,
+				    .rcount = 2,
+				    .stype = MPI_DATATYPE_NULL,
+				    .rtype = MPI_INT64_T,
+				    .op = MPI_MAX};
+	bool abandoned = false;
+	rc = ftp_repl_team_run(&c, &how_far, x->team_epoch, &abandoned);
 	uint64_t hi = (uint64_t)all[0], lo = (uint64_t)-all[1];
-	held_release(mine, c.req != MPI_REQUEST_NULL);
+	held_release(mine, abandoned);
 	ft_debug("replication: team of communicator %llx rebuilt (%d): collectives %lld done here, "
 		 "%llu to %llu by its members",
 		 (unsigned long long)e->core->id, rc, (long long)done, (unsigned long long)lo,

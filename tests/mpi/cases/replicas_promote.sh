@@ -116,9 +116,12 @@ primary_dies colls 8 100% 0,1,2 call:MPI_Allreduce:40
 # on: rank 2's primary at a time drawn 2 to 8 ms after ranks 0 and 1's
 # died (their time on the job clock read from a run that kills only
 # them). Seen before: another rank's wrong answer, a hang, a rebuild
-# that lacked a logged collective. A member dying inside the MPI's own
-# MPI_Comm_create_group of a rebuild is the window that README's known
-# gaps name (exit 76): counted, not failed.
+# that lacked a logged collective, and every process left (exit 76)
+# when rank 2 died inside the MPI_Comm_create_group that made a team
+# (teams are rebuilt as views on the stream now). On a loaded host a
+# run can be slower than the one measured, and rank 2 die inside the
+# program's own MPI_Comm_split: the window docs/status.md names (exit
+# 76), counted, not failed.
 seed=${REPLICAS_PROMOTE_SEED:-$RANDOM}
 note "random kill times drawn with seed $seed (REPLICAS_PROMOTE_SEED=$seed replays them)"
 RANDOM=$seed
@@ -126,17 +129,17 @@ primary_dies colls 8 100% 0,1 call:MPI_Allreduce:40
 t0=$(sed -n 's/^ftshim\[[01]\] +\([0-9]*\)\.\([0-9]*\) info: injecting SIGKILL now.*/\1\2/p' "$ERR" |
 	sed 's/^0*//' | sort -n | tail -n 1)
 [ -n "$t0" ] || fail "no time of injection for ranks 0 and 1 in the run that killed them"
-in_window=0
+in_creation=0
 for i in $(seq 1 24); do
 	at="call:MPI_Allreduce:40; rank=2 copy=primary at=time:$((t0 + 2000 + RANDOM % 6000))us"
 	primary_run colls 8 100% 0,1 "$at"
-	if grep -q "stuck in the MPI library's MPI_Comm_create_group for" "$ERR"; then
-		in_window=$((in_window + 1))
+	if grep -qE "stuck in the MPI library's MPI_Comm_(split|dup|create) for" "$ERR"; then
+		in_creation=$((in_creation + 1))
 		continue
 	fi
 	primary_check colls 8 100% 0,1 "$at"
 done
-note "rank 2 killed 2 to 8 ms after ranks 0 and 1 (at $t0 us): $((24 - in_window)) of 24 runs gave the answer, $in_window died in a rebuild's MPI_Comm_create_group (the known window)"
+note "rank 2 killed 2 to 8 ms after ranks 0 and 1 (at $t0 us): $((24 - in_creation)) of 24 runs gave the answer, $in_creation killed it inside the program's own communicator creation"
 primary_dies colls 6 2 0 "call:MPI_Bcast:30; rank=1 copy=primary at=call:MPI_Alltoall:60"
 # Two at once in an all-to-all collective: the team rebuilt for the first
 # runs a collective again for the members that lack it, and the second

@@ -1,0 +1,193 @@
+/* view_coll.c: the executor of src/coll_sched.h's schedules on a view (a
+ * set of processes addressed through a communicator of the MPI's that
+ * holds them all, such as a private duplicate of MPI_COMM_WORLD), so
+ * that recovery runs collectives among survivors without entering the
+ * MPI's blocking constructors (docs/DESIGN.md, "Recovery without the
+ * MPI's constructors"). Each round's sends and receives are posted
+ * together and waited for by the caller's policy; local steps copy
+ * (pack and unpack, so that the two types may differ) or reduce
+ * (MPI_Reduce_local). Application thread: the caller's. */
+#include "ftshim_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/view_coll.h"
+
+/* A buffer of the schedule: where it starts and its type. */
+struct region {
+	char *base;
+	MPI_Datatype type;
+	MPI_Aint extent;
+};
+
+static int region_of(struct region *r, void *base, MPI_Datatype type)
+{
+	MPI_Aint lb = 0;
+
+	r->base = base;
+	r->type = type;
+	r->extent = 0;
+	if (type == MPI_DATATYPE_NULL)
+		return MPI_SUCCESS;
+	return ftp_mpi.PMPI_Type_get_extent(type, &lb, &r->extent);
+}
+
+/* Scratch for count elements of type (its true extent at least), freed
+ * unless a round was given up. */
+static int scratch(struct region *r, void **mem, int64_t count, MPI_Datatype type)
+{
+	MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
+	int rc = ftp_mpi.PMPI_Type_get_extent(type, &lb, &extent);
+
+	if (rc == MPI_SUCCESS)
+		rc = ftp_mpi.PMPI_Type_get_true_extent(type, &tlb, &textent);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	size_t bytes = count > 0 ? (size_t)(count - 1) * (size_t)extent + (size_t)textent : 1;
+	*mem = malloc(bytes ? bytes : 1);
+	if (!*mem)
+		return MPI_ERR_NO_MEM;
+	r->base = (char *)*mem - tlb;
+	r->type = type;
+	r->extent = extent;
+	return MPI_SUCCESS;
+}
+
+struct exec {
+	const struct ftp_view *v;
+	struct region reg[FT_CB_TMP_B + 1];
+	MPI_Op op;
+};
+
+static void *at(const struct exec *x, const struct ft_coll_span *s, MPI_Datatype *type)
+{
+	const struct region *r = &x->reg[s->buf];
+
+	*type = s->buf == FT_CB_NONE ? MPI_BYTE : r->type;
+	return s->buf == FT_CB_NONE ? NULL : r->base + s->off * r->extent;
+}
+
+/* Copy span a to span b (types may differ, signatures match). */
+static int copy_span(const struct exec *x, const struct ft_coll_span *a,
+		     const struct ft_coll_span *b)
+{
+	MPI_Datatype ta, tb;
+	void *pa = at(x, a, &ta), *pb = at(x, b, &tb);
+	int bytes = 0, pos = 0;
+
+	if (a->count > INT32_MAX || b->count > INT32_MAX)
+		return MPI_ERR_COUNT;
+	int rc = ftp_mpi.PMPI_Pack_size((int)a->count, ta, x->v->chan, &bytes);
+	char *tmp = rc == MPI_SUCCESS ? malloc((size_t)bytes + 1) : NULL;
+	if (rc == MPI_SUCCESS && !tmp)
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS)
+		rc = ftp_mpi.PMPI_Pack(pa, (int)a->count, ta, tmp, bytes, &pos, x->v->chan);
+	int packed = pos;
+	pos = 0;
+	if (rc == MPI_SUCCESS)
+		rc = ftp_mpi.PMPI_Unpack(tmp, packed, &pos, pb, (int)b->count, tb, x->v->chan);
+	free(tmp);
+	return rc;
+}
+
+static int local_step(const struct exec *x, const struct ft_coll_step *s)
+{
+	if (s->op == FT_CS_COPY)
+		return copy_span(x, &s->a, &s->b);
+	MPI_Datatype ta, tb;
+	void *pa = at(x, &s->a, &ta), *pb = at(x, &s->b, &tb);
+	if (s->a.count > INT32_MAX)
+		return MPI_ERR_COUNT;
+	return ftp_mpi.PMPI_Reduce_local(pa, pb, (int)s->a.count, tb, x->op);
+}
+
+/* Post the sends and receives of one round (steps[0..n)) into reqs. */
+static int post(const struct exec *x, const struct ft_coll_step *steps, int n, MPI_Request *reqs)
+{
+	const struct ftp_view *v = x->v;
+	int rc = MPI_SUCCESS;
+
+	for (int i = 0; i < n; i++)
+		reqs[i] = MPI_REQUEST_NULL;
+	for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+		MPI_Datatype t;
+		void *p = at(x, &steps[i].a, &t);
+		int32_t peer = v->rank[steps[i].peer];
+		if (steps[i].a.count > INT32_MAX)
+			rc = MPI_ERR_COUNT;
+		else if (steps[i].op == FT_CS_SEND)
+			rc = ftp_mpi.PMPI_Isend(p, (int)steps[i].a.count, t, peer, v->tag, v->chan,
+						&reqs[i]);
+		else
+			rc = ftp_mpi.PMPI_Irecv(p, (int)steps[i].a.count, t, peer, v->tag, v->chan,
+						&reqs[i]);
+	}
+	return rc;
+}
+
+/* Give up the round: receives cancelled, sends cancelled and freed. */
+static void give_up(const struct exec *x, const struct ft_coll_step *steps, int n,
+		    MPI_Request *reqs, int err)
+{
+	for (int i = 0; i < n; i++)
+		if (reqs[i] != MPI_REQUEST_NULL)
+			ftp_cancel_p2p(&reqs[i], x->v->job[steps[i].peer],
+				       steps[i].op == FT_CS_SEND ? FTP_P2P_SEND : FTP_P2P_RECV, err,
+				       MPI_STATUS_IGNORE);
+}
+
+int ftp_view_coll(const struct ftp_view *v, const struct ft_coll_args *a,
+		  const struct ftp_view_bufs *b, ftp_view_wait_fn wait, void *arg, bool *abandoned)
+{
+	struct ft_coll_sched s = {0};
+	struct exec x = {.v = v, .op = b->op};
+	void *tmp[2] = {NULL, NULL};
+	MPI_Request *reqs = NULL;
+	int rc;
+
+	*abandoned = false;
+	rc = ft_coll_sched(a, v->n, v->me, &s);
+	if (rc != 0)
+		return rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_ARG;
+	rc = region_of(&x.reg[FT_CB_SEND], (void *)b->sbuf, b->stype);
+	if (rc == MPI_SUCCESS)
+		rc = region_of(&x.reg[FT_CB_RECV], b->rbuf, b->rtype);
+	for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++)
+		if (s.tmp_count[k] > 0)
+			rc = scratch(&x.reg[FT_CB_TMP_A + k], &tmp[k], s.tmp_count[k], b->rtype);
+	reqs = malloc(((size_t)s.nsteps + 1) * sizeof *reqs);
+	if (rc == MPI_SUCCESS && !reqs)
+		rc = MPI_ERR_NO_MEM;
+	for (uint32_t i = 0; rc == MPI_SUCCESS && i < s.nsteps;) {
+		const struct ft_coll_step *st = &s.steps[i];
+		if (st->op == FT_CS_COPY || st->op == FT_CS_REDUCE) {
+			rc = local_step(&x, st);
+			i++;
+			continue;
+		}
+		uint32_t j = i;
+		while (j < s.nsteps && s.steps[j].group == st->group &&
+		       (s.steps[j].op == FT_CS_SEND || s.steps[j].op == FT_CS_RECV))
+			j++;
+		int n = (int)(j - i);
+		rc = post(&x, st, n, reqs);
+		if (rc == MPI_SUCCESS)
+			rc = wait(arg, n, reqs);
+		if (rc != MPI_SUCCESS) {
+			give_up(&x, st, n, reqs, rc);
+			*abandoned = true;
+		}
+		i = j;
+	}
+	/* A round given up may still have its sends read by the MPI. */
+	if (!*abandoned) {
+		free(tmp[0]);
+		free(tmp[1]);
+	}
+	free(reqs);
+	ft_coll_sched_fini(&s);
+	return rc;
+}

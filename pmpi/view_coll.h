@@ -1,0 +1,44 @@
+/* view_coll.h: a collective run as point-to-point steps among the members
+ * of a view (pmpi/view_coll.c). */
+#ifndef FTSHIM_PMPI_VIEW_COLL_H
+#define FTSHIM_PMPI_VIEW_COLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pmpi/block.h"
+#include "src/coll_sched.h"
+
+/* Processes that run collectives together without a communicator of
+ * their own made by the MPI: n members, this process member `me`, whose
+ * messages travel on chan (rank[i]: member i's rank there; job[i]: its
+ * job rank) with one tag. The caller owns the arrays. */
+struct ftp_view {
+	MPI_Comm chan;
+	const int32_t *rank, *job;
+	uint32_t n, me;
+	int tag;
+};
+
+/* A collective's buffers, as MPI names them (sbuf may be MPI_IN_PLACE). */
+struct ftp_view_bufs {
+	const void *sbuf;
+	MPI_Datatype stype;
+	void *rbuf;
+	MPI_Datatype rtype;
+	MPI_Op op;
+};
+
+/* The caller's wait for the n requests of one round: MPI_SUCCESS once
+ * all completed, else the error that ends the collective (a member's
+ * death, say), after which the round is given up. */
+typedef int (*ftp_view_wait_fn)(void *arg, int n, MPI_Request *reqs);
+
+/* Run a's collective among v's members (every member calls it, in the
+ * same order as its other collectives on v's tag). MPI_SUCCESS, the
+ * wait's error, or the MPI's. *abandoned: a round was given up, and the
+ * MPI may still read the buffers of its sends (the caller keeps them). */
+int ftp_view_coll(const struct ftp_view *v, const struct ft_coll_args *a,
+		  const struct ftp_view_bufs *b, ftp_view_wait_fn wait, void *arg, bool *abandoned);
+
+#endif
