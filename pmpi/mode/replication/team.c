@@ -1,11 +1,12 @@
 /* team.c: a replicated communicator's team (its primaries and singles,
- * where collectives run): waiting on it until the call completes, fails,
- * or the team is rebuilt (team_wait, for coll.c too); and after
- * a promotion, rebuilding every team (ftp_repl_teams_rebuild, from
- * views.c): its members agree on it, make it, and run again the logged
- * collectives (coll_log.c) that some of them had not completed. comm.c
- * hashes a new team's members with ftp_repl_team_hash. Application
- * thread. */
+ * where collectives run): running a collective on it until it
+ * completes, fails, or the team is rebuilt (ftp_repl_team_run, for
+ * coll.c too); and after a promotion, rebuilding every team
+ * (ftp_repl_teams_rebuild, from views.c): its members agree on it, take
+ * it as a view on the stream (pmpi/view_coll.c runs its collectives),
+ * and run again the logged collectives (coll_log.c) that some of them
+ * had not completed. comm.c hashes a new team's members with
+ * ftp_repl_team_hash. Application thread. */
 #include "ftshim_config.h"
 
 #include <stddef.h>
