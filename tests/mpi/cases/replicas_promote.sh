@@ -118,17 +118,26 @@ primary_dies colls 8 100% 0,1,2 call:MPI_Allreduce:40
 # them). Seen before: another rank's wrong answer, a hang, a rebuild
 # that lacked a logged collective, and every process left (exit 76)
 # when rank 2 died inside the MPI_Comm_create_group that made a team
-# (teams are rebuilt as views on the stream now). On a loaded host a
-# run can be slower than the one measured, and rank 2 die inside the
-# program's own MPI_Comm_split: the window docs/status.md names (exit
-# 76), counted, not failed.
+# (teams are rebuilt as views on the stream now). Runs differ in speed
+# (MPICH's 8 spinning processes on 2 cores reached that point after 11
+# ms in one run, 106 ms in another): the time is the least of two
+# runs, and each iteration pauses 0.5 ms, so that a kill drawn late
+# still lands while the job runs (not at its end, where the reporting
+# rank's death lost the job report). Rank 2 dying inside the program's
+# own MPI_Comm_split is the window docs/status.md names (exit 76):
+# counted, not failed.
 seed=${REPLICAS_PROMOTE_SEED:-$RANDOM}
 note "random kill times drawn with seed $seed (REPLICAS_PROMOTE_SEED=$seed replays them)"
 RANDOM=$seed
-primary_dies colls 8 100% 0,1 call:MPI_Allreduce:40
-t0=$(sed -n 's/^ftshim\[[01]\] +\([0-9]*\)\.\([0-9]*\) info: injecting SIGKILL now.*/\1\2/p' "$ERR" |
-	sed 's/^0*//' | sort -n | tail -n 1)
-[ -n "$t0" ] || fail "no time of injection for ranks 0 and 1 in the run that killed them"
+PACE=500
+t0=
+for i in 1 2; do
+	primary_dies colls 8 100% 0,1 call:MPI_Allreduce:40
+	t=$(sed -n 's/^ftshim\[[01]\] +\([0-9]*\)\.\([0-9]*\) info: injecting SIGKILL now.*/\1\2/p' "$ERR" |
+		sed 's/^0*//' | sort -n | tail -n 1)
+	[ -n "$t" ] || fail "no time of injection for ranks 0 and 1 in the run that killed them"
+	[ -n "$t0" ] && [ "$t0" -le "$t" ] || t0=$t
+done
 in_creation=0
 for i in $(seq 1 24); do
 	at="call:MPI_Allreduce:40; rank=2 copy=primary at=time:$((t0 + 2000 + RANDOM % 6000))us"
@@ -140,6 +149,7 @@ for i in $(seq 1 24); do
 	primary_check colls 8 100% 0,1 "$at"
 done
 note "rank 2 killed 2 to 8 ms after ranks 0 and 1 (at $t0 us): $((24 - in_creation)) of 24 runs gave the answer, $in_creation killed it inside the program's own communicator creation"
+PACE=0
 primary_dies colls 6 2 0 "call:MPI_Bcast:30; rank=1 copy=primary at=call:MPI_Alltoall:60"
 # Two at once in an all-to-all collective: the team rebuilt for the first
 # runs a collective again for the members that lack it, and the second
