@@ -96,32 +96,8 @@ static int team_step(struct ftp_call *c, uint32_t epoch, uint64_t *seen, uint64_
 	return MPI_SUCCESS;
 }
 
-/* Wait for the collective c started on e's team (rc, c->req) while the
- * team is the one of epoch (see team_step). A collective given up on is
- * left to the MPI, as a failed collective is, and stays in c->req (never
- * to be waited on or freed): the memory it reads or writes must outlive
- * it. */
-static int team_wait(struct ftp_call *c, int rc, uint32_t epoch)
-{
-	uint64_t seen = 0, polls = 0, events = UINT64_MAX;
-	int flag = 0;
-
-	if (rc != MPI_SUCCESS) {
-		c->req = MPI_REQUEST_NULL;
-		return rc;
-	}
-	c->watch = (struct ftp_watch){.kind = FTP_WATCH_ALL};
-	for (;;) {
-		rc = ftp_mpi.PMPI_Test(&c->req, &flag, MPI_STATUS_IGNORE);
-		if (rc != MPI_SUCCESS || flag)
-			return rc;
-		if ((rc = team_step(c, epoch, &seen, &polls, &events)) != MPI_SUCCESS)
-			return rc;
-	}
-}
-
-/* A round of a collective on a team that is a view, waited for as on
- * the MPI's team. */
+/* Wait for the requests of a round (or the one of a collective) on c's
+ * team while the team is the one of epoch (see team_step). */
 struct team_round {
 	struct ftp_call *c;
 	uint32_t epoch;
@@ -151,6 +127,19 @@ static int team_round_wait(void *arg, int n, MPI_Request *reqs)
 		if ((rc = team_step(t->c, t->epoch, &seen, &polls, &events)) != MPI_SUCCESS)
 			return rc;
 	}
+}
+
+/* Wait for the collective c started on the MPI's team (rc, c->req). A
+ * collective given up on is left to the MPI, as a failed collective is,
+ * and stays in c->req (never to be waited on or freed): the memory it
+ * reads or writes must outlive it. */
+static int team_wait(struct ftp_call *c, int rc, uint32_t epoch)
+{
+	if (rc != MPI_SUCCESS) {
+		c->req = MPI_REQUEST_NULL;
+		return rc;
+	}
+	return team_round_wait(&(struct team_round){.c = c, .epoch = epoch}, 1, &c->req);
 }
 
 int ftp_repl_team_run(struct ftp_call *c, const struct coll_args *a, uint32_t epoch,
