@@ -22,10 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ftshim.h"
 #include "pmpi/agree.h"
+#include "pmpi/create_group.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/call.h"
 #include "pmpi/requests.h"
+#include "pmpi/spare_view.h"
 #include "pmpi/ulfm.h"
 #include "pmpi/detect.h"
 #include "pmpi/comms.h"
@@ -259,7 +262,9 @@ static void record_shrink(const char *kind, const struct ftp_comm *e, MPI_Comm n
 	struct ftp_comm *made = rc == MPI_SUCCESS ? ftp_seam_comm(newcomm) : NULL;
 	int size = 0;
 
-	if (rc == MPI_SUCCESS)
+	if (made)
+		size = ftp_seam_size(made);
+	else if (rc == MPI_SUCCESS)
 		ftp_mpi.PMPI_Comm_size(newcomm, &size);
 	ft_events_add(now, kind, ",\"comm\":\"%016llx\",\"new_comm\":\"%016llx\",\"size\":%d,\"result\":\"%s\",\"duration_ms\":%.3f",
 		      (unsigned long long)e->core->id, made ? (unsigned long long)made->core->id : 0ull, size,
@@ -289,6 +294,10 @@ FTP_ALSO_PMPI(MPIX_Comm_agree);
  * a program using the same tag on the same communicator at the same time
  * would get mixed up with it. */
 #define SHRINK_TAG 0x5f7e
+
+/* The shrinks whose agreement this process has taken (ftshim's own
+ * injection point ftshim.shrink counts them). Application thread. */
+static long shrinks_decided;
 
 /* What a shrink of an n-member communicator needs after its agreement. */
 struct shrink {
@@ -328,13 +337,15 @@ static bool agreed_failed(const struct shrink *s, bool remote, uint32_t j)
 	return ft_agree_bit(s->failed, ft_agree_index(s->call.comm->core, remote, j));
 }
 
-/* s->ranks: the world ranks of the local group's survivors, in order, then
- * the remote group's; *nlocal, *nremote their numbers. false if one of
- * them has died since the agreement. */
+/* s->ranks: the job ranks of the local group's survivors (the members
+ * the agreement did not name), in order, then the remote group's;
+ * *nlocal, *nremote their numbers. false if one of them has died since
+ * the agreement. */
 static bool survivors(struct shrink *s, uint32_t *nlocal, uint32_t *nremote)
 {
 	const struct ft_comm *core = s->call.comm->core;
 	uint32_t k = 0;
+	bool settled = true;
 
 	for (int g = 0; g < 2; g++) {
 		uint32_t first = g ? core->local_size : 0;
@@ -344,47 +355,14 @@ static bool survivors(struct shrink *s, uint32_t *nlocal, uint32_t *nremote)
 			if (agreed_failed(s, g == 1, j))
 				continue;
 			if (ft_proc_ever_failed(&ftp.procs, (uint32_t)w))
-				return false;
+				settled = false;
 			s->ranks[k++] = w;
 		}
 		if (g == 0)
 			*nlocal = k;
 	}
 	*nremote = k - *nlocal;
-	return true;
-}
-
-/* The group is made from comm's own (MPICH 4.0's MPI_Comm_create_group
- * crashes on the same processes taken from MPI_COMM_WORLD's group). */
-int ftp_create_group_of(MPI_Comm comm, const int32_t *world, uint32_t n, int tag, enum ftp_fn fn,
-			MPI_Comm *out)
-{
-	MPI_Group parent = MPI_GROUP_NULL, group = MPI_GROUP_NULL, named = MPI_GROUP_NULL;
-	int *ranks = malloc((n + 1) * sizeof *ranks), *idx = malloc((n + 1) * sizeof *idx);
-
-	if (!ranks || !idx) {
-		free(ranks);
-		free(idx);
-		return MPI_ERR_NO_MEM;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		idx[i] = (int)i;
-	ftp_mpi.PMPI_Comm_group(comm, &parent);
-	if (ftp_group_of_jobs(world, (int)n, &named) == MPI_SUCCESS &&
-	    ftp_mpi.PMPI_Group_translate_ranks(named, (int)n, idx, parent, ranks) == MPI_SUCCESS)
-		ftp_mpi.PMPI_Group_incl(parent, (int)n, ranks, &group);
-	free(ranks);
-	free(idx);
-	if (named != MPI_GROUP_NULL)
-		ftp_mpi.PMPI_Group_free(&named);
-	ftp_mpi.PMPI_Group_free(&parent);
-	if (group == MPI_GROUP_NULL)
-		return MPI_ERR_INTERN;
-	ftp_hang_watch_begin(fn, world, n);
-	int rc = ftp_mpi.PMPI_Comm_create_group(comm, group, tag, out);
-	ftp_hang_watch_end();
-	ftp_mpi.PMPI_Group_free(&group);
-	return rc;
+	return settled;
 }
 
 /* The shrunk communicator keeps its parent's error handler, as under
@@ -452,19 +430,36 @@ static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremot
 	return MPI_SUCCESS;
 }
 
-/* After the agreement on s->failed: build the communicator of the others
- * and return the MPI's result, or return -1 if one of them has died since
+/* After the agreement on s->failed, whose value is agreed (the spares
+ * every member offered): make the others' communicator, a view on a
+ * spare context where the members agreed on one (pmpi/spare_view.h),
+ * with no call of the MPI's that another process takes part in, so that
+ * a member dying now cannot stop the others; it stays a member, as ULFM's
+ * shrink may keep one that died during it. Else build it with the MPI
+ * and return its result, or return -1 if one of them has died since
  * (agree again then, so that nobody enters the creation with a member it
  * knows dead). */
-static int shrink_build(struct shrink *s)
+static int shrink_build(struct shrink *s, uint32_t agreed)
 {
 	uint32_t nalive = 0, nremote = 0;
+	bool settled = survivors(s, &nalive, &nremote);
 
-	if (!survivors(s, &nalive, &nremote))
+	ftshim_inject_point("ftshim.shrink", (long)++shrinks_decided);
+	if (!s->call.comm->core->remote_size) {
+		int rc = ftp_spare_view_make(&s->call, agreed, s->ranks, nalive, SHRINK_TAG, s->newcomm);
+		if (rc == MPI_SUCCESS)
+			inherit_errhandler(s->call.real, *s->newcomm);
+		if (rc != -1)
+			return rc;
+	}
+	if (!settled)
 		return -1;
 	if (s->call.comm->core->remote_size)
 		return shrink_build_inter(s, nalive, nremote);
-	int rc = ftp_create_group_of(s->call.real, s->ranks, nalive, SHRINK_TAG, s->call.fn, s->newcomm);
+	/* A view's creation talks on the private channel, where the
+	 * program's receives on its spare cannot match the MPI's messages. */
+	MPI_Comm parent = s->call.comm->real_is_world ? ftp.private_world : s->call.real;
+	int rc = ftp_create_group_of(parent, s->ranks, nalive, SHRINK_TAG, s->call.fn, s->newcomm);
 	if (rc == MPI_SUCCESS && *s->newcomm != MPI_COMM_NULL)
 		inherit_errhandler(s->call.real, *s->newcomm);
 	if (rc == MPI_SUCCESS)
@@ -513,7 +508,7 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 		return ftp_post_plain(&c, MPI_ERR_NO_MEM);
 	uint64_t start = ftp_wall_now();
 	do {
-		uint32_t value = 1;
+		uint32_t value = ftp_spare_view_offer(c.comm);
 		memset(s.failed, 0, ft_agree_bytes(s.n));
 		/* Its code says whether failures were acknowledged, which
 		 * does not matter here. */
@@ -521,7 +516,8 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 			rc = MPI_ERR_COMM;
 			break;
 		}
-	} while ((rc = shrink_build(&s)) == -1);
+		rc = shrink_build(&s, value);
+	} while (rc == -1);
 	record_shrink("shrink", c.comm, *newcomm, rc, start);
 	shrink_fini(&s);
 	return ftp_post_plain(&c, rc);
@@ -600,12 +596,12 @@ static bool ishrink_progress(struct ftp_op *op)
 	ftp_hostmail_drain();
 	if (!agree_take(o->a, &value, o->s.failed, &rc))
 		return false;
-	op->rc = shrink_build(&o->s);
+	op->rc = shrink_build(&o->s, value);
 	if (op->rc != -1) {
 		record_shrink("ishrink", o->s.call.comm, *o->s.newcomm, op->rc, o->start);
 	} else {
 		memset(o->s.failed, 0, ft_agree_bytes(o->s.n));
-		o->a = agree_start(o->s.call.comm, 1);
+		o->a = agree_start(o->s.call.comm, ftp_spare_view_offer(o->s.call.comm));
 		if (o->a)
 			return false;
 		op->rc = MPI_ERR_COMM;
@@ -640,7 +636,7 @@ static int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Fint *fnewcomm, MPI_Req
 		newcomm = &o->result;
 	}
 	if (o && (o->shrinking = shrink_init(&o->s, &c, newcomm)) &&
-	    (o->a = agree_start(c.comm, 1))) {
+	    (o->a = agree_start(c.comm, ftp_spare_view_offer(c.comm)))) {
 		o->start = ftp_wall_now();
 		o->op.progress = ishrink_progress;
 		o->op.destroy = agree_op_destroy;

@@ -12,19 +12,14 @@ struct ftp_comm;
  * made (messages kept for one are taken then). */
 extern const struct ftp_listener ftp_agree_listener;
 
-/* Agreement and creation over survivors, which shrink is
- * made of. ftp_agree_alive: agree, as MPIX_Comm_shrink does, on which
- * members of c's intracommunicator live; their job ranks, in rank order,
- * go to alive (room for its size), *n of them. ftp_create_group_of:
- * MPI_Comm_create_group(comm, the n processes of job ranks world, tag),
- * under the hang watch. Both return an MPI error code. */
+/* Agree, as MPIX_Comm_shrink does, on which members of c's
+ * intracommunicator live; their job ranks, in rank order, go to alive
+ * (room for its size), *n of them. Returns an MPI error code. */
 int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n);
 /* An agreement of ftshim's own on e (the bitwise AND of every live
  * member's *value into *value), not in the job report: MPI_SUCCESS, or
  * an error if a member failed. */
 int ftp_agree_quiet(struct ftp_comm *e, uint32_t *value);
-int ftp_create_group_of(MPI_Comm comm, const int32_t *world, uint32_t n, int tag, enum ftp_fn fn,
-			MPI_Comm *out);
 
 /* MPIX_Comm_ishrink for the Fortran bindings (pmpi/fortran.c): the new
  * communicator's Fortran handle is written to *newcomm at completion. */

@@ -40,7 +40,7 @@ int ftp_check(struct ftp_call *c, bool pending)
 		return FTP_ERR_REVOKED;
 	switch (c->watch.kind) {
 	case FTP_WATCH_PEER: {
-		int32_t w = ftp_job_at(e->core, c->watch.rank);
+		int32_t w = ftp_job_at(e, c->watch.rank);
 		if (w >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)w))
 			return FTP_ERR_PROC_FAILED;
 		break;
@@ -169,7 +169,7 @@ int ftp_give_up(struct ftp_call *c, MPI_Request *req, bool persistent, int err,
 			*req = MPI_REQUEST_NULL;
 		return err;
 	}
-	int32_t peer = c->watch.kind == FTP_WATCH_PEER ? ftp_job_at(c->comm->core, c->watch.rank) : -1;
+	int32_t peer = c->watch.kind == FTP_WATCH_PEER ? ftp_job_at(c->comm, c->watch.rank) : -1;
 	enum ftp_p2p_role role = (c->watch.recv ? FTP_P2P_RECV : FTP_P2P_SEND) |
 				 (persistent ? FTP_P2P_PERSISTENT : 0);
 	return ftp_cancel_p2p(req, peer, role, err, status);

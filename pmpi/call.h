@@ -68,7 +68,7 @@ FTP_HOT int ftp_pre_watch_as(struct ftp_call *c, MPI_Comm comm, enum ftp_watch_k
 		 * one. */
 		if (err != MPI_SUCCESS && ftp_seam_covered(c->comm)) {
 			if (kind == FTP_WATCH_PEER)
-				ftp_mode_await_peer(ftp_job_at(c->comm->core, c->watch.rank));
+				ftp_mode_await_peer(ftp_job_at(c->comm, c->watch.rank));
 			c->watch = ftp_watch_on(c->comm, kind, rank, recv);
 			err = ftp_check(c, nonblocking);
 		}

@@ -11,9 +11,10 @@
  * twins.
  *
  * The exchanges travel on one private duplicate of MPI_COMM_WORLD, made
- * at MPI_Init, so that they never match the application's receives (an
- * MPI_ANY_TAG one, say), addressed by world rank (pmpi/ranks.h) and
- * tagged by the communicator's job-wide id. Not a duplicate per
+ * at MPI_Init (pmpi/spare_view.c), so that they never match the
+ * application's receives (an MPI_ANY_TAG one, say), addressed by world
+ * rank (pmpi/ranks.h) and tagged by the communicator's job-wide id (the
+ * collectives of a view on a spare context use the same tags). Not a duplicate per
  * communicator: making one
  * is itself a collective, and one abandoned because a member died leaves
  * Open MPI's context-id allocation stuck for every later creation.
@@ -59,25 +60,13 @@ void ftp_coll_p2p_start(void)
 {
 	int *ub = NULL, flag = 0;
 
-	ftp.private_world = MPI_COMM_NULL;
 	ftp_mpi.PMPI_Comm_get_attr(ftp.world, MPI_TAG_UB, &ub, &flag);
 	ftp.coll_tag_ub = flag && ub ? *ub : 32767;
-	if (!COLL_P2P) {
-		/* MPICH: no exchanges of ours, and its communicator creations
-		 * talk on a communicator's collective context, apart from the
-		 * program's messages, so MPI_COMM_WORLD itself serves the
-		 * intercommunicator shrink. A duplicate would cost every
-		 * MPI_Init a collective: 48 ms at 8 ranks on 2 cores. */
-		ftp.private_world = ftp.world;
-		return;
-	}
-	/* Every rank calls this, so either all have it or the call failed
-	 * everywhere and the twins are used (and intercommunicators are not
-	 * shrunk). */
-	if (ftp_mpi.PMPI_Comm_dup(ftp.world, &ftp.private_world) != MPI_SUCCESS)
-		ftp.private_world = MPI_COMM_NULL;
-	else
-		ftp_mpi.PMPI_Comm_set_errhandler(ftp.private_world, MPI_ERRORS_RETURN);
+}
+
+bool ftp_coll_p2p_wanted(void)
+{
+	return COLL_P2P;
 }
 
 /* Tags below this are left to intercommunicator shrinks, which also run
@@ -90,17 +79,27 @@ void ftp_coll_p2p_start(void)
  * promises only 32767; Open MPI's is far larger). */
 static bool usable(const struct ftp_call *c)
 {
-	return COLL_P2P && ftp.private_world != MPI_COMM_NULL && ftp.coll_tag_ub >= 2 * TAG_FIRST &&
-	       c->comm->core->remote_size == 0 && c->comm->in_world;
+	return COLL_P2P && ftp_coll_p2p_tags_fit() && c->comm->core->remote_size == 0 &&
+	       c->comm->in_world;
+}
+
+int ftp_coll_p2p_tag(uint64_t id, int kind)
+{
+	uint64_t h = id * UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t pairs = (uint64_t)(ftp.coll_tag_ub - TAG_FIRST) / 2;
+
+	return TAG_FIRST + (int)((h >> 17) % pairs) * 2 + kind;
+}
+
+bool ftp_coll_p2p_tags_fit(void)
+{
+	return ftp.private_world != MPI_COMM_NULL && ftp.coll_tag_ub >= 2 * TAG_FIRST;
 }
 
 /* The tag of kind for c's communicator: the same at every member. */
 static int tag_of(const struct ftp_call *c, int kind)
 {
-	uint64_t h = c->comm->core->id * UINT64_C(0x9e3779b97f4a7c15);
-	uint64_t pairs = (uint64_t)(ftp.coll_tag_ub - TAG_FIRST) / 2;
-
-	return TAG_FIRST + (int)((h >> 17) % pairs) * 2 + kind;
+	return ftp_coll_p2p_tag(c->comm->core->id, kind);
 }
 
 /* Complete one round, reqs[0] a receive (or null) from job rank from

@@ -39,6 +39,11 @@ struct ftp_comm {
 	struct ftp_cover *cover;
 	struct ft_comm *core;  /* members, id, revoked flag; owned by this entry */
 	bool in_world;         /* every member is in ftp.world; immutable */
+	/* real is a duplicate of ftp.world (a view on a spare context,
+	 * pmpi/spare_view.c): its real rank r is world rank r, and core's
+	 * members are the view's only. Else core's local members are in
+	 * real's rank order. Immutable. */
+	bool real_is_world;
 	/* Whether a member has failed, as of ftp.events == checked. Any
 	 * thread that uses the communicator may recompute both (the answer
 	 * only moves from false to true); failed_member is stored first,

@@ -65,11 +65,19 @@ out_fail:
 
 static void comm_release_map(struct ftp_comm *e);
 
+/* What a view's entry has before anyone can find it (pmpi/spare_view.c):
+ * its map and cover, which the entry owns from then on. */
+struct comm_view {
+	struct ft_rank_map *map;
+	struct ftp_cover *cover;
+};
+
 /* Enter a communicator under id in the registry and behind the seam;
- * its entry, or NULL if it stays untracked. A communicator made from a
- * replicated parent is replicated too, before anyone can find it. */
+ * its entry, or NULL if it stays untracked (and view, if given, is
+ * freed). A communicator made from a replicated parent is replicated
+ * too, before anyone can find it. */
 static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct members *m,
-				   const struct ftp_comm *parent)
+				   const struct ftp_comm *parent, const struct comm_view *view)
 {
 	struct ftp_comm *e = calloc(1, sizeof *e);
 
@@ -78,6 +86,12 @@ static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct me
 	e->handle = handle;
 	e->real = handle;
 	atomic_init(&e->refs, 1);
+	if (view) {
+		ftp_comm_give_map(e, view->map);
+		e->cover = view->cover;
+		e->real_is_world = true;
+		view = NULL;
+	}
 	e->core = ft_comm_new(id, m->local, m->nlocal, m->remote, m->nremote);
 	if (!e->core)
 		goto out_free;
@@ -108,6 +122,11 @@ out_free:
 	comm_release_map(e);
 	free(e);
 out_untracked:
+	if (view) {
+		ftp_cover_release(&(struct ftp_comm){.map = view->map, .cover = view->cover});
+		ft_rank_map_fini(view->map);
+		free(view->map);
+	}
 	ft_debug("communicator not tracked: its calls pass straight through");
 	return NULL;
 }
@@ -118,7 +137,7 @@ int ftp_track(MPI_Comm handle, uint64_t id, const int32_t *local, uint32_t nloca
 	struct members m = { .local = (int32_t *)local, .nlocal = nlocal, .remote = (int32_t *)remote,
 			     .nremote = nremote };
 
-	return comm_track(handle, id, &m, NULL) ? 0 : -1;
+	return comm_track(handle, id, &m, NULL, NULL) ? 0 : -1;
 }
 
 void ftp_comm_give_map(struct ftp_comm *e, struct ft_rank_map *map)
@@ -134,7 +153,7 @@ void ftp_comm_give_map(struct ftp_comm *e, struct ft_rank_map *map)
 static void comm_release_map(struct ftp_comm *e)
 {
 	if (e->cover)
-		ftp_mode_release(e);
+		ftp_cover_release(e);
 	if (e->map) {
 		ft_rank_map_fini(e->map);
 		free(e->map);
@@ -213,7 +232,7 @@ void ftp_comm_register_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 		return;
 	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_CHILD, 0, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
-	comm_track(*newcomm, id, &m, c->comm);
+	comm_track(*newcomm, id, &m, c->comm, NULL);
 	members_free(&m);
 }
 
@@ -240,7 +259,7 @@ void ftp_comm_register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 	uint64_t id = ft_comm_child_id(p->id, FT_COMM_KIND_CHILD, 0, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
 	if (*newcomm != MPI_COMM_NULL)
-		comm_track(*newcomm, id, &m, c->comm);
+		comm_track(*newcomm, id, &m, c->comm, NULL);
 }
 
 
@@ -260,7 +279,7 @@ static void register_create_group(struct ftp_call *c, int rc, MPI_Group group, i
 	uint64_t seq = ft_seq_next(&c->comm->core->seqs, key);
 	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_GROUP, key, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, NULL, 0));
-	comm_track(*newcomm, id, &m, NULL);
+	comm_track(*newcomm, id, &m, NULL, NULL);
 	members_free(&m);
 }
 
@@ -276,7 +295,7 @@ static void track_inter(uint64_t parent, struct ft_seq_map *seqs, int tag, MPI_C
 	uint64_t seq = ft_seq_next(seqs, key);
 	uint64_t id = ft_comm_child_id(parent, FT_COMM_KIND_INTER, key, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
-	comm_track(*newintercomm, id, &m, NULL);
+	comm_track(*newintercomm, id, &m, NULL, NULL);
 	members_free(&m);
 }
 
@@ -311,10 +330,10 @@ int ftp_comms_init(void)
 		goto out_registry;
 	for (int i = 0; i < ftp.world_size; i++)
 		m.local[i] = ftp_job_of_world(i);
-	comm_track(ftp.world, ftp.world_id, &m, NULL);
+	comm_track(ftp.world, ftp.world_id, &m, NULL, NULL);
 	free(m.local);
 	m = (struct members){ .local = &self, .nlocal = 1 };
-	comm_track(MPI_COMM_SELF, ft_comm_self_id((uint32_t)ftp.rank), &m, NULL);
+	comm_track(MPI_COMM_SELF, ft_comm_self_id((uint32_t)ftp.rank), &m, NULL, NULL);
 	return 0;
 
 out_registry:
@@ -333,6 +352,19 @@ void ftp_comms_fini(void (*release_obj)(struct ftp_obj *o))
 void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	register_create_group(c, MPI_SUCCESS, group, tag, newcomm);
+}
+
+int ftp_track_view(struct ftp_call *c, MPI_Comm handle, const int32_t *jobs, uint32_t n, int tag,
+		   struct ft_rank_map *map, struct ftp_cover *cover)
+{
+	struct members m = { .local = (int32_t *)jobs, .nlocal = n };
+	struct comm_view view = { .map = map, .cover = cover };
+	uint64_t key = ft_comm_group_key(jobs, n, tag);
+	uint64_t seq = ft_seq_next(&c->comm->core->seqs, key);
+	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_GROUP, key, seq,
+				       ft_comm_result_hash(jobs, n, NULL, 0));
+
+	return comm_track(handle, id, &m, NULL, &view) ? 0 : -1;
 }
 
 void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercomm)
@@ -405,7 +437,7 @@ static void from_groups_register(MPI_Comm *newcomm, const char *stringtag)
 	uint64_t seq = ft_seq_next(&ftp.comms.inter_seqs, key);
 	uint64_t id = ft_comm_child_id(0, m.remote ? FT_COMM_KIND_INTER : FT_COMM_KIND_GROUP, key, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, m.remote, m.nremote));
-	comm_track(*newcomm, id, &m, NULL);
+	comm_track(*newcomm, id, &m, NULL, NULL);
 	members_free(&m);
 }
 

@@ -37,6 +37,15 @@ int ftp_post_free(struct ftp_call *c, int rc, MPI_Comm *comm);
 /* Register *newcomm, made by MPI_Comm_create_group(c's communicator,
  * group, tag) (MPIX_Comm_shrink makes one so). */
 void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm);
+/* Track handle, a view on a spare context (pmpi/spare_view.c), as
+ * MPIX_Comm_shrink's child of c's communicator with tag, of the n
+ * processes jobs (job ranks, in rank order), translated by map and
+ * covered by cover, which the entry owns from now on: 0, or -1 if it
+ * stays untracked (map and cover are freed then). */
+struct ft_rank_map;
+struct ftp_cover;
+int ftp_track_view(struct ftp_call *c, MPI_Comm handle, const int32_t *jobs, uint32_t n, int tag,
+		   struct ft_rank_map *map, struct ftp_cover *cover);
 /* Register *newintercomm, made by MPI_Intercomm_create(..., tag, ...)
  * from survivors of c's intercommunicator (MPIX_Comm_shrink of one). */
 void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercomm);

@@ -1,23 +1,29 @@
 /* cover.h: what covers a communicator, when something other than the MPI
  * decides how the program's calls on it run: a recovery mode's own
- * version of it (replication's communicator of every copy), and, next, a
- * view that recovery made. An entry's cover (struct ftp_comm.cover) starts
+ * version of it (replication's communicator of every copy), or a view
+ * that recovery made (pmpi/spare_view.c: MPIX_Comm_shrink's communicator
+ * of the survivors). An entry's cover (struct ftp_comm.cover) starts
  * with struct ftp_cover, whose kind gives the forms of the calls that
  * take over on it and says which calls without a form run as on any
  * communicator; every other call is refused with one line
- * (ftp_mode_refuse, pmpi/errors.h). The wrappers, generated and written
- * by hand, ask only through ftp_cover_calls and ftp_cover_runs_as_is, so
- * the kinds can differ from one communicator to the next. A cover is set
- * with the entry's map, before the entry is inserted, and its kind never
- * changes. */
+ * (ftp_mode_refuse, pmpi/errors.h). The kind also runs the blocking
+ * collectives (pmpi/coll_forms.h), says what a creation from the
+ * communicator is made from, and frees what the cover holds. The
+ * wrappers, generated and written by hand, ask only through the
+ * ftp_cover_* functions here, so the kinds can differ from one
+ * communicator to the next. A cover is set with the entry's map, before
+ * the entry is inserted, and its kind never changes. */
 #ifndef FTSHIM_PMPI_COVER_H
 #define FTSHIM_PMPI_COVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "pmpi/call_record.h"
 #include "pmpi/comm_lookup.h"
 #include "pmpi/mode/mode.h"
+
+struct coll_args;
 
 struct ftp_cover_kind {
 	/* What a refusal calls a communicator of this kind ("replicated"). */
@@ -31,18 +37,29 @@ struct ftp_cover_kind {
 	/* Whether a call with no form, of role role, runs as on any
 	 * communicator (the seam's translations are all it needs). */
 	bool (*runs_as_is)(int fn, enum ftp_mode_role role);
+	/* Run a blocking collective (every form of pmpi/coll_forms.h comes
+	 * here), returning through the call's post. */
+	int (*coll)(struct ftp_call *c, const struct coll_args *a);
+	/* Before the MPI makes a communicator from c->comm (split, dup,
+	 * create): set c->real to what it is made from. */
+	int (*creation)(struct ftp_call *c);
+	/* Free what the cover holds, with the entry (after the map's last
+	 * use, before the map is freed). */
+	void (*release)(struct ftp_comm *e);
 };
 
 struct ftp_cover {
 	const struct ftp_cover_kind *kind;
 };
 
-/* e was just made from parent, which the active mode covers (NULL: e is
- * MPI_COMM_WORLD, at the mode's start): the mode's derive gives e its
- * map and cover, and the cover gets the mode's kind. */
+/* e was just made from parent (NULL: e is MPI_COMM_WORLD, at the mode's
+ * start): if the active mode covers parent, the mode's derive gives e
+ * its map and cover, and the cover gets the mode's kind. A communicator
+ * made from a view of recovery's is the MPI's own. */
 static inline void ftp_cover_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 {
-	if (!ftp_mode_on() || !ftp_mode_active->derive)
+	if (!ftp_mode_on() || !ftp_mode_active->derive ||
+	    (parent && parent->cover->kind != ftp_mode_active->cover_kind))
 		return;
 	ftp_mode_active->derive(e, parent);
 	if (e->cover)
@@ -62,6 +79,23 @@ static inline bool ftp_cover_runs_as_is(const struct ftp_comm *e, int fn, enum f
 	const struct ftp_cover_kind *k = e->cover->kind;
 
 	return k && k->runs_as_is && k->runs_as_is(fn, role);
+}
+
+/* Covered c->comm's creation base (see struct ftp_cover_kind.creation). */
+static inline int ftp_cover_creation(struct ftp_call *c)
+{
+	const struct ftp_cover_kind *k = c->comm->cover->kind;
+
+	return k && k->creation ? k->creation(c) : MPI_SUCCESS;
+}
+
+/* Free what covered e's cover holds. */
+static inline void ftp_cover_release(struct ftp_comm *e)
+{
+	const struct ftp_cover_kind *k = e->cover->kind;
+
+	if (k && k->release)
+		k->release(e);
 }
 
 #endif

@@ -76,7 +76,7 @@ int ftp_pre_dup(struct ftp_call *c, MPI_Comm comm)
 
 	if (rc != MPI_SUCCESS || c->direct || !ftp_seam_covered(c->comm))
 		return rc;
-	return ftp_mode_creation(c);
+	return ftp_cover_creation(c);
 }
 
 int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
@@ -86,7 +86,7 @@ int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
 	if (rc != MPI_SUCCESS || c->direct)
 		return rc;
 	if (ftp_seam_covered(c->comm))
-		return ftp_mode_creation(c);
+		return ftp_cover_creation(c);
 	/* MPI has no nonblocking split or create: a barrier that can fail
 	 * first narrows the window in which a death could hang them to the
 	 * call itself, which the hang watch covers. */
@@ -114,9 +114,9 @@ int ftp_pre_create_inter(struct ftp_call *c, MPI_Comm local_comm, MPI_Comm peer_
 		return MPI_SUCCESS;
 	memcpy(members, ftp_member_jobs(c->comm->core), n * sizeof *members);
 	struct ftp_comm *peer = peer_comm != MPI_COMM_NULL ? ftp_seam_comm(peer_comm) : NULL;
-	int leader = peer ? ftp_rank_in(peer, remote_leader) : -1;
-	if (leader >= 0 && (uint32_t)leader < peer->core->local_size)
-		members[n++] = ftp_member_job(peer->core, (uint32_t)leader);
+	int32_t leader = peer ? ftp_job_at(peer, ftp_rank_in(peer, remote_leader)) : -1;
+	if (leader >= 0)
+		members[n++] = leader;
 	ftp_hang_watch_begin(c->fn, members, n);
 	free(members);
 	return MPI_SUCCESS;

@@ -38,7 +38,7 @@ static void describe_cause(struct ftp_call *c, char *out, size_t len)
 {
 	uint32_t n = ft_proc_nfailed(&ftp.procs);
 	int32_t peer = c->comm && c->watch.kind == FTP_WATCH_PEER
-			       ? ftp_job_at(c->comm->core, c->watch.rank) : -1;
+			       ? ftp_job_at(c->comm, c->watch.rank) : -1;
 
 	if (peer >= 0 && ft_proc_is_failed(&ftp.procs, (uint32_t)peer)) {
 		const struct ft_proc *p = &ftp.procs.procs[peer];

@@ -20,6 +20,7 @@
 #include "pmpi/mode/mode.h"
 #include "pmpi/agree.h"
 #include "pmpi/coll_p2p.h"
+#include "pmpi/spare_view.h"
 #include "pmpi/detect.h"
 #include "pmpi/hostmail.h"
 #include "pmpi/inject.h"
@@ -100,6 +101,7 @@ int ftp_job_go(bool usable, int listen_fd, const struct ft_entry *known, uint32_
 		snprintf(ftp.job_id + 2 * i, 3, "%02x", ftp.secret[8 + i]);
 	set_spin_polls();
 	ftp_coll_p2p_start();
+	ftp_spare_view_start();
 	ftp_hang_watch_end(); /* ftp_job_start's */
 	if (!usable)
 		return -1;

@@ -11,6 +11,8 @@ libftshim_la_SOURCES = \
 	pmpi/call.h pmpi/call_base.h pmpi/call_record.h pmpi/block.h pmpi/create.h \
 	pmpi/coll_p2p.c pmpi/coll_p2p.h \
 	pmpi/view_coll.c pmpi/view_coll.h \
+	pmpi/coll_forms.c pmpi/coll_forms.h \
+	pmpi/spare_view.c pmpi/spare_view.h \
 	pmpi/comm_health.c pmpi/comm_health.h \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/seam.h \
@@ -18,6 +20,7 @@ libftshim_la_SOURCES = \
 	pmpi/cover.h \
 	pmpi/complete.c pmpi/complete.h \
 	pmpi/create.c \
+	pmpi/create_group.c pmpi/create_group.h \
 	pmpi/detect.c pmpi/detect.h \
 	pmpi/errors.c pmpi/errors.h \
 	pmpi/fortran.c \

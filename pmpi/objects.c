@@ -150,7 +150,7 @@ int ftp_pre_win_peer(struct ftp_call *c, MPI_Win win, int rank)
 	int rc = obj_call(c, win_obj(win), FTP_WATCH_PEER, rank);
 
 	if (rc == MPI_SUCCESS && !c->direct) {
-		int32_t w = ftp_job_at(c->comm->core, c->watch.rank);
+		int32_t w = ftp_job_at(c->comm, c->watch.rank);
 		if (w >= 0)
 			c->peer_watch = ftp_hang_watch_peer_begin(c->fn, w);
 	}

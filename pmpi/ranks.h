@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pmpi/comm_lookup.h"
 #include "pmpi/state.h"
 #include "pmpi/mode/mode.h"
 #include "src/comm_table.h"
@@ -100,13 +101,17 @@ static inline int ftp_member_index(const struct ft_comm *core, int32_t j)
 	return -1;
 }
 
-/* The job rank of real rank r of the group a point-to-point call
+/* The job rank of real rank r of the group a point-to-point call on e
  * addresses (the remote group of an intercommunicator, else the local
  * one), or -1. */
-static inline int32_t ftp_job_at(const struct ft_comm *core, int r)
+static inline int32_t ftp_job_at(const struct ftp_comm *e, int r)
 {
+	const struct ft_comm *core = e->core;
+
 	if (r < 0)
 		return -1;
+	if (e->real_is_world)
+		return r < ftp.world_size ? ftp_job_of_world(r) : -1;
 	if (core->remote_size)
 		return (uint32_t)r < core->remote_size ? core->members[core->local_size + r] : -1;
 	return (uint32_t)r < core->local_size ? core->members[r] : -1;

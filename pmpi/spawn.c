@@ -412,6 +412,13 @@ static int spawn_pre(struct ftp_call *c, MPI_Comm comm)
 	return rc;
 }
 
+/* The spawn's root on c->real: a covered communicator's creation base
+ * (pmpi/cover.h) holds its members in the program's rank order. */
+static int root_on_real(const struct ftp_call *c, int root)
+{
+	return c->comm && c->real != c->comm->real ? root : ftp_rank_in(c->comm, root);
+}
+
 /* After the MPI's spawn. */
 static int spawn_post(struct ftp_call *c, int rc, MPI_Comm *intercomm)
 {
@@ -433,7 +440,7 @@ FT_EXPORT int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MP
 	int rc = ftp_active() ? spawn_pre(&c, comm) : (c.real = comm, MPI_SUCCESS);
 
 	if (rc == MPI_SUCCESS)
-		rc = ftp_mpi.PMPI_Comm_spawn(command, argv, maxprocs, info, ftp_rank_in(c.comm, root),
+		rc = ftp_mpi.PMPI_Comm_spawn(command, argv, maxprocs, info, root_on_real(&c, root),
 					     c.real, intercomm, array_of_errcodes);
 	return ftp_active() ? spawn_post(&c, rc, intercomm) : rc;
 }
@@ -448,7 +455,7 @@ FT_EXPORT int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char
 
 	if (rc == MPI_SUCCESS)
 		rc = ftp_mpi.PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs,
-						      array_of_info, ftp_rank_in(c.comm, root), c.real,
+						      array_of_info, root_on_real(&c, root), c.real,
 						      intercomm, array_of_errcodes);
 	return ftp_active() ? spawn_post(&c, rc, intercomm) : rc;
 }

@@ -114,11 +114,12 @@ struct ftp_state {
 	/* A private duplicate of MPI_COMM_WORLD, made at MPI_Init while every
 	 * rank is there (made later, a creation abandoned because a member
 	 * died can leave Open MPI unable to make any other), for collectives
-	 * run as point-to-point exchanges (pmpi/coll_p2p.c, Open MPI) and for
-	 * shrinking intercommunicators (pmpi/agree.c); MPI_COMM_NULL if it
-	 * could not be made; on MPICH, MPI_COMM_WORLD itself (see
-	 * ftp_coll_p2p_start). coll_p2p's tags name the communicator, up to
-	 * coll_tag_ub. Immutable after init. */
+	 * run as point-to-point exchanges (pmpi/coll_p2p.c, Open MPI), for
+	 * the collectives of views on spare contexts (pmpi/spare_view.c) and
+	 * for shrinking intercommunicators (pmpi/agree.c); MPI_COMM_NULL if it
+	 * could not be made; MPI_COMM_WORLD itself on MPICH when no view
+	 * needs it (pmpi/spare_view.c makes it). coll_p2p's tags name the
+	 * communicator, up to coll_tag_ub. Immutable after init. */
 	MPI_Comm private_world;
 	int coll_tag_ub;
 	/* Open MPI: the request its nonblocking calls hand back for an

@@ -191,3 +191,53 @@ int ftp_view_coll(const struct ftp_view *v, const struct ft_coll_args *a,
 	ft_coll_sched_fini(&s);
 	return rc;
 }
+
+int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct ftp_view_bufs *b)
+{
+	static const struct {
+		enum ftp_fn fn;
+		enum ft_coll_kind kind;
+	} kinds[] = {
+	    {FTP_FN_MPI_Barrier, FT_COLL_BARRIER},
+	    {FTP_FN_MPI_Bcast, FT_COLL_BCAST},
+	    {FTP_FN_MPI_Reduce, FT_COLL_REDUCE},
+	    {FTP_FN_MPI_Allreduce, FT_COLL_ALLREDUCE},
+	    {FTP_FN_MPI_Scan, FT_COLL_SCAN},
+	    {FTP_FN_MPI_Exscan, FT_COLL_EXSCAN},
+	    {FTP_FN_MPI_Reduce_scatter_block, FT_COLL_REDUCE_SCATTER_BLOCK},
+	    {FTP_FN_MPI_Reduce_scatter, FT_COLL_REDUCE_SCATTER},
+	    {FTP_FN_MPI_Gather, FT_COLL_GATHER},
+	    {FTP_FN_MPI_Gatherv, FT_COLL_GATHERV},
+	    {FTP_FN_MPI_Scatter, FT_COLL_SCATTER},
+	    {FTP_FN_MPI_Scatterv, FT_COLL_SCATTERV},
+	    {FTP_FN_MPI_Allgather, FT_COLL_ALLGATHER},
+	    {FTP_FN_MPI_Allgatherv, FT_COLL_ALLGATHERV},
+	    {FTP_FN_MPI_Alltoall, FT_COLL_ALLTOALL},
+	    {FTP_FN_MPI_Alltoallv, FT_COLL_ALLTOALLV},
+	};
+	size_t k = 0;
+
+	while (k < sizeof kinds / sizeof kinds[0] && kinds[k].fn != a->fn)
+		k++;
+	if (k == sizeof kinds / sizeof kinds[0])
+		return MPI_ERR_INTERN;
+	bool scatter = a->fn == FTP_FN_MPI_Scatter || a->fn == FTP_FN_MPI_Scatterv;
+	*f = (struct ft_coll_args){
+	    .kind = kinds[k].kind,
+	    .root = a->root,
+	    .scount = a->scount,
+	    .rcount = a->rcount,
+	    .scounts = a->scounts,
+	    .sdispls = a->sdispls,
+	    .rcounts = a->rcounts,
+	    .rdispls = a->rdispls,
+	    .in_place = a->sbuf == MPI_IN_PLACE || (scatter && a->rbuf == MPI_IN_PLACE),
+	};
+	/* A reduction's one type is its send type too. */
+	*b = (struct ftp_view_bufs){.sbuf = a->sbuf,
+				    .stype = a->stype == MPI_DATATYPE_NULL ? a->rtype : a->stype,
+				    .rbuf = a->rbuf,
+				    .rtype = a->rtype,
+				    .op = a->op};
+	return MPI_SUCCESS;
+}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "pmpi/block.h"
+#include "pmpi/coll_forms.h"
 #include "src/coll_sched.h"
 
 /* Processes that run collectives together without a communicator of
@@ -40,5 +41,10 @@ typedef int (*ftp_view_wait_fn)(void *arg, int n, MPI_Request *reqs);
  * MPI may still read the buffers of its sends (the caller keeps them). */
 int ftp_view_coll(const struct ftp_view *v, const struct ft_coll_args *a,
 		  const struct ftp_view_bufs *b, ftp_view_wait_fn wait, void *arg, bool *abandoned);
+
+/* a's collective (a blocking one of pmpi/coll_forms.h) as a schedule of
+ * point-to-point steps names it (src/coll_sched.h), with its buffers:
+ * MPI_SUCCESS, or MPI_ERR_INTERN for a call with no schedule. */
+int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct ftp_view_bufs *b);
 
 #endif

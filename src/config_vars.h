@@ -72,6 +72,11 @@
 	  "How many processes the job may spawn in all (MPI_Comm_spawn) and still have ftshim " \
 	  "detect and recover them; each takes the next job rank after the job's first ranks. " \
 	  "Beyond it, spawned processes run outside ftshim's job") \
+	X("Recovery", RECOVERY_CONTEXTS, recovery_contexts, UINT, "2", 0, 16, NULL, \
+	  "How many communicators MPIX_Comm_shrink may make without entering the MPI's own " \
+	  "communicator creation, where a member's death would end the survivors (status 76): " \
+	  "each takes one of this many duplicates of MPI_COMM_WORLD made at MPI_Init. Beyond " \
+	  "them, under a recovery mode, and with 0, shrink uses MPI_Comm_create_group") \
 	X("Injecting failures", INJECT, inject, STRING, "", 0, 0, NULL, \
 	  "Failures to inject, e.g. \"rank=3 at=call:MPI_Allreduce:10; rank=random:2 " \
 	  "at=time:5s how=exit\"; the language is in 'man 7 ftshim' (INJECTING FAILURES)") \

@@ -16,14 +16,15 @@
  *     where a copy's output goes);
  *   - ranks: the program rank a job rank serves, and whether a job rank's
  *     death is covered (another process carries its program rank on);
- *   - communicators: creation (before the MPI makes one from a covered
- *     parent), derivation (what a new entry covers) and release;
+ *   - communicators: derivation (what a new entry covers);
  *   - calls on a covered communicator: the kind of the covers it gives
  *     (pmpi/cover.h): its own forms of the calls it takes over (struct
  *     ftp_mode_calls, generated from pmpi/ftshim-api.tsv: one slot per
- *     wrapped call), and for every other call whether its role class
- *     (the table's @mode= column) runs as on any communicator or is
- *     refused with one line;
+ *     wrapped call), for every other call whether its role class (the
+ *     table's @mode= column) runs as on any communicator or is refused
+ *     with one line, its runner of the blocking collectives, a
+ *     creation's base (before the MPI makes a communicator from a
+ *     covered parent) and the cover's release;
  *   - outcomes: the completion calls of a process whose outcomes the mode
  *     records or replays (which sender matched, test results), and
  *     MPI_Wtime;
@@ -136,18 +137,14 @@ struct ftp_mode {
 	void (*await_peer)(int32_t j);
 
 	/* --- communicators ------------------------------------------------- */
-	/* Before the MPI makes a communicator from covered c->comm (split,
-	 * dup, create): set c->real to what it is made from. */
-	int (*creation)(struct ftp_call *c);
 	/* e was just made from covered parent (NULL: e is MPI_COMM_WORLD);
 	 * collective over e's members: give e its map and cover. */
 	void (*derive)(struct ftp_comm *e, const struct ftp_comm *parent);
-	/* Free what derive gave e, with the entry. */
-	void (*release)(struct ftp_comm *e);
 
 	/* --- calls on a covered communicator --------------------------------- */
 	/* The kind of every cover derive gives (pmpi/cover.h: the mode's
-	 * forms of the calls, and which others run as on any communicator);
+	 * forms of the calls, which others run as on any communicator, its
+	 * collectives, what a creation is made from, and freeing the cover);
 	 * ftp_cover_derive sets it on the cover. */
 	const struct ftp_cover_kind *cover_kind;
 
@@ -269,18 +266,6 @@ static inline void ftp_mode_await_peer(int32_t j)
 {
 	if (ftp_mode_on() && ftp_mode_active->await_peer)
 		ftp_mode_active->await_peer(j);
-}
-
-static inline int ftp_mode_creation(struct ftp_call *c)
-{
-	return ftp_mode_on() && ftp_mode_active->creation ? ftp_mode_active->creation(c)
-							  : MPI_SUCCESS;
-}
-
-static inline void ftp_mode_release(struct ftp_comm *e)
-{
-	if (ftp_mode_on() && ftp_mode_active->release)
-		ftp_mode_active->release(e);
 }
 
 /* The active mode's completion forms while this process's outcomes go

@@ -5,24 +5,18 @@
  * The mode's struct ftp_mode (hooks.c) points at both; nothing else may. */
 #include "ftshim_config.h"
 
+#include "pmpi/coll_forms.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/mode_calls.h"
 #include "pmpi/mode/replication/calls.h"
 #include "pmpi/mode/replication/cart.h"
-#include "pmpi/mode/replication/coll.h"
 #include "pmpi/mode/replication/comm.h"
 #include "pmpi/mode/replication/p2p.h"
 
 /* The forms of MPI_Probe and MPI_Sendrecv return the call's result
  * without posting it: their hand-written wrappers (pmpi/p2p.c) post. */
 const struct ftp_mode_calls ftp_repl_calls = {
-	.MPI_Allgather = ftp_repl_MPI_Allgather,
-	.MPI_Allgatherv = ftp_repl_MPI_Allgatherv,
-	.MPI_Allreduce = ftp_repl_MPI_Allreduce,
-	.MPI_Alltoall = ftp_repl_MPI_Alltoall,
-	.MPI_Alltoallv = ftp_repl_MPI_Alltoallv,
-	.MPI_Barrier = ftp_repl_MPI_Barrier,
-	.MPI_Bcast = ftp_repl_MPI_Bcast,
+	FTP_COVER_COLL_FORMS,
 	.MPI_Cart_coords = ftp_repl_MPI_Cart_coords,
 	.MPI_Cart_create = ftp_repl_MPI_Cart_create,
 	.MPI_Cart_get = ftp_repl_MPI_Cart_get,
@@ -34,22 +28,13 @@ const struct ftp_mode_calls ftp_repl_calls = {
 	.MPI_Comm_create = ftp_repl_MPI_Comm_create,
 	.MPI_Comm_split = ftp_repl_MPI_Comm_split,
 	.MPI_Comm_split_type = ftp_repl_MPI_Comm_split_type,
-	.MPI_Exscan = ftp_repl_MPI_Exscan,
-	.MPI_Gather = ftp_repl_MPI_Gather,
-	.MPI_Gatherv = ftp_repl_MPI_Gatherv,
 	.MPI_Iprobe = ftp_repl_MPI_Iprobe,
 	.MPI_Irecv = ftp_repl_MPI_Irecv,
 	.MPI_Isend = ftp_repl_MPI_Isend,
 	.MPI_Issend = ftp_repl_MPI_Issend,
 	.MPI_Probe = ftp_repl_MPI_Probe,
 	.MPI_Recv = ftp_repl_MPI_Recv,
-	.MPI_Reduce = ftp_repl_MPI_Reduce,
-	.MPI_Reduce_scatter = ftp_repl_MPI_Reduce_scatter,
-	.MPI_Reduce_scatter_block = ftp_repl_MPI_Reduce_scatter_block,
 	.MPI_Rsend = ftp_repl_MPI_Rsend,
-	.MPI_Scan = ftp_repl_MPI_Scan,
-	.MPI_Scatter = ftp_repl_MPI_Scatter,
-	.MPI_Scatterv = ftp_repl_MPI_Scatterv,
 	.MPI_Send = ftp_repl_MPI_Send,
 	.MPI_Sendrecv = ftp_repl_MPI_Sendrecv,
 	.MPI_Ssend = ftp_repl_MPI_Ssend,

@@ -3,8 +3,9 @@
  * primary forwards the result to its replica on the stream; every copy
  * logs its input first (coll_log.c), and a collective under way when a
  * promotion rebuilds the team runs again on the new one (team.c). The
- * wrappers call the ftp_repl_MPI_* forms; what a call reads and writes,
- * and starting it, are coll_args.c's. Application thread. */
+ * wrappers' forms (pmpi/coll_forms.c) hand every blocking collective to
+ * ftp_repl_coll_run; what a call reads and writes, and starting it, are
+ * coll_args.c's. Application thread. */
 #include "ftshim_config.h"
 
 #include <limits.h>
@@ -86,7 +87,7 @@ static int fwd_take(struct ftp_repl_comm *x, const struct coll_span *out)
  * team, again on the new team if the team is rebuilt meanwhile, and a
  * primary forwards the result. Every copy logs its input first. Returns
  * through the call's post. */
-static int coll_run(struct ftp_call *c, const struct coll_args *a)
+int ftp_repl_coll_run(struct ftp_call *c, const struct coll_args *a)
 {
 	struct ftp_comm *e = c->comm;
 	struct ftp_repl_comm *x = ftp_repl_of(e);
@@ -125,147 +126,4 @@ static int coll_run(struct ftp_call *c, const struct coll_args *a)
 	if (built != MPI_DATATYPE_NULL)
 		ftp_mpi.PMPI_Type_free(&built);
 	return ftp_post_coll(c, rc);
-}
-
-int ftp_repl_MPI_Barrier(struct ftp_call *c)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Barrier, .stype = MPI_DATATYPE_NULL,
-					       .rtype = MPI_DATATYPE_NULL});
-}
-
-int ftp_repl_MPI_Bcast(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype, int root)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Bcast, .rbuf = buffer,
-					       .rcount = count, .rtype = datatype, .root = root,
-					       .stype = MPI_DATATYPE_NULL});
-}
-
-/* A reduction's arguments. */
-static int reduction(struct ftp_call *c, enum ftp_fn fn, const void *sendbuf, void *recvbuf,
-		     int count, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, int root)
-{
-	return coll_run(c, &(struct coll_args){.fn = fn, .sbuf = sendbuf, .rbuf = recvbuf,
-					       .rcount = count, .rcounts = recvcounts,
-					       .rtype = datatype, .stype = MPI_DATATYPE_NULL,
-					       .op = op, .root = root});
-}
-
-int ftp_repl_MPI_Reduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
-			MPI_Datatype datatype, MPI_Op op, int root)
-{
-	return reduction(c, FTP_FN_MPI_Reduce, sendbuf, recvbuf, count, NULL, datatype, op, root);
-}
-
-int ftp_repl_MPI_Allreduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
-			   MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Allreduce, sendbuf, recvbuf, count, NULL, datatype, op, -1);
-}
-
-int ftp_repl_MPI_Scan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
-		      MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Scan, sendbuf, recvbuf, count, NULL, datatype, op, -1);
-}
-
-int ftp_repl_MPI_Exscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
-			MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Exscan, sendbuf, recvbuf, count, NULL, datatype, op, -1);
-}
-
-int ftp_repl_MPI_Reduce_scatter_block(struct ftp_call *c, const void *sendbuf, void *recvbuf,
-				      int recvcount, MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, NULL,
-			 datatype, op, -1);
-}
-
-int ftp_repl_MPI_Reduce_scatter(struct ftp_call *c, const void *sendbuf, void *recvbuf,
-				const int recvcounts[], MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Reduce_scatter, sendbuf, recvbuf, 0, recvcounts, datatype,
-			 op, -1);
-}
-
-int ftp_repl_MPI_Gather(struct ftp_call *c, const void *sendbuf, int sendcount,
-			MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-			int root)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Gather, .sbuf = sendbuf,
-					       .scount = sendcount, .stype = sendtype,
-					       .rbuf = recvbuf, .rcount = recvcount,
-					       .rtype = recvtype, .root = root});
-}
-
-int ftp_repl_MPI_Gatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
-			 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-			 const int displs[], MPI_Datatype recvtype, int root)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Gatherv, .sbuf = sendbuf,
-					       .scount = sendcount, .stype = sendtype,
-					       .rbuf = recvbuf, .rcounts = recvcounts,
-					       .rdispls = displs, .rtype = recvtype, .root = root});
-}
-
-int ftp_repl_MPI_Scatter(struct ftp_call *c, const void *sendbuf, int sendcount,
-			 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-			 int root)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Scatter, .sbuf = sendbuf,
-					       .scount = sendcount, .stype = sendtype,
-					       .rbuf = recvbuf, .rcount = recvcount,
-					       .rtype = recvtype, .root = root});
-}
-
-int ftp_repl_MPI_Scatterv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
-			  const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
-			  MPI_Datatype recvtype, int root)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Scatterv, .sbuf = sendbuf,
-					       .scounts = sendcounts, .sdispls = displs,
-					       .stype = sendtype, .rbuf = recvbuf,
-					       .rcount = recvcount, .rtype = recvtype,
-					       .root = root});
-}
-
-int ftp_repl_MPI_Allgather(struct ftp_call *c, const void *sendbuf, int sendcount,
-			   MPI_Datatype sendtype, void *recvbuf, int recvcount,
-			   MPI_Datatype recvtype)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Allgather, .sbuf = sendbuf,
-					       .scount = sendcount, .stype = sendtype,
-					       .rbuf = recvbuf, .rcount = recvcount,
-					       .rtype = recvtype, .root = -1});
-}
-
-int ftp_repl_MPI_Allgatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
-			    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-			    const int displs[], MPI_Datatype recvtype)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Allgatherv, .sbuf = sendbuf,
-					       .scount = sendcount, .stype = sendtype,
-					       .rbuf = recvbuf, .rcounts = recvcounts,
-					       .rdispls = displs, .rtype = recvtype, .root = -1});
-}
-
-int ftp_repl_MPI_Alltoall(struct ftp_call *c, const void *sendbuf, int sendcount,
-			  MPI_Datatype sendtype, void *recvbuf, int recvcount,
-			  MPI_Datatype recvtype)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Alltoall, .sbuf = sendbuf,
-					       .scount = sendcount, .stype = sendtype,
-					       .rbuf = recvbuf, .rcount = recvcount,
-					       .rtype = recvtype, .root = -1});
-}
-
-int ftp_repl_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
-			   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-			   const int recvcounts[], const int rdispls[], MPI_Datatype recvtype)
-{
-	return coll_run(c, &(struct coll_args){.fn = FTP_FN_MPI_Alltoallv, .sbuf = sendbuf,
-					       .scounts = sendcounts, .sdispls = sdispls,
-					       .stype = sendtype, .rbuf = recvbuf,
-					       .rcounts = recvcounts, .rdispls = rdispls,
-					       .rtype = recvtype, .root = -1});
 }

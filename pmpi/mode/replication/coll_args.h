@@ -12,10 +12,6 @@ void ftp_repl_coll_spans(const struct ftp_comm *e, const struct coll_args *a,
 			 struct coll_span *in, struct coll_span *out);
 /* Start a's collective on comm into *req. */
 int ftp_repl_coll_start(const struct coll_args *a, MPI_Comm comm, MPI_Request *req);
-/* a's collective as a schedule of point-to-point steps names it
- * (src/coll_sched.h), with its buffers, to run on a view. */
-int ftp_repl_coll_view_args(const struct coll_args *a, struct ft_coll_args *f,
-			    struct ftp_view_bufs *b);
 /* The bytes count elements of type span from buf, from *lb on. */
 size_t ftp_repl_bytes_of(MPI_Datatype type, int64_t count, MPI_Aint *lb);
 

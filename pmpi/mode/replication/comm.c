@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "pmpi/mode/replication/comm.h"
+#include "pmpi/create_group.h"
 #include "pmpi/mode/replication/coll_log.h"
 #include "pmpi/mode/replication/stream.h"
 #include "pmpi/mode/replication/team.h"

@@ -10,6 +10,7 @@
 #include "pmpi/cover.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/mode/replication/calls.h"
+#include "pmpi/mode/replication/coll.h"
 #include "pmpi/mode/replication/comm.h"
 #include "pmpi/mode/replication/complete.h"
 #include "pmpi/mode/replication/setup.h"
@@ -75,6 +76,9 @@ static const struct ftp_cover_kind cover_kind = {
 	.mode = &ftp_replication_mode,
 	.calls = &ftp_repl_calls,
 	.runs_as_is = ftp_repl_runs_as_is,
+	.coll = ftp_repl_coll_run,
+	.creation = ftp_repl_creation,
+	.release = ftp_repl_release,
 };
 
 const struct ftp_mode ftp_replication_mode = {
@@ -94,9 +98,7 @@ const struct ftp_mode ftp_replication_mode = {
 	.covered = ftp_repl_covered,
 	.failures = ftp_repl_views,
 	.await_peer = ftp_repl_await_view,
-	.creation = ftp_repl_creation,
 	.derive = ftp_repl_derive,
-	.release = ftp_repl_release,
 	.cover_kind = &cover_kind,
 	.completion = completion,
 	.wtime = ftp_repl_wtime,

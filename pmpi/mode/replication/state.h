@@ -77,6 +77,7 @@
 #include <stdint.h>
 
 #include "pmpi/call.h"
+#include "pmpi/coll_forms.h"
 #include "pmpi/complete.h"
 #include "pmpi/cover.h"
 #include "pmpi/p2p.h"
@@ -235,7 +236,7 @@ static inline bool ftp_repl_following(void)
 /* The world rank of the copy at rank q of e's real communicator. */
 static inline int32_t ftp_repl_world_at(const struct ftp_comm *e, int q)
 {
-	return ftp_job_at(e->core, q);
+	return ftp_job_at(e, q);
 }
 
 /* The real rank in e of the copy that stands for program rank k before
@@ -364,17 +365,6 @@ struct any_recv {
 	struct ftp_op op;
 	struct peer_recv p; /* p.type is a duplicate: the program may free its own */
 	bool ready, posted;
-};
-
-/* A collective call's arguments, as the program gave them. */
-struct coll_args {
-	enum ftp_fn fn;
-	const void *sbuf;
-	void *rbuf;
-	int scount, rcount, root;
-	const int *scounts, *sdispls, *rcounts, *rdispls;
-	MPI_Datatype stype, rtype; /* the one type of a reduction or Bcast: rtype */
-	MPI_Op op;
 };
 
 /* Where the MPI reads this process's input, and writes its output: count

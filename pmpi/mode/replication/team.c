@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "pmpi/mode/replication/team.h"
+#include "pmpi/create_group.h"
 #include "pmpi/mode/replication/coll_args.h"
 #include "pmpi/view_coll.h"
 #include "pmpi/agree.h"
@@ -156,7 +157,7 @@ int ftp_repl_team_run(struct ftp_call *c, const struct coll_args *a, uint32_t ep
 		struct ft_coll_args f;
 		struct ftp_view_bufs b;
 		struct team_round t = {.c = c, .epoch = epoch};
-		int rc = members ? ftp_repl_coll_view_args(a, &f, &b) : MPI_ERR_NO_MEM;
+		int rc = members ? ftp_view_coll_args(a, &f, &b) : MPI_ERR_NO_MEM;
 		if (rc == MPI_SUCCESS) {
 			memcpy(members, x->team_view, x->size * sizeof *members);
 			struct ftp_view v = {.chan = ftp_repl.stream,

@@ -71,7 +71,11 @@ primary_check() {
 	sort "$OUT" | grep -E '^[a-z]+ rank [0-9]+: ' | grep -Ev "$timing" >got.txt || true
 	grep -Ev "$timing" "$MPITEST_WORKDIR/ref-$what-$n-$ROUNDS" >want.txt || true
 	diff -u want.txt got.txt >&2 || { tail -n 30 "$ERR" >&2; fail "$what, primaries $victims killed at $at: not the answer of $n ranks without replicas or failures"; }
-	expect_err_no_match 'ftshim\[[0-9]+\] \+[0-9.]+ (error|warn): '
+	# No warning but the repair of an on-host queue that a killed sender
+	# froze (MPICH, issue 39's item 2), which a kill may cause anywhere.
+	if grep -E 'ftshim\[[0-9]+\] \+[0-9.]+ (error|warn): ' "$ERR" | grep -v 'ftshim filled the slot'; then
+		fail "$what: stderr has an error or a warning"
+	fi
 	expect_err_no_match 'MPI_ERR|PROC_FAILED'
 	note "$what, FTSHIM_REPLICAS=$replicas on $np, the primary of rank(s) $victims killed at $at: $killed died, same answer"
 }

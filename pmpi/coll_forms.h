@@ -1,0 +1,78 @@
+/* coll_forms.h: the blocking collectives on a covered communicator
+ * (pmpi/cover.h), one form each for every kind of cover: each form
+ * gathers the call's arguments into a struct coll_args and hands it to
+ * its cover kind's runner (struct ftp_cover_kind.coll), which runs it
+ * and returns through the call's post. A kind lists these forms in its
+ * calls table; it writes only the runner (pmpi/coll_forms.c). */
+#ifndef FTSHIM_PMPI_COLL_FORMS_H
+#define FTSHIM_PMPI_COLL_FORMS_H
+
+#include <mpi.h>
+
+#include "pmpi/call_base.h"
+
+/* A collective call's arguments, as the program gave them. */
+struct coll_args {
+	enum ftp_fn fn;
+	const void *sbuf;
+	void *rbuf;
+	int scount, rcount, root;
+	const int *scounts, *sdispls, *rcounts, *rdispls;
+	MPI_Datatype stype, rtype; /* the one type of a reduction or Bcast: rtype */
+	MPI_Op op;
+};
+
+/* The forms: the call's arguments less its communicator (c's). */
+int ftp_cover_MPI_Barrier(struct ftp_call *c);
+int ftp_cover_MPI_Bcast(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype,
+			int root);
+int ftp_cover_MPI_Reduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			 MPI_Datatype datatype, MPI_Op op, int root);
+int ftp_cover_MPI_Allreduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			    MPI_Datatype datatype, MPI_Op op);
+int ftp_cover_MPI_Scan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+		       MPI_Datatype datatype, MPI_Op op);
+int ftp_cover_MPI_Exscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			 MPI_Datatype datatype, MPI_Op op);
+int ftp_cover_MPI_Reduce_scatter_block(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+				       int recvcount, MPI_Datatype datatype, MPI_Op op);
+int ftp_cover_MPI_Reduce_scatter(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+				 const int recvcounts[], MPI_Datatype datatype, MPI_Op op);
+int ftp_cover_MPI_Gather(struct ftp_call *c, const void *sendbuf, int sendcount,
+			 MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			 MPI_Datatype recvtype, int root);
+int ftp_cover_MPI_Gatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
+			  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+			  const int displs[], MPI_Datatype recvtype, int root);
+int ftp_cover_MPI_Scatter(struct ftp_call *c, const void *sendbuf, int sendcount,
+			  MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			  MPI_Datatype recvtype, int root);
+int ftp_cover_MPI_Scatterv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			   const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			   MPI_Datatype recvtype, int root);
+int ftp_cover_MPI_Allgather(struct ftp_call *c, const void *sendbuf, int sendcount,
+			    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			    MPI_Datatype recvtype);
+int ftp_cover_MPI_Allgatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
+			     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+			     const int displs[], MPI_Datatype recvtype);
+int ftp_cover_MPI_Alltoall(struct ftp_call *c, const void *sendbuf, int sendcount,
+			   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			   MPI_Datatype recvtype);
+int ftp_cover_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+			    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype);
+
+/* The forms above as a calls table's slots, for a kind's initializer. */
+#define FTP_COVER_COLL_FORMS                                                                      \
+	.MPI_Allgather = ftp_cover_MPI_Allgather, .MPI_Allgatherv = ftp_cover_MPI_Allgatherv,       \
+	.MPI_Allreduce = ftp_cover_MPI_Allreduce, .MPI_Alltoall = ftp_cover_MPI_Alltoall,           \
+	.MPI_Alltoallv = ftp_cover_MPI_Alltoallv, .MPI_Barrier = ftp_cover_MPI_Barrier,             \
+	.MPI_Bcast = ftp_cover_MPI_Bcast, .MPI_Exscan = ftp_cover_MPI_Exscan,                       \
+	.MPI_Gather = ftp_cover_MPI_Gather, .MPI_Gatherv = ftp_cover_MPI_Gatherv,                   \
+	.MPI_Reduce = ftp_cover_MPI_Reduce, .MPI_Reduce_scatter = ftp_cover_MPI_Reduce_scatter,     \
+	.MPI_Reduce_scatter_block = ftp_cover_MPI_Reduce_scatter_block,                             \
+	.MPI_Scan = ftp_cover_MPI_Scan, .MPI_Scatter = ftp_cover_MPI_Scatter,                       \
+	.MPI_Scatterv = ftp_cover_MPI_Scatterv
+
+#endif

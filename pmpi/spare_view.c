@@ -1,0 +1,294 @@
+/* spare_view.c: communicators that recovery makes without entering the
+ * MPI's constructors, where a member's death would leave the others
+ * stuck (docs/DESIGN.md, "Recovery without the MPI's constructors").
+ * At MPI_Init, while nothing has failed, every rank makes a few
+ * duplicates of MPI_COMM_WORLD, the spare contexts
+ * (FTSHIM_RECOVERY_CONTEXTS), together with ftshim's private exchange
+ * channel (ftp.private_world) where a view or the MPI needs one. Once
+ * MPIX_Comm_shrink's agreement has named the dead, with each member
+ * offering the spares it has not taken, the survivors' communicator is a
+ * view on the lowest spare that none of them has taken: the program's
+ * handle is the spare itself, its rank map sends program rank r to the
+ * world rank of the r-th survivor, point-to-point runs on it with the
+ * program's own tags, and local queries answer from the map. Its
+ * blocking collectives run as schedules of point-to-point steps
+ * (pmpi/view_coll.c) on ftp.private_world, under the view's tag there
+ * (pmpi/coll_p2p.h), so that the program's receives never match them; a
+ * member's death or a revocation fails the collective. A creation from a
+ * view (dup, split, create, spawn) runs the MPI's constructor on a
+ * communicator of the view's members, made once by MPI_Comm_create_group
+ * on ftp.private_world: the program's own creation, with the window any
+ * creation has. What else a view refuses, it refuses with one line
+ * (views_runs_as_is).
+ *
+ * A process takes each spare once, so the spare's messages, attributes
+ * and error handler are that view's alone; two views with no member in
+ * common may take the same spare, since their messages never meet.
+ *
+ * Sharing: the spares and their mask are written at MPI_Init and then
+ * by the application thread that shrinks (MPI forbids two threads to
+ * run collectives on one communicator at once; two shrinks on different
+ * communicators from two threads at once are not supported); a view is
+ * written when made and read by the calls on it. */
+#include "ftshim_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/spare_view.h"
+#include "pmpi/call.h"
+#include "pmpi/coll_forms.h"
+#include "pmpi/create_group.h"
+#include "pmpi/coll_p2p.h"
+#include "pmpi/comms.h"
+#include "pmpi/cover.h"
+#include "pmpi/hangwatch.h"
+#include "pmpi/mode_calls.h"
+#include "pmpi/view_coll.h"
+#include "src/log.h"
+#include "src/rank_map.h"
+
+/* The most spares FTSHIM_RECOVERY_CONTEXTS may ask for (its bound in
+ * src/config_vars.h), within a mask of 32 bits. */
+#define SPARES_MAX 16
+
+/* The tag of the MPI_Comm_create_group that makes a view's creation base
+ * on its spare. */
+#define BASE_TAG 0x5f7c
+
+static MPI_Comm spares[SPARES_MAX];
+static uint32_t spares_free; /* bit k: spares[k] is this process's to take */
+
+/* A view's cover: what its calls need besides the entry's map. */
+struct spare_view {
+	struct ftp_cover cover; /* first: the entry's cover points here */
+	int32_t *world;		/* [n]: member i's world rank (on the spare and on ftp.private_world) */
+	uint32_t n, me;
+	int tag;	/* its collectives' on ftp.private_world */
+	MPI_Comm base;	/* its members' communicator of the MPI's, once a creation needed it */
+};
+
+static struct spare_view *view_of(const struct ftp_comm *e)
+{
+	return (struct spare_view *)e->cover;
+}
+
+void ftp_spare_view_start(void)
+{
+	uint32_t want = ftp.cfg.recovery_contexts;
+	bool private = ftp_coll_p2p_wanted();
+	MPI_Comm made[SPARES_MAX + 1];
+	MPI_Request reqs[SPARES_MAX + 1];
+	MPI_Status st[SPARES_MAX + 1];
+	int n = 0, rc = MPI_SUCCESS;
+
+	/* A recovery mode recovers its own way; a spawned world shrinks the
+	 * MPI's way; and the collectives need tags above 32767. */
+	if (want > SPARES_MAX || ftp_mode_on() || ftp_world_spawned() || ftp.coll_tag_ub < 65536)
+		want = 0;
+	private = private || want > 0;
+	ftp.private_world = private ? MPI_COMM_NULL : ftp.world;
+	for (uint32_t k = 0; k < want + private && rc == MPI_SUCCESS; k++, n++)
+		rc = ftp_mpi.PMPI_Comm_idup(ftp.world, &made[n], &reqs[n]);
+	/* Every rank makes them, so either all have them or the MPI failed
+	 * the call everywhere; then shrink is the MPI's, and on Open MPI the
+	 * collectives are the MPI's too. */
+	if (rc == MPI_SUCCESS && n)
+		rc = ftp_mpi.PMPI_Waitall(n, reqs, st);
+	if (rc != MPI_SUCCESS) {
+		ft_warn("ftshim could not make its own duplicates of MPI_COMM_WORLD at MPI_Init (error "
+			"%d): MPIX_Comm_shrink makes its communicators with the MPI's constructors",
+			rc);
+		ftp.private_world = ftp_coll_p2p_wanted() ? MPI_COMM_NULL : ftp.world;
+		return;
+	}
+	for (int k = 0; k < n; k++)
+		ftp_mpi.PMPI_Comm_set_errhandler(made[k], MPI_ERRORS_RETURN);
+	if (private)
+		ftp.private_world = made[--n];
+	for (int k = 0; k < n; k++) {
+		spares[k] = made[k];
+		spares_free |= 1u << k;
+	}
+	ft_debug("MPI_Init: %d spare context(s) for recovery", n);
+}
+
+uint32_t ftp_spare_view_offer(const struct ftp_comm *e)
+{
+	if (!e->in_world || e->core->remote_size || (e->cover && !e->real_is_world))
+		return 0;
+	return spares_free;
+}
+
+/* --- the calls on a view -------------------------------------------------- */
+
+/* Wait for one round of a collective: its n requests, or the failure of
+ * a member (once the round could not complete anyway) or a revocation. */
+static int round_wait(void *arg, int n, MPI_Request *reqs)
+{
+	struct ftp_call *c = arg;
+	MPI_Status st[n > 0 ? n : 1];
+	uint64_t seen = 0, polls = 0;
+
+	for (;;) {
+		int flag = 0;
+		int rc = ftp_mpi.PMPI_Testall(n, reqs, &flag, st);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+		int err = ftp_poll_step(c, false, &seen, &polls);
+		if (err == FTP_ERR_PROC_FAILED && ftp_completes_anyway(reqs, n, st))
+			return MPI_SUCCESS;
+		if (err != MPI_SUCCESS)
+			return err;
+	}
+}
+
+/* The runner of a view's blocking collectives (struct ftp_cover_kind.coll). */
+static int view_coll(struct ftp_call *c, const struct coll_args *a)
+{
+	struct spare_view *v = view_of(c->comm);
+	struct ft_coll_args f;
+	struct ftp_view_bufs b;
+	bool abandoned = false;
+	int rc = ftp_view_coll_args(a, &f, &b);
+
+	c->watch = (struct ftp_watch){ .kind = FTP_WATCH_ALL };
+	if (rc == MPI_SUCCESS) {
+		struct ftp_view on = { .chan = ftp.private_world,
+				       .rank = v->world,
+				       .job = ftp_member_jobs(c->comm->core),
+				       .n = v->n,
+				       .me = v->me,
+				       .tag = v->tag };
+		rc = ftp_view_coll(&on, &f, &b, round_wait, c, &abandoned);
+	}
+	return ftp_post_coll(c, rc);
+}
+
+/* A creation from a view runs on a communicator of its members made by
+ * the MPI (struct ftp_cover_kind.creation). */
+static int view_creation(struct ftp_call *c)
+{
+	struct spare_view *v = view_of(c->comm);
+	const int32_t *jobs = ftp_member_jobs(c->comm->core);
+
+	/* Made on the private channel: the MPI's creation talks on its
+	 * parent with its tag (Open MPI's), which a receive of the
+	 * program's on the spare with MPI_ANY_TAG would match. */
+	if (v->base == MPI_COMM_NULL) {
+		int rc = ftp_create_group_of(ftp.private_world, jobs, v->n, BASE_TAG, c->fn, &v->base);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		ftp_mpi.PMPI_Comm_set_errhandler(v->base, MPI_ERRORS_RETURN);
+	}
+	/* Not direct: the call's errors are the view's, and a spawn's
+	 * children join the job through it (pmpi/spawn.c). */
+	c->real = v->base;
+	ftp_hang_watch_begin(c->fn, jobs, v->n);
+	return MPI_SUCCESS;
+}
+
+static void view_release(struct ftp_comm *e)
+{
+	struct spare_view *v = view_of(e);
+	int finalized = 1;
+
+	ftp_mpi.PMPI_Finalized(&finalized);
+	if (v->base != MPI_COMM_NULL && !finalized)
+		ftp_mpi.PMPI_Comm_free(&v->base);
+	free(v->world);
+	free(v);
+	e->cover = NULL;
+}
+
+/* Without a form, a call runs on the spare as on any communicator when
+ * the seam's translations are all it needs (queries, point-to-point,
+ * completion, the fault-tolerance calls), and so do the creations whose
+ * base is the view's (view_creation: dup, split, create, spawn) or that
+ * are collective over a group of its members, and freeing it. What would
+ * be collective over the spare's every process (disconnect,
+ * intercommunicators, windows,
+ * files, topologies) or has no schedule yet (nonblocking, persistent and
+ * neighbourhood collectives, MPI_Alltoallw) is refused. */
+static bool views_runs_as_is(int fn, enum ftp_mode_role role)
+{
+	switch (role) {
+	case FTP_ROLE_NONE:
+	case FTP_ROLE_QUERY:
+	case FTP_ROLE_P2P:
+	case FTP_ROLE_COMPLETE:
+	case FTP_ROLE_CLOCK:
+	case FTP_ROLE_ULFM:
+		return true;
+	case FTP_ROLE_CREATE:
+		return fn == FTP_FN_MPI_Comm_dup || fn == FTP_FN_MPI_Comm_dup_with_info ||
+		       fn == FTP_FN_MPI_Comm_idup || fn == FTP_FN_MPI_Comm_split ||
+		       fn == FTP_FN_MPI_Comm_split_type || fn == FTP_FN_MPI_Comm_create ||
+		       fn == FTP_FN_MPI_Comm_create_group || fn == FTP_FN_MPI_Comm_free;
+	case FTP_ROLE_PROCESS:
+		return fn == FTP_FN_MPI_Abort || fn == FTP_FN_MPI_Comm_spawn ||
+		       fn == FTP_FN_MPI_Comm_spawn_multiple;
+	default:
+		return false;
+	}
+}
+
+static const struct ftp_mode_calls views_calls = {
+	FTP_COVER_COLL_FORMS,
+};
+
+static const struct ftp_cover_kind views_kind = {
+	.covered_as = "shrunk (MPIX_Comm_shrink's)",
+	.calls = &views_calls,
+	.runs_as_is = views_runs_as_is,
+	.coll = view_coll,
+	.creation = view_creation,
+	.release = view_release,
+};
+
+int ftp_spare_view_make(struct ftp_call *c, uint32_t agreed, const int32_t *jobs, uint32_t n,
+			int tag, MPI_Comm *newcomm)
+{
+	agreed &= (1u << SPARES_MAX) - 1;
+	if (!agreed)
+		return -1;
+	int k = __builtin_ctz(agreed);
+	struct spare_view *v = calloc(1, sizeof *v);
+	struct ft_rank_map *map = calloc(1, sizeof *map);
+	int32_t *world = malloc((n + 1) * sizeof *world);
+
+	/* Taken whatever happens next: the others take it too. */
+	spares_free &= ~(1u << k);
+	if (!v || !map || !world) {
+		free(v);
+		free(map);
+		free(world);
+		return MPI_ERR_NO_MEM;
+	}
+	v->cover.kind = &views_kind;
+	v->world = world;
+	v->n = n;
+	v->me = UINT32_MAX;
+	v->base = MPI_COMM_NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		world[i] = ftp_world_of_job(jobs[i]);
+		if (jobs[i] == ftp.rank)
+			v->me = i;
+	}
+	if (v->me == UINT32_MAX || ft_rank_map_init(map, world, n, (uint32_t)ftp.world_size) != 0) {
+		free(v);
+		free(map);
+		free(world);
+		return MPI_ERR_INTERN;
+	}
+	MPI_Comm spare = spares[k];
+	spares[k] = MPI_COMM_NULL;
+	if (ftp_track_view(c, spare, jobs, n, tag, map, &v->cover) != 0) {
+		ftp_mpi.PMPI_Comm_free(&spare);
+		return MPI_ERR_NO_MEM;
+	}
+	v->tag = ftp_coll_p2p_tag(ftp_seam_comm(spare)->core->id, 0);
+	*newcomm = spare;
+	ft_debug("shrink: the %u survivors' communicator is a view on spare context %d", n, k);
+	return MPI_SUCCESS;
+}
