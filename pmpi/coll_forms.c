@@ -1,6 +1,7 @@
-/* coll_forms.c: the blocking collectives' forms on a covered communicator
+/* coll_forms.c: the collectives' forms on a covered communicator
  * (pmpi/coll_forms.h): each names its call's arguments and hands them to
- * the runner of its cover's kind. Application thread. */
+ * the runner of its cover's kind, the blocking one or the nonblocking
+ * one (the same arguments, and a request). Application thread. */
 #include "ftshim_config.h"
 
 #include "pmpi/coll_forms.h"
@@ -11,138 +12,91 @@ static int run(struct ftp_call *c, const struct coll_args *a)
 	return c->comm->cover->kind->coll(c, a);
 }
 
+static int irun(struct ftp_call *c, const struct coll_args *a, MPI_Request *request)
+{
+	return c->comm->cover->kind->icoll(c, a, request);
+}
+
+/* The blocking form B and the nonblocking form I of one collective, of
+ * parameters ... (less the communicator and the request), whose
+ * arguments are ARGS (a parenthesized struct coll_args). */
+#define FORMS(B, I, ARGS, ...)                                                                   \
+	int ftp_cover_MPI_##B(struct ftp_call *c, __VA_ARGS__)                                   \
+	{                                                                                        \
+		return run(c, &ARGS);                                                            \
+	}                                                                                        \
+	int ftp_cover_MPI_##I(struct ftp_call *c, __VA_ARGS__, MPI_Request *request)             \
+	{                                                                                        \
+		return irun(c, &ARGS, request);                                                  \
+	}
+
+#define BARRIER ((struct coll_args){.fn = FTP_FN_MPI_Barrier, .stype = MPI_DATATYPE_NULL, .rtype = MPI_DATATYPE_NULL})
+
 int ftp_cover_MPI_Barrier(struct ftp_call *c)
 {
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Barrier, .stype = MPI_DATATYPE_NULL,
-					  .rtype = MPI_DATATYPE_NULL});
+	return run(c, &BARRIER);
 }
 
-int ftp_cover_MPI_Bcast(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype, int root)
+int ftp_cover_MPI_Ibarrier(struct ftp_call *c, MPI_Request *request)
 {
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Bcast, .rbuf = buffer, .rcount = count,
-					  .rtype = datatype, .root = root, .stype = MPI_DATATYPE_NULL});
+	return irun(c, &BARRIER, request);
 }
+
+FORMS(Bcast, Ibcast,
+      ((struct coll_args){.fn = FTP_FN_MPI_Bcast, .rbuf = buffer, .rcount = count, .rtype = datatype,
+			  .root = root, .stype = MPI_DATATYPE_NULL}),
+      void *buffer, int count, MPI_Datatype datatype, int root)
 
 /* A reduction's arguments. */
-static int reduction(struct ftp_call *c, enum ftp_fn fn, const void *sendbuf, void *recvbuf,
-		     int count, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, int root)
-{
-	return run(c, &(struct coll_args){.fn = fn, .sbuf = sendbuf, .rbuf = recvbuf,
-					  .rcount = count, .rcounts = recvcounts, .rtype = datatype,
-					  .stype = MPI_DATATYPE_NULL, .op = op, .root = root});
-}
+#define REDUCTION(FN, COUNT, COUNTS, ROOT)                                                       \
+	((struct coll_args){.fn = FTP_FN_MPI_##FN, .sbuf = sendbuf, .rbuf = recvbuf, .rcount = COUNT, \
+			    .rcounts = COUNTS, .rtype = datatype, .stype = MPI_DATATYPE_NULL,     \
+			    .op = op, .root = ROOT})
 
-int ftp_cover_MPI_Reduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
-			 MPI_Datatype datatype, MPI_Op op, int root)
-{
-	return reduction(c, FTP_FN_MPI_Reduce, sendbuf, recvbuf, count, NULL, datatype, op, root);
-}
+FORMS(Reduce, Ireduce, REDUCTION(Reduce, count, NULL, root), const void *sendbuf, void *recvbuf,
+      int count, MPI_Datatype datatype, MPI_Op op, int root)
+FORMS(Allreduce, Iallreduce, REDUCTION(Allreduce, count, NULL, -1), const void *sendbuf,
+      void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op)
+FORMS(Scan, Iscan, REDUCTION(Scan, count, NULL, -1), const void *sendbuf, void *recvbuf, int count,
+      MPI_Datatype datatype, MPI_Op op)
+FORMS(Exscan, Iexscan, REDUCTION(Exscan, count, NULL, -1), const void *sendbuf, void *recvbuf,
+      int count, MPI_Datatype datatype, MPI_Op op)
+FORMS(Reduce_scatter_block, Ireduce_scatter_block,
+      REDUCTION(Reduce_scatter_block, recvcount, NULL, -1), const void *sendbuf, void *recvbuf,
+      int recvcount, MPI_Datatype datatype, MPI_Op op)
+FORMS(Reduce_scatter, Ireduce_scatter, REDUCTION(Reduce_scatter, 0, recvcounts, -1),
+      const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op)
 
-int ftp_cover_MPI_Allreduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
-			    MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Allreduce, sendbuf, recvbuf, count, NULL, datatype, op, -1);
-}
+/* A gather's, scatter's or all-to-all's arguments. */
+#define MOVE(FN, ROOT)                                                                           \
+	((struct coll_args){.fn = FTP_FN_MPI_##FN, .sbuf = sendbuf, .scount = sendcount,            \
+			    .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount,                 \
+			    .rtype = recvtype, .root = ROOT})
+#define MOVE_V(FN, SCOUNTS, SDISPLS, SCOUNT, RCOUNTS, RDISPLS, RCOUNT, ROOT)                      \
+	((struct coll_args){.fn = FTP_FN_MPI_##FN, .sbuf = sendbuf, .scount = SCOUNT,               \
+			    .scounts = SCOUNTS, .sdispls = SDISPLS, .stype = sendtype,               \
+			    .rbuf = recvbuf, .rcount = RCOUNT, .rcounts = RCOUNTS,                   \
+			    .rdispls = RDISPLS, .rtype = recvtype, .root = ROOT})
 
-int ftp_cover_MPI_Scan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
-		       MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Scan, sendbuf, recvbuf, count, NULL, datatype, op, -1);
-}
-
-int ftp_cover_MPI_Exscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
-			 MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Exscan, sendbuf, recvbuf, count, NULL, datatype, op, -1);
-}
-
-int ftp_cover_MPI_Reduce_scatter_block(struct ftp_call *c, const void *sendbuf, void *recvbuf,
-				       int recvcount, MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, NULL,
-			 datatype, op, -1);
-}
-
-int ftp_cover_MPI_Reduce_scatter(struct ftp_call *c, const void *sendbuf, void *recvbuf,
-				 const int recvcounts[], MPI_Datatype datatype, MPI_Op op)
-{
-	return reduction(c, FTP_FN_MPI_Reduce_scatter, sendbuf, recvbuf, 0, recvcounts, datatype,
-			 op, -1);
-}
-
-int ftp_cover_MPI_Gather(struct ftp_call *c, const void *sendbuf, int sendcount,
-			 MPI_Datatype sendtype, void *recvbuf, int recvcount,
-			 MPI_Datatype recvtype, int root)
-{
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Gather, .sbuf = sendbuf,
-					  .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-					  .rcount = recvcount, .rtype = recvtype, .root = root});
-}
-
-int ftp_cover_MPI_Gatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
-			  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-			  const int displs[], MPI_Datatype recvtype, int root)
-{
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Gatherv, .sbuf = sendbuf,
-					  .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-					  .rcounts = recvcounts, .rdispls = displs,
-					  .rtype = recvtype, .root = root});
-}
-
-int ftp_cover_MPI_Scatter(struct ftp_call *c, const void *sendbuf, int sendcount,
-			  MPI_Datatype sendtype, void *recvbuf, int recvcount,
-			  MPI_Datatype recvtype, int root)
-{
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Scatter, .sbuf = sendbuf,
-					  .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-					  .rcount = recvcount, .rtype = recvtype, .root = root});
-}
-
-int ftp_cover_MPI_Scatterv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
-			   const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
-			   MPI_Datatype recvtype, int root)
-{
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Scatterv, .sbuf = sendbuf,
-					  .scounts = sendcounts, .sdispls = displs,
-					  .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount,
-					  .rtype = recvtype, .root = root});
-}
-
-int ftp_cover_MPI_Allgather(struct ftp_call *c, const void *sendbuf, int sendcount,
-			    MPI_Datatype sendtype, void *recvbuf, int recvcount,
-			    MPI_Datatype recvtype)
-{
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Allgather, .sbuf = sendbuf,
-					  .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-					  .rcount = recvcount, .rtype = recvtype, .root = -1});
-}
-
-int ftp_cover_MPI_Allgatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
-			     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-			     const int displs[], MPI_Datatype recvtype)
-{
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Allgatherv, .sbuf = sendbuf,
-					  .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-					  .rcounts = recvcounts, .rdispls = displs,
-					  .rtype = recvtype, .root = -1});
-}
-
-int ftp_cover_MPI_Alltoall(struct ftp_call *c, const void *sendbuf, int sendcount,
-			   MPI_Datatype sendtype, void *recvbuf, int recvcount,
-			   MPI_Datatype recvtype)
-{
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Alltoall, .sbuf = sendbuf,
-					  .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-					  .rcount = recvcount, .rtype = recvtype, .root = -1});
-}
-
-int ftp_cover_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
-			    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-			    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype)
-{
-	return run(c, &(struct coll_args){.fn = FTP_FN_MPI_Alltoallv, .sbuf = sendbuf,
-					  .scounts = sendcounts, .sdispls = sdispls,
-					  .stype = sendtype, .rbuf = recvbuf,
-					  .rcounts = recvcounts, .rdispls = rdispls,
-					  .rtype = recvtype, .root = -1});
-}
+FORMS(Gather, Igather, MOVE(Gather, root), const void *sendbuf, int sendcount,
+      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root)
+FORMS(Scatter, Iscatter, MOVE(Scatter, root), const void *sendbuf, int sendcount,
+      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root)
+FORMS(Allgather, Iallgather, MOVE(Allgather, -1), const void *sendbuf, int sendcount,
+      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype)
+FORMS(Alltoall, Ialltoall, MOVE(Alltoall, -1), const void *sendbuf, int sendcount,
+      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype)
+FORMS(Gatherv, Igatherv, MOVE_V(Gatherv, NULL, NULL, sendcount, recvcounts, displs, 0, root),
+      const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root)
+FORMS(Scatterv, Iscatterv, MOVE_V(Scatterv, sendcounts, displs, 0, NULL, NULL, recvcount, root),
+      const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root)
+FORMS(Allgatherv, Iallgatherv,
+      MOVE_V(Allgatherv, NULL, NULL, sendcount, recvcounts, displs, 0, -1), const void *sendbuf,
+      int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+      const int displs[], MPI_Datatype recvtype)
+FORMS(Alltoallv, Ialltoallv,
+      MOVE_V(Alltoallv, sendcounts, sdispls, 0, recvcounts, rdispls, 0, -1), const void *sendbuf,
+      const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+      const int recvcounts[], const int rdispls[], MPI_Datatype recvtype)

@@ -1,9 +1,10 @@
-/* coll_forms.h: the blocking collectives on a covered communicator
+/* coll_forms.h: the collectives on a covered communicator
  * (pmpi/cover.h), one form each for every kind of cover: each form
  * gathers the call's arguments into a struct coll_args and hands it to
- * its cover kind's runner (struct ftp_cover_kind.coll), which runs it
- * and returns through the call's post. A kind lists these forms in its
- * calls table; it writes only the runner (pmpi/coll_forms.c). */
+ * its cover kind's runner (struct ftp_cover_kind.coll, or .icoll for the
+ * nonblocking forms), which runs it and returns through the call's post.
+ * A kind lists these forms in its calls table; it writes only the
+ * runners (pmpi/coll_forms.c). */
 #ifndef FTSHIM_PMPI_COLL_FORMS_H
 #define FTSHIM_PMPI_COLL_FORMS_H
 
@@ -63,7 +64,52 @@ int ftp_cover_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int s
 			    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
 			    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype);
 
-/* The forms above as a calls table's slots, for a kind's initializer. */
+/* The nonblocking forms: the same, and the request. */
+int ftp_cover_MPI_Ibarrier(struct ftp_call *c, MPI_Request *request);
+int ftp_cover_MPI_Ibcast(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype,
+			 int root, MPI_Request *request);
+int ftp_cover_MPI_Ireduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			  MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request);
+int ftp_cover_MPI_Iallreduce(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			     MPI_Datatype datatype, MPI_Op op, MPI_Request *request);
+int ftp_cover_MPI_Iscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			MPI_Datatype datatype, MPI_Op op, MPI_Request *request);
+int ftp_cover_MPI_Iexscan(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			  MPI_Datatype datatype, MPI_Op op, MPI_Request *request);
+int ftp_cover_MPI_Ireduce_scatter_block(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+					int recvcount, MPI_Datatype datatype, MPI_Op op,
+					MPI_Request *request);
+int ftp_cover_MPI_Ireduce_scatter(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+				  const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+				  MPI_Request *request);
+int ftp_cover_MPI_Igather(struct ftp_call *c, const void *sendbuf, int sendcount,
+			  MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			  MPI_Datatype recvtype, int root, MPI_Request *request);
+int ftp_cover_MPI_Igatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
+			   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+			   const int displs[], MPI_Datatype recvtype, int root, MPI_Request *request);
+int ftp_cover_MPI_Iscatter(struct ftp_call *c, const void *sendbuf, int sendcount,
+			   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			   MPI_Datatype recvtype, int root, MPI_Request *request);
+int ftp_cover_MPI_Iscatterv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			    const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			    MPI_Datatype recvtype, int root, MPI_Request *request);
+int ftp_cover_MPI_Iallgather(struct ftp_call *c, const void *sendbuf, int sendcount,
+			     MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			     MPI_Datatype recvtype, MPI_Request *request);
+int ftp_cover_MPI_Iallgatherv(struct ftp_call *c, const void *sendbuf, int sendcount,
+			      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+			      const int displs[], MPI_Datatype recvtype, MPI_Request *request);
+int ftp_cover_MPI_Ialltoall(struct ftp_call *c, const void *sendbuf, int sendcount,
+			    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			    MPI_Datatype recvtype, MPI_Request *request);
+int ftp_cover_MPI_Ialltoallv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+			     const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+			     MPI_Request *request);
+
+/* The blocking forms, then the nonblocking ones, as a calls table's
+ * slots, for a kind's initializer. */
 #define FTP_COVER_COLL_FORMS                                                                      \
 	.MPI_Allgather = ftp_cover_MPI_Allgather, .MPI_Allgatherv = ftp_cover_MPI_Allgatherv,       \
 	.MPI_Allreduce = ftp_cover_MPI_Allreduce, .MPI_Alltoall = ftp_cover_MPI_Alltoall,           \
@@ -74,5 +120,16 @@ int ftp_cover_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int s
 	.MPI_Reduce_scatter_block = ftp_cover_MPI_Reduce_scatter_block,                             \
 	.MPI_Scan = ftp_cover_MPI_Scan, .MPI_Scatter = ftp_cover_MPI_Scatter,                       \
 	.MPI_Scatterv = ftp_cover_MPI_Scatterv
+
+#define FTP_COVER_ICOLL_FORMS                                                                     \
+	.MPI_Iallgather = ftp_cover_MPI_Iallgather, .MPI_Iallgatherv = ftp_cover_MPI_Iallgatherv,   \
+	.MPI_Iallreduce = ftp_cover_MPI_Iallreduce, .MPI_Ialltoall = ftp_cover_MPI_Ialltoall,       \
+	.MPI_Ialltoallv = ftp_cover_MPI_Ialltoallv, .MPI_Ibarrier = ftp_cover_MPI_Ibarrier,         \
+	.MPI_Ibcast = ftp_cover_MPI_Ibcast, .MPI_Iexscan = ftp_cover_MPI_Iexscan,                   \
+	.MPI_Igather = ftp_cover_MPI_Igather, .MPI_Igatherv = ftp_cover_MPI_Igatherv,               \
+	.MPI_Ireduce = ftp_cover_MPI_Ireduce, .MPI_Ireduce_scatter = ftp_cover_MPI_Ireduce_scatter, \
+	.MPI_Ireduce_scatter_block = ftp_cover_MPI_Ireduce_scatter_block,                           \
+	.MPI_Iscan = ftp_cover_MPI_Iscan, .MPI_Iscatter = ftp_cover_MPI_Iscatter,                   \
+	.MPI_Iscatterv = ftp_cover_MPI_Iscatterv
 
 #endif

@@ -91,6 +91,14 @@ int ftp_coll_p2p_tag(uint64_t id, int kind)
 	return TAG_FIRST + (int)((h >> 17) % pairs) * 2 + kind;
 }
 
+int ftp_coll_p2p_tag_seq(uint64_t id, uint32_t seq)
+{
+	uint64_t pairs = (uint64_t)(ftp.coll_tag_ub - TAG_FIRST) / 2;
+	uint64_t first = (uint64_t)(ftp_coll_p2p_tag(id, 0) - TAG_FIRST) / 2;
+
+	return TAG_FIRST + (int)((first + seq % FTP_COLL_P2P_SEQ_TAGS) % pairs) * 2;
+}
+
 bool ftp_coll_p2p_tags_fit(void)
 {
 	return ftp.private_world != MPI_COMM_NULL && ftp.coll_tag_ub >= 2 * TAG_FIRST;

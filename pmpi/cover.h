@@ -40,6 +40,10 @@ struct ftp_cover_kind {
 	/* Run a blocking collective (every form of pmpi/coll_forms.h comes
 	 * here), returning through the call's post. */
 	int (*coll)(struct ftp_call *c, const struct coll_args *a);
+	/* Start a nonblocking collective into *request (the kinds whose
+	 * calls table lists the nonblocking forms), returning through the
+	 * call's post. */
+	int (*icoll)(struct ftp_call *c, const struct coll_args *a, MPI_Request *request);
 	/* Before the MPI makes a communicator from c->comm (split, dup,
 	 * create): set c->real to what it is made from. */
 	int (*creation)(struct ftp_call *c);

@@ -13,8 +13,10 @@
  * program's own tags, and local queries answer from the map. Its
  * blocking collectives run as schedules of point-to-point steps
  * (pmpi/view_coll.c) on ftp.private_world, under the view's tag there
- * (pmpi/coll_p2p.h), so that the program's receives never match them; a
- * member's death or a revocation fails the collective. A creation from a
+ * (pmpi/coll_p2p.h), so that the program's receives never match them;
+ * the nonblocking ones are the same schedules, a round at a time, from
+ * the completion calls; a member's death or a revocation fails the
+ * collective. A creation from a
  * view (dup, split, create, spawn) runs the MPI's constructor on a
  * communicator of the view's members, made once by MPI_Comm_create_group
  * on ftp.private_world: the program's own creation, with the window any
@@ -44,6 +46,7 @@
 #include "pmpi/cover.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/mode_calls.h"
+#include "pmpi/requests.h"
 #include "pmpi/view_coll.h"
 #include "src/log.h"
 #include "src/rank_map.h"
@@ -64,7 +67,8 @@ struct spare_view {
 	struct ftp_cover cover; /* first: the entry's cover points here */
 	int32_t *world;		/* [n]: member i's world rank (on the spare and on ftp.private_world) */
 	uint32_t n, me;
-	int tag;	/* its collectives' on ftp.private_world */
+	uint64_t id;	/* the entry's: its collectives' tags on ftp.private_world come from it */
+	uint32_t colls; /* the collectives started on it: the next one's number */
 	MPI_Comm base;	/* its members' communicator of the MPI's, once a creation needed it */
 };
 
@@ -122,6 +126,20 @@ uint32_t ftp_spare_view_offer(const struct ftp_comm *e)
 
 /* --- the calls on a view -------------------------------------------------- */
 
+/* Where e's next collective runs: every member numbers them alike, as
+ * MPI has every member call them in the same order. */
+static struct ftp_view view_on(const struct ftp_comm *e)
+{
+	struct spare_view *v = view_of(e);
+
+	return (struct ftp_view){ .chan = ftp.private_world,
+				  .rank = v->world,
+				  .job = ftp_member_jobs(e->core),
+				  .n = v->n,
+				  .me = v->me,
+				  .tag = ftp_coll_p2p_tag_seq(v->id, v->colls++) };
+}
+
 /* Wait for one round of a collective: its n requests, or the failure of
  * a member (once the round could not complete anyway) or a revocation. */
 static int round_wait(void *arg, int n, MPI_Request *reqs)
@@ -146,7 +164,6 @@ static int round_wait(void *arg, int n, MPI_Request *reqs)
 /* The runner of a view's blocking collectives (struct ftp_cover_kind.coll). */
 static int view_coll(struct ftp_call *c, const struct coll_args *a)
 {
-	struct spare_view *v = view_of(c->comm);
 	struct ft_coll_args f;
 	struct ftp_view_bufs b;
 	bool abandoned = false;
@@ -154,15 +171,85 @@ static int view_coll(struct ftp_call *c, const struct coll_args *a)
 
 	c->watch = (struct ftp_watch){ .kind = FTP_WATCH_ALL };
 	if (rc == MPI_SUCCESS) {
-		struct ftp_view on = { .chan = ftp.private_world,
-				       .rank = v->world,
-				       .job = ftp_member_jobs(c->comm->core),
-				       .n = v->n,
-				       .me = v->me,
-				       .tag = v->tag };
+		struct ftp_view on = view_on(c->comm);
 		rc = ftp_view_coll(&on, &f, &b, round_wait, c, &abandoned);
 	}
 	return ftp_post_coll(c, rc);
+}
+
+/* A nonblocking collective on a view: its run, progressed from the
+ * completion calls (pmpi/requests.c). */
+struct view_op {
+	struct ftp_op op;
+	struct ftp_call call; /* the call that started it, watching every member */
+	struct ftp_view_run *run;
+	MPI_Request *reqs;    /* the round posted: n of them */
+	int n;
+};
+
+/* Test the round posted; once done, take the next steps. */
+static bool view_op_progress(struct ftp_op *op)
+{
+	struct view_op *o = (struct view_op *)op;
+
+	for (;;) {
+		if (o->n > 0) {
+			MPI_Status st[o->n];
+			int flag = 0, rc = ftp_mpi.PMPI_Testall(o->n, o->reqs, &flag, st);
+			if (rc == MPI_SUCCESS && !flag && ftp_events() != 0) {
+				rc = ftp_check(&o->call, false);
+				if (rc == FTP_ERR_PROC_FAILED && ftp_completes_anyway(o->reqs, o->n, st))
+					rc = MPI_SUCCESS, flag = 1;
+			}
+			if (rc != MPI_SUCCESS) {
+				ftp_view_run_give_up(o->run, rc);
+				op->rc = rc;
+				return true;
+			}
+			if (!flag)
+				return false;
+		}
+		op->rc = ftp_view_run_step(o->run, &o->n, &o->reqs);
+		if (op->rc != MPI_SUCCESS || o->n == 0)
+			return true;
+	}
+}
+
+static void view_op_destroy(struct ftp_op *op)
+{
+	struct view_op *o = (struct view_op *)op;
+
+	ftp_view_run_end(o->run);
+	free(o);
+}
+
+/* The runner of a view's nonblocking collectives (struct
+ * ftp_cover_kind.icoll): the schedule is built and its first round
+ * posted now; the program's arrays are not read after. */
+static int view_icoll(struct ftp_call *c, const struct coll_args *a, MPI_Request *request)
+{
+	struct view_op *o = calloc(1, sizeof *o);
+	struct ft_coll_args f;
+	struct ftp_view_bufs b;
+	int rc = o ? ftp_view_coll_args(a, &f, &b) : MPI_ERR_NO_MEM;
+
+	c->watch = (struct ftp_watch){ .kind = FTP_WATCH_ALL };
+	if (rc == MPI_SUCCESS) {
+		struct ftp_view on = view_on(c->comm);
+		o->call = *c;
+		rc = ftp_view_run_start(&on, &f, &b, &o->run);
+		if (rc == MPI_SUCCESS)
+			rc = ftp_view_run_step(o->run, &o->n, &o->reqs);
+	}
+	if (rc != MPI_SUCCESS) {
+		if (o)
+			ftp_view_run_end(o->run);
+		free(o);
+		return ftp_post_plain(c, rc);
+	}
+	o->op.progress = view_op_progress;
+	o->op.destroy = view_op_destroy;
+	return ftp_post_plain(c, ftp_op_start(c, &o->op, request));
 }
 
 /* A creation from a view runs on a communicator of its members made by
@@ -207,9 +294,9 @@ static void view_release(struct ftp_comm *e)
  * base is the view's (view_creation: dup, split, create, spawn) or that
  * are collective over a group of its members, and freeing it. What would
  * be collective over the spare's every process (disconnect,
- * intercommunicators, windows,
- * files, topologies) or has no schedule yet (nonblocking, persistent and
- * neighbourhood collectives, MPI_Alltoallw) is refused. */
+ * intercommunicators, windows, files, topologies) or has no schedule yet
+ * (persistent and neighbourhood collectives, MPI_Alltoallw and
+ * MPI_Ialltoallw) is refused. */
 static bool views_runs_as_is(int fn, enum ftp_mode_role role)
 {
 	switch (role) {
@@ -235,6 +322,7 @@ static bool views_runs_as_is(int fn, enum ftp_mode_role role)
 
 static const struct ftp_mode_calls views_calls = {
 	FTP_COVER_COLL_FORMS,
+	FTP_COVER_ICOLL_FORMS,
 };
 
 static const struct ftp_cover_kind views_kind = {
@@ -242,6 +330,7 @@ static const struct ftp_cover_kind views_kind = {
 	.calls = &views_calls,
 	.runs_as_is = views_runs_as_is,
 	.coll = view_coll,
+	.icoll = view_icoll,
 	.creation = view_creation,
 	.release = view_release,
 };
@@ -287,7 +376,7 @@ int ftp_spare_view_make(struct ftp_call *c, uint32_t agreed, const int32_t *jobs
 		ftp_mpi.PMPI_Comm_free(&spare);
 		return MPI_ERR_NO_MEM;
 	}
-	v->tag = ftp_coll_p2p_tag(ftp_seam_comm(spare)->core->id, 0);
+	v->id = ftp_seam_comm(spare)->core->id;
 	*newcomm = spare;
 	ft_debug("shrink: the %u survivors' communicator is a view on spare context %d", n, k);
 	return MPI_SUCCESS;

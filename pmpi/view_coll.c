@@ -139,56 +139,124 @@ static void give_up(const struct exec *x, const struct ft_coll_step *steps, int 
 				       MPI_STATUS_IGNORE);
 }
 
+/* A collective under way on a view: its schedule, buffers, and the round
+ * it waits for (reqs[0..n), steps from `at`). */
+struct ftp_view_run {
+	struct ftp_view v; /* rank and job: the caller's, for the run's life */
+	struct ft_coll_sched s;
+	struct exec x;
+	void *tmp[2];
+	MPI_Request *reqs;
+	uint32_t next; /* the next step to take */
+	uint32_t at;   /* the first step of the round posted, if n */
+	int n;	       /* the requests of the round posted (0: none) */
+	bool abandoned;
+};
+
+int ftp_view_run_start(const struct ftp_view *v, const struct ft_coll_args *a,
+		       const struct ftp_view_bufs *b, struct ftp_view_run **out)
+{
+	struct ftp_view_run *r = calloc(1, sizeof *r);
+	int rc;
+
+	*out = NULL;
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	r->v = *v;
+	r->x = (struct exec){.v = &r->v, .op = b->op};
+	rc = ft_coll_sched(a, v->n, v->me, &r->s);
+	if (rc != 0) {
+		free(r);
+		return rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_ARG;
+	}
+	rc = region_of(&r->x.reg[FT_CB_SEND], (void *)b->sbuf, b->stype);
+	if (rc == MPI_SUCCESS)
+		rc = region_of(&r->x.reg[FT_CB_RECV], b->rbuf, b->rtype);
+	for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++)
+		if (r->s.tmp_count[k] > 0)
+			rc = scratch(&r->x.reg[FT_CB_TMP_A + k], &r->tmp[k], r->s.tmp_count[k], b->rtype);
+	r->reqs = malloc(((size_t)r->s.nsteps + 1) * sizeof *r->reqs);
+	if (rc == MPI_SUCCESS && !r->reqs)
+		rc = MPI_ERR_NO_MEM;
+	*out = r;
+	return rc;
+}
+
+int ftp_view_run_step(struct ftp_view_run *r, int *n, MPI_Request **reqs)
+{
+	const struct ft_coll_sched *s = &r->s;
+	int rc = MPI_SUCCESS;
+
+	r->n = 0;
+	while (rc == MPI_SUCCESS && r->next < s->nsteps) {
+		const struct ft_coll_step *st = &s->steps[r->next];
+		if (st->op == FT_CS_COPY || st->op == FT_CS_REDUCE) {
+			rc = local_step(&r->x, st);
+			r->next++;
+			continue;
+		}
+		uint32_t j = r->next;
+		while (j < s->nsteps && s->steps[j].group == st->group &&
+		       (s->steps[j].op == FT_CS_SEND || s->steps[j].op == FT_CS_RECV))
+			j++;
+		r->at = r->next;
+		r->n = (int)(j - r->next);
+		r->next = j;
+		rc = post(&r->x, st, r->n, r->reqs);
+		if (rc == MPI_SUCCESS) {
+			*n = r->n;
+			*reqs = r->reqs;
+			return MPI_SUCCESS;
+		}
+		ftp_view_run_give_up(r, rc);
+	}
+	*n = 0;
+	return rc;
+}
+
+void ftp_view_run_give_up(struct ftp_view_run *r, int err)
+{
+	if (r->n == 0)
+		return;
+	give_up(&r->x, &r->s.steps[r->at], r->n, r->reqs, err);
+	r->n = 0;
+	r->abandoned = true;
+}
+
+bool ftp_view_run_end(struct ftp_view_run *r)
+{
+	bool abandoned;
+
+	if (!r)
+		return false;
+	abandoned = r->abandoned;
+	/* A round given up may still have its sends read by the MPI. */
+	if (!abandoned) {
+		free(r->tmp[0]);
+		free(r->tmp[1]);
+	}
+	free(r->reqs);
+	ft_coll_sched_fini(&r->s);
+	free(r);
+	return abandoned;
+}
+
 int ftp_view_coll(const struct ftp_view *v, const struct ft_coll_args *a,
 		  const struct ftp_view_bufs *b, ftp_view_wait_fn wait, void *arg, bool *abandoned)
 {
-	struct ft_coll_sched s = {0};
-	struct exec x = {.v = v, .op = b->op};
-	void *tmp[2] = {NULL, NULL};
-	MPI_Request *reqs = NULL;
-	int rc;
+	struct ftp_view_run *r;
+	MPI_Request *reqs;
+	int n = 0, rc = ftp_view_run_start(v, a, b, &r);
 
-	*abandoned = false;
-	rc = ft_coll_sched(a, v->n, v->me, &s);
-	if (rc != 0)
-		return rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_ARG;
-	rc = region_of(&x.reg[FT_CB_SEND], (void *)b->sbuf, b->stype);
-	if (rc == MPI_SUCCESS)
-		rc = region_of(&x.reg[FT_CB_RECV], b->rbuf, b->rtype);
-	for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++)
-		if (s.tmp_count[k] > 0)
-			rc = scratch(&x.reg[FT_CB_TMP_A + k], &tmp[k], s.tmp_count[k], b->rtype);
-	reqs = malloc(((size_t)s.nsteps + 1) * sizeof *reqs);
-	if (rc == MPI_SUCCESS && !reqs)
-		rc = MPI_ERR_NO_MEM;
-	for (uint32_t i = 0; rc == MPI_SUCCESS && i < s.nsteps;) {
-		const struct ft_coll_step *st = &s.steps[i];
-		if (st->op == FT_CS_COPY || st->op == FT_CS_REDUCE) {
-			rc = local_step(&x, st);
-			i++;
-			continue;
-		}
-		uint32_t j = i;
-		while (j < s.nsteps && s.steps[j].group == st->group &&
-		       (s.steps[j].op == FT_CS_SEND || s.steps[j].op == FT_CS_RECV))
-			j++;
-		int n = (int)(j - i);
-		rc = post(&x, st, n, reqs);
-		if (rc == MPI_SUCCESS)
-			rc = wait(arg, n, reqs);
-		if (rc != MPI_SUCCESS) {
-			give_up(&x, st, n, reqs, rc);
-			*abandoned = true;
-		}
-		i = j;
+	while (rc == MPI_SUCCESS) {
+		rc = ftp_view_run_step(r, &n, &reqs);
+		if (rc != MPI_SUCCESS || n == 0)
+			break;
+		rc = wait(arg, n, reqs);
+		if (rc != MPI_SUCCESS)
+			ftp_view_run_give_up(r, rc);
 	}
-	/* A round given up may still have its sends read by the MPI. */
-	if (!*abandoned) {
-		free(tmp[0]);
-		free(tmp[1]);
-	}
-	free(reqs);
-	ft_coll_sched_fini(&s);
+	*abandoned = ftp_view_run_end(r);
 	return rc;
 }
 

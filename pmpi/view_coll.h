@@ -42,6 +42,21 @@ typedef int (*ftp_view_wait_fn)(void *arg, int n, MPI_Request *reqs);
 int ftp_view_coll(const struct ftp_view *v, const struct ft_coll_args *a,
 		  const struct ftp_view_bufs *b, ftp_view_wait_fn wait, void *arg, bool *abandoned);
 
+/* The same in steps, for a caller that cannot block (a nonblocking
+ * collective, progressed from the completion calls): start (*run, to
+ * end whatever the result), then step: MPI_SUCCESS with the n requests
+ * of the round now posted (n == 0: the collective is done), or an error
+ * (the round given up); once the caller has seen the n requests
+ * complete, step again; give_up abandons the round posted, with err. end
+ * frees the run and says whether a round was abandoned (its sends' and
+ * scratch buffers may still be read by the MPI: the scratch is kept). */
+struct ftp_view_run;
+int ftp_view_run_start(const struct ftp_view *v, const struct ft_coll_args *a,
+		       const struct ftp_view_bufs *b, struct ftp_view_run **run);
+int ftp_view_run_step(struct ftp_view_run *run, int *n, MPI_Request **reqs);
+void ftp_view_run_give_up(struct ftp_view_run *run, int err);
+bool ftp_view_run_end(struct ftp_view_run *run);
+
 /* a's collective (a blocking one of pmpi/coll_forms.h) as a schedule of
  * point-to-point steps names it (src/coll_sched.h), with its buffers:
  * MPI_SUCCESS, or MPI_ERR_INTERN for a call with no schedule. */

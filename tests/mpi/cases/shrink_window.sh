@@ -3,9 +3,12 @@
 # the victim, while the others are still in the shrink) does not end the
 # survivors: the shrink succeeds with the victim a member, and the ULFM
 # loop's next shrink gives a communicator of the 4 live ranks that works
-# like any other (every blocking collective, point-to-point with
+# like any other (every blocking collective, nonblocking ones started
+# together with point-to-point between, point-to-point with
 # MPI_ANY_SOURCE and MPI_ANY_TAG, dup, split, agree, attributes), both
-# views on spare contexts made at MPI_Init; with MPIX_Comm_ishrink too,
+# views on spare contexts made at MPI_Init; with MPIX_Comm_ishrink too
+# (the ULFM loop's collective then an MPI_Iallreduce that the dead member
+# fails),
 # with the agreement's coordinator (rank 0) as the victim, and with one
 # spare context only, where the second shrink is the MPI's and its
 # communicator takes a nonblocking collective. Before views every

@@ -7,17 +7,20 @@
  * while the others are still inside the shrink. The survivors: barrier on
  * a duplicate of the world until it fails, revoke, shrink (mode "ishrink":
  * MPIX_Comm_ishrink and MPI_Wait), which must succeed, with VICTIM a
- * member; then the ULFM loop (a collective, and on its failure revoke and
- * shrink again) until a communicator of the 4 live ranks works. On it,
+ * member; then the ULFM loop (an MPI_Allreduce, in mode "ishrink" an
+ * MPI_Iallreduce and MPI_Wait, and on its failure revoke and shrink
+ * again) until a communicator of the 4 live ranks works. On it,
  * each check compares with what MPI defines: ranks in the parent's order,
  * MPI_Comm_group, every blocking collective (rooted ones at a root other
  * than 0, v forms, MPI_IN_PLACE, a non-commutative user operation),
  * point-to-point in a ring (MPI_Sendrecv, MPI_ANY_SOURCE with the status
  * translated, MPI_ANY_TAG), MPI_Comm_dup and MPI_Comm_split of it and a
- * collective there, MPIX_Comm_agree, an attribute and a name, and an
- * operation refused with one line (MPI_Ibarrier) returning an error
- * rather than hanging; with --mpi-last (FTSHIM_RECOVERY_CONTEXTS=1: the
- * second shrink is the MPI's), MPI_Ibarrier works there. Survivor rank 0
+ * collective there, MPIX_Comm_agree, an attribute and a name,
+ * nonblocking collectives completed by MPI_Waitall with point-to-point
+ * between, and an operation refused with one line (MPI_Cart_create)
+ * returning an error rather than hanging; with --mpi-last
+ * (FTSHIM_RECOVERY_CONTEXTS=1: the second shrink is the MPI's),
+ * MPI_Cart_create works there. Survivor rank 0
  * prints ALL CHECKS PASSED.
  *
  * Usage: shrink_window shrink|ishrink VICTIM [--mpi-last] */
@@ -168,13 +171,30 @@ static void check_comm(MPI_Comm s, const int *world_of, int view)
 	TU_CHECK(strcmp(name, "survivors") == 0, "name %s", name);
 	MPI_Comm_free_keyval(&key);
 
-	MPI_Request ib;
+	/* Nonblocking collectives, with point-to-point while they run. */
+	MPI_Request nb[3];
+	MPI_Status nbst[3];
+	int in1 = rank + 1, sum1 = 0, bv = rank == 1 ? 77 : 0, token = -1;
+	TU_CHECK(MPI_Iallreduce(&in1, &sum1, 1, MPI_INT, MPI_SUM, s, &nb[0]) == MPI_SUCCESS &&
+			 MPI_Ibcast(&bv, 1, MPI_INT, 1, s, &nb[1]) == MPI_SUCCESS &&
+			 MPI_Ibarrier(s, &nb[2]) == MPI_SUCCESS,
+		 "starting nonblocking collectives");
+	MPI_Sendrecv(&rank, 1, MPI_INT, right, 11, &token, 1, MPI_INT, left, 11, s, MPI_STATUS_IGNORE);
+	TU_CHECK(MPI_Waitall(3, nb, nbst) == MPI_SUCCESS && sum1 == 10 && bv == 77 &&
+			 token == left,
+		 "nonblocking collectives: sum %d, bcast %d, token %d", sum1, bv, token);
+
+	/* A topology on a view is refused with one line; on the MPI's
+	 * communicator it works. */
+	MPI_Comm cart = MPI_COMM_NULL;
+	int dims[1] = { 4 }, periods[1] = { 1 };
+	int crc = MPI_Cart_create(s, 1, dims, periods, 0, &cart);
 	if (view) {
-		TU_CHECK(MPI_Ibarrier(s, &ib) != MPI_SUCCESS, "MPI_Ibarrier on a view is refused");
+		TU_CHECK(crc != MPI_SUCCESS, "MPI_Cart_create on a view is refused");
 	} else {
-		TU_CHECK(MPI_Ibarrier(s, &ib) == MPI_SUCCESS &&
-				 MPI_Wait(&ib, MPI_STATUS_IGNORE) == MPI_SUCCESS,
-			 "MPI_Ibarrier on the MPI's communicator");
+		TU_CHECK(crc == MPI_SUCCESS, "MPI_Cart_create on the MPI's communicator: %d", crc);
+		if (crc == MPI_SUCCESS)
+			MPI_Comm_free(&cart);
 	}
 }
 
@@ -205,7 +225,14 @@ int main(int argc, char **argv)
 	while (rc == MPI_SUCCESS) {
 		int v = 1, size = 0;
 		MPI_Comm_size(s, &size);
-		rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, s);
+		if (nonblocking) {
+			MPI_Request r;
+			rc = MPI_Iallreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, s, &r);
+			if (rc == MPI_SUCCESS)
+				rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+		} else {
+			rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, s);
+		}
 		/* Every survivor leaves the loop together (the agreed flag is
 		 * the same everywhere, whatever agree returns). */
 		int ok = rc == MPI_SUCCESS && v == size;
