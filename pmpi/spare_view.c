@@ -18,9 +18,10 @@
  * the completion calls; a member's death or a revocation fails the
  * collective. A creation from a
  * view (dup, split, create, spawn) runs the MPI's constructor on a
- * communicator of the view's members, made once by MPI_Comm_create_group
- * on ftp.private_world: the program's own creation, with the window any
- * creation has. What else a view refuses, it refuses with one line
+ * communicator of the view's members (its base), made once by
+ * MPI_Comm_create_group on ftp.private_world: the program's own creation,
+ * with the window any creation has; windows and files made from a view
+ * are the base's. What else a view refuses, it refuses with one line
  * (views_runs_as_is).
  *
  * A process takes each spare once, so the spare's messages, attributes
@@ -69,7 +70,10 @@ struct spare_view {
 	uint32_t n, me;
 	uint64_t id;	/* the entry's: its collectives' tags on ftp.private_world come from it */
 	uint32_t colls; /* the collectives started on it: the next one's number */
-	MPI_Comm base;	/* its members' communicator of the MPI's, once a creation needed it */
+	/* Its members' communicator of the MPI's, once a creation needed it,
+	 * tracked as a communicator of its own (windows and files made from
+	 * the view are on it; the program never sees its handle). */
+	struct ftp_comm *base;
 };
 
 static struct spare_view *view_of(const struct ftp_comm *e)
@@ -252,25 +256,44 @@ static int view_icoll(struct ftp_call *c, const struct coll_args *a, MPI_Request
 	return ftp_post_plain(c, ftp_op_start(c, &o->op, request));
 }
 
+/* Whether fn makes a window or opens a file: the object lives on the
+ * view's base, whose ranks (the program's) its calls address. */
+static bool makes_object(int fn)
+{
+	return fn == FTP_FN_MPI_Win_create || fn == FTP_FN_MPI_Win_allocate ||
+	       fn == FTP_FN_MPI_Win_allocate_shared || fn == FTP_FN_MPI_Win_create_dynamic ||
+	       fn == FTP_FN_MPI_File_open;
+}
+
 /* A creation from a view runs on a communicator of its members made by
- * the MPI (struct ftp_cover_kind.creation). */
+ * the MPI (struct ftp_cover_kind.creation), once. Made on the private
+ * channel: the MPI's creation talks on its parent with its tag (Open
+ * MPI's), which a receive of the program's on the spare with MPI_ANY_TAG
+ * would match. */
 static int view_creation(struct ftp_call *c)
 {
 	struct spare_view *v = view_of(c->comm);
 	const int32_t *jobs = ftp_member_jobs(c->comm->core);
 
-	/* Made on the private channel: the MPI's creation talks on its
-	 * parent with its tag (Open MPI's), which a receive of the
-	 * program's on the spare with MPI_ANY_TAG would match. */
-	if (v->base == MPI_COMM_NULL) {
-		int rc = ftp_create_group_of(ftp.private_world, jobs, v->n, BASE_TAG, c->fn, &v->base);
+	if (!v->base) {
+		MPI_Comm base = MPI_COMM_NULL;
+		int rc = ftp_create_group_of(ftp.private_world, jobs, v->n, BASE_TAG, c->fn, &base);
 		if (rc != MPI_SUCCESS)
 			return rc;
-		ftp_mpi.PMPI_Comm_set_errhandler(v->base, MPI_ERRORS_RETURN);
+		ftp_mpi.PMPI_Comm_set_errhandler(base, MPI_ERRORS_RETURN);
+		ftp_register_group_child(c, MPI_GROUP_NULL, BASE_TAG, &base);
+		v->base = ftp_seam_comm(base);
+		if (!v->base) { /* untracked (out of memory): not usable as a base */
+			ftp_mpi.PMPI_Comm_free(&base);
+			return MPI_ERR_NO_MEM;
+		}
 	}
 	/* Not direct: the call's errors are the view's, and a spawn's
-	 * children join the job through it (pmpi/spawn.c). */
-	c->real = v->base;
+	 * children join the job through it (pmpi/spawn.c). A window or a
+	 * file is the base's, as its calls address the base's ranks. */
+	c->real = v->base->real;
+	if (makes_object(c->fn))
+		c->comm = v->base;
 	ftp_hang_watch_begin(c->fn, jobs, v->n);
 	return MPI_SUCCESS;
 }
@@ -278,11 +301,13 @@ static int view_creation(struct ftp_call *c)
 static void view_release(struct ftp_comm *e)
 {
 	struct spare_view *v = view_of(e);
-	int finalized = 1;
 
-	ftp_mpi.PMPI_Finalized(&finalized);
-	if (v->base != MPI_COMM_NULL && !finalized)
-		ftp_mpi.PMPI_Comm_free(&v->base);
+	/* After MPI_Finalize began, ftshim's own end releases the base's
+	 * entry with every other. */
+	if (v->base && ftp_active()) {
+		ftp_comm_erase(v->base);
+		ftp_comm_put(v->base);
+	}
 	free(v->world);
 	free(v);
 	e->cover = NULL;
@@ -291,10 +316,11 @@ static void view_release(struct ftp_comm *e)
 /* Without a form, a call runs on the spare as on any communicator when
  * the seam's translations are all it needs (queries, point-to-point,
  * completion, the fault-tolerance calls), and so do the creations whose
- * base is the view's (view_creation: dup, split, create, spawn) or that
+ * base is the view's (view_creation: dup, split, create, spawn, windows
+ * and files) or that
  * are collective over a group of its members, and freeing it. What would
  * be collective over the spare's every process (disconnect,
- * intercommunicators, windows, files, topologies) or has no schedule yet
+ * intercommunicators, topologies) or has no schedule yet
  * (persistent and neighbourhood collectives, MPI_Alltoallw and
  * MPI_Ialltoallw) is refused. */
 static bool views_runs_as_is(int fn, enum ftp_mode_role role)
@@ -315,6 +341,9 @@ static bool views_runs_as_is(int fn, enum ftp_mode_role role)
 	case FTP_ROLE_PROCESS:
 		return fn == FTP_FN_MPI_Abort || fn == FTP_FN_MPI_Comm_spawn ||
 		       fn == FTP_FN_MPI_Comm_spawn_multiple;
+	case FTP_ROLE_ONESIDED:
+	case FTP_ROLE_IO:
+		return makes_object(fn);
 	default:
 		return false;
 	}
@@ -358,7 +387,6 @@ int ftp_spare_view_make(struct ftp_call *c, uint32_t agreed, const int32_t *jobs
 	v->world = world;
 	v->n = n;
 	v->me = UINT32_MAX;
-	v->base = MPI_COMM_NULL;
 	for (uint32_t i = 0; i < n; i++) {
 		world[i] = ftp_world_of_job(jobs[i]);
 		if (jobs[i] == ftp.rank)

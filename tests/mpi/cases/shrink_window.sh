@@ -5,7 +5,8 @@
 # loop's next shrink gives a communicator of the 4 live ranks that works
 # like any other (every blocking collective, nonblocking ones started
 # together with point-to-point between, point-to-point with
-# MPI_ANY_SOURCE and MPI_ANY_TAG, dup, split, agree, attributes), both
+# MPI_ANY_SOURCE and MPI_ANY_TAG, dup, split, a window, agree,
+# attributes), both
 # views on spare contexts made at MPI_Init; with MPIX_Comm_ishrink too
 # (the ULFM loop's collective then an MPI_Iallreduce that the dead member
 # fails),

@@ -17,7 +17,8 @@
  * translated, MPI_ANY_TAG), MPI_Comm_dup and MPI_Comm_split of it and a
  * collective there, MPIX_Comm_agree, an attribute and a name,
  * nonblocking collectives completed by MPI_Waitall with point-to-point
- * between, and an operation refused with one line (MPI_Cart_create)
+ * between, a window (MPI_Put to the right neighbour), and an operation
+ * refused with one line (MPI_Cart_create)
  * returning an error rather than hanging; with --mpi-last
  * (FTSHIM_RECOVERY_CONTEXTS=1: the second shrink is the MPI's),
  * MPI_Cart_create works there. Survivor rank 0
@@ -183,6 +184,24 @@ static void check_comm(MPI_Comm s, const int *world_of, int view)
 	TU_CHECK(MPI_Waitall(3, nb, nbst) == MPI_SUCCESS && sum1 == 10 && bv == 77 &&
 			 token == left,
 		 "nonblocking collectives: sum %d, bcast %d, token %d", sum1, bv, token);
+
+	/* A window made from it: ranks are the communicator's. */
+	MPI_Win win;
+	int *mem = NULL, mine_in = rank;
+	/* (Debian's MPICH 4.0.2 loses puts to a window of one int, with or
+	 * without ftshim.) */
+	TU_CHECK(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, s, &mem, &win) ==
+			 MPI_SUCCESS,
+		 "MPI_Win_allocate");
+	*mem = -1;
+	MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+	int f1 = MPI_Win_fence(0, win);
+	int pr = MPI_Put(&mine_in, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+	int f2 = MPI_Win_fence(0, win);
+	TU_CHECK(f1 == MPI_SUCCESS && pr == MPI_SUCCESS && f2 == MPI_SUCCESS && *mem == left,
+		 "window: fence %d, put %d, fence %d; got %d from the left, %d", f1, pr, f2, *mem,
+		 left);
+	MPI_Win_free(&win);
 
 	/* A topology on a view is refused with one line; on the MPI's
 	 * communicator it works. */
