@@ -68,10 +68,36 @@ static void copy_view(struct ft_comm *core, void *arg)
 			v->self = i;
 }
 
+/* The views of the last communicators released here, under lock: a
+ * member that freed a communicator right after an agreement on it (a
+ * program frees the old communicator once shrink returns) must still
+ * answer one that was slower to hear the decision, whose coordinator died
+ * as it sent it; the late member's contribution or question would
+ * otherwise be held for a communicator that never comes back, and that
+ * member would wait for ever. */
+#define RETAINED 32
+static struct {
+	uint64_t id;
+	struct ft_agree_view v; /* v.members: NULL in an empty slot */
+} retained[RETAINED];
+static uint32_t retained_next;
+
 static bool view_of(void *ctx, uint64_t id, struct ft_agree_view *v)
 {
 	(void)ctx;
-	return ft_comm_registry_with(&ftp.comms, id, copy_view, v) && v->members;
+	if (ft_comm_registry_with(&ftp.comms, id, copy_view, v) && v->members)
+		return true;
+	for (uint32_t k = 0; k < RETAINED; k++) {
+		if (!retained[k].v.members || retained[k].id != id)
+			continue;
+		*v = retained[k].v;
+		v->members = malloc((v->n + 1) * sizeof *v->members);
+		if (!v->members)
+			return false;
+		memcpy(v->members, retained[k].v.members, v->n * sizeof *v->members);
+		return true;
+	}
+	return false;
 }
 
 static void view_done(void *ctx, struct ft_agree_view *v)
@@ -138,6 +164,21 @@ static void on_comm_create(struct ft_comm *core)
 	unlock_agreements();
 }
 
+static void on_comm_release(const struct ft_comm *core)
+{
+	struct ft_agree_view v = { 0 };
+
+	copy_view((struct ft_comm *)core, &v);
+	if (!v.members)
+		return;
+	lock_agreements();
+	uint32_t k = retained_next++ % RETAINED;
+	free(retained[k].v.members);
+	retained[k].id = core->id;
+	retained[k].v = v;
+	unlock_agreements();
+}
+
 static void on_msg(const struct ft_msg *m)
 {
 	ft_agree_receive(lock_agreements(), m);
@@ -156,6 +197,7 @@ const struct ftp_listener ftp_agree_listener = {
 	.on_msg = on_msg,
 	.kinds = 1u << FTP_APP_AGREE_CONTRIB | 1u << FTP_APP_AGREE_DECIDE | 1u << FTP_APP_AGREE_ASK,
 	.on_comm_create = on_comm_create,
+	.on_comm_release = on_comm_release,
 };
 
 /* Acknowledged: among the first *upto failures this process learned. */
