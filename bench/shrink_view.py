@@ -20,31 +20,22 @@ import sys
 import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MPICC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi"}
+sys.path.insert(0, os.path.join(TOP, "bench"))
+from detector import MPICC, launch  # noqa: E402  (the same launch lines)
 KINDS = (("view", "2"), ("mpi", "0"))
 
 
-def launch(flavour, n, contexts, argv):
-    shim = os.path.join(TOP, "build", flavour, ".libs", "libftshim.so")
-    env = {"LD_PRELOAD": shim, "FTSHIM_RECOVERY_CONTEXTS": contexts}
-    if flavour == "mpich":
-        cmd = ["mpiexec.hydra", "-disable-auto-cleanup", "-n", str(n)]
-        for k, v in env.items():
-            cmd += ["-genv", k, v]
-    else:
-        cmd = ["mpirun.openmpi", "--oversubscribe", "--enable-recovery", "-n", str(n)]
-        if os.getuid() == 0:
-            cmd.append("--allow-run-as-root")
-        for k, v in env.items():
-            cmd += ["-x", f"{k}={v}"]
-    out = subprocess.run(["timeout", "-k", "5", "300"] + cmd + argv, capture_output=True, text=True)
+def timed(flavour, n, contexts, argv):
+    """One job's figures: operation -> microseconds."""
+    cmd = launch(flavour, n, {"FTSHIM_RECOVERY_CONTEXTS": contexts}, argv)
+    out = subprocess.run(["timeout", "-k", "5", "300"] + cmd, capture_output=True, text=True)
     times = {}
     for line in out.stdout.splitlines():
         parts = line.split()
         if len(parts) == 2:
             times[parts[0]] = float(parts[1])
     if not times:
-        sys.exit(f"shrink_view.py: {' '.join(cmd + argv)} printed nothing ({out.returncode}): "
+        sys.exit(f"shrink_view.py: {' '.join(cmd)} printed nothing ({out.returncode}): "
                  f"{out.stderr.strip()[-400:]}")
     return times
 
@@ -66,7 +57,7 @@ def main():
                 for j in range(args.jobs):
                     order = KINDS if j % 2 == 0 else KINDS[::-1]
                     for kind, contexts in order:
-                        for op, t in launch(flavour, n, contexts, [exe, str(args.reps)]).items():
+                        for op, t in timed(flavour, n, contexts, [exe, str(args.reps)]).items():
                             got[kind].setdefault(op, []).append(t)
                 print(f"{flavour}, {n} ranks, the last killed, {n - 1} survivors; median of "
                       f"{args.jobs} jobs (us per call, slowest survivor):")

@@ -79,8 +79,8 @@ bool ftp_coll_p2p_wanted(void)
  * promises only 32767; Open MPI's is far larger). */
 static bool usable(const struct ftp_call *c)
 {
-	return COLL_P2P && ftp_coll_p2p_tags_fit() && c->comm->core->remote_size == 0 &&
-	       c->comm->in_world;
+	return COLL_P2P && ftp.private_world != MPI_COMM_NULL && ftp_coll_p2p_tags_fit() &&
+	       c->comm->core->remote_size == 0 && c->comm->in_world;
 }
 
 int ftp_coll_p2p_tag(uint64_t id, int kind)
@@ -101,7 +101,7 @@ int ftp_coll_p2p_tag_seq(uint64_t id, uint32_t seq)
 
 bool ftp_coll_p2p_tags_fit(void)
 {
-	return ftp.private_world != MPI_COMM_NULL && ftp.coll_tag_ub >= 2 * TAG_FIRST;
+	return ftp.coll_tag_ub >= 2 * TAG_FIRST;
 }
 
 /* The tag of kind for c's communicator: the same at every member. */

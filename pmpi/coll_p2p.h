@@ -12,8 +12,8 @@ void ftp_coll_p2p_start(void);
 /* Whether the exchanges run on this MPI (then ftp.private_world must be
  * a duplicate of the world's). */
 bool ftp_coll_p2p_wanted(void);
-/* Whether ftp.private_world exists and the MPI's tags leave room for
- * the exchanges' (above 32767). */
+/* Whether the MPI's tags leave room for the exchanges' (above 32767,
+ * where MPI promises only 32767). */
 bool ftp_coll_p2p_tags_fit(void);
 /* The exchanges' tag of kind (0 or 1) for the communicator of job-wide
  * id id on ftp.private_world: the same at every member. */

@@ -35,6 +35,7 @@
  * written when made and read by the calls on it. */
 #include "ftshim_config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,13 +64,13 @@
 static MPI_Comm spares[SPARES_MAX];
 static uint32_t spares_free; /* bit k: spares[k] is this process's to take */
 
-/* A view's cover: what its calls need besides the entry's map. */
+/* A view's cover: what its calls need besides the entry (whose map gives
+ * member i's world rank, its rank on the spare and on ftp.private_world,
+ * and whose core gives its members' job ranks and its id). */
 struct spare_view {
 	struct ftp_cover cover; /* first: the entry's cover points here */
-	int32_t *world;		/* [n]: member i's world rank (on the spare and on ftp.private_world) */
-	uint32_t n, me;
-	uint64_t id;	/* the entry's: its collectives' tags on ftp.private_world come from it */
-	uint32_t colls; /* the collectives started on it: the next one's number */
+	uint32_t me;		/* this process's member index */
+	uint32_t colls;		/* the collectives started on it: the next one's number */
 	/* Its members' communicator of the MPI's, once a creation needed it,
 	 * tracked as a communicator of its own (windows and files made from
 	 * the view are on it; the program never sees its handle). */
@@ -91,8 +92,8 @@ void ftp_spare_view_start(void)
 	int n = 0, rc = MPI_SUCCESS;
 
 	/* A recovery mode recovers its own way; a spawned world shrinks the
-	 * MPI's way; and the collectives need tags above 32767. */
-	if (want > SPARES_MAX || ftp_mode_on() || ftp_world_spawned() || ftp.coll_tag_ub < 65536)
+	 * MPI's way; and the collectives need the exchanges' tags. */
+	if (want > SPARES_MAX || ftp_mode_on() || ftp_world_spawned() || !ftp_coll_p2p_tags_fit())
 		want = 0;
 	private = private || want > 0;
 	ftp.private_world = private ? MPI_COMM_NULL : ftp.world;
@@ -137,11 +138,11 @@ static struct ftp_view view_on(const struct ftp_comm *e)
 	struct spare_view *v = view_of(e);
 
 	return (struct ftp_view){ .chan = ftp.private_world,
-				  .rank = v->world,
+				  .rank = e->map->real_of,
 				  .job = ftp_member_jobs(e->core),
-				  .n = v->n,
+				  .n = e->map->size,
 				  .me = v->me,
-				  .tag = ftp_coll_p2p_tag_seq(v->id, v->colls++) };
+				  .tag = ftp_coll_p2p_tag_seq(e->core->id, v->colls++) };
 }
 
 /* Wait for one round of a collective: its n requests, or the failure of
@@ -274,10 +275,11 @@ static int view_creation(struct ftp_call *c)
 {
 	struct spare_view *v = view_of(c->comm);
 	const int32_t *jobs = ftp_member_jobs(c->comm->core);
+	uint32_t n = ftp_members(c->comm->core);
 
 	if (!v->base) {
 		MPI_Comm base = MPI_COMM_NULL;
-		int rc = ftp_create_group_of(ftp.private_world, jobs, v->n, BASE_TAG, c->fn, &base);
+		int rc = ftp_create_group_of(ftp.private_world, jobs, n, BASE_TAG, c->fn, &base);
 		if (rc != MPI_SUCCESS)
 			return rc;
 		ftp_mpi.PMPI_Comm_set_errhandler(base, MPI_ERRORS_RETURN);
@@ -294,7 +296,7 @@ static int view_creation(struct ftp_call *c)
 	c->real = v->base->real;
 	if (makes_object(c->fn))
 		c->comm = v->base;
-	ftp_hang_watch_begin(c->fn, jobs, v->n);
+	ftp_hang_watch_begin(c->fn, jobs, n);
 	return MPI_SUCCESS;
 }
 
@@ -308,7 +310,6 @@ static void view_release(struct ftp_comm *e)
 		ftp_comm_erase(v->base);
 		ftp_comm_put(v->base);
 	}
-	free(v->world);
 	free(v);
 	e->cover = NULL;
 }
@@ -373,7 +374,7 @@ int ftp_spare_view_make(struct ftp_call *c, uint32_t agreed, const int32_t *jobs
 	int k = __builtin_ctz(agreed);
 	struct spare_view *v = calloc(1, sizeof *v);
 	struct ft_rank_map *map = calloc(1, sizeof *map);
-	int32_t *world = malloc((n + 1) * sizeof *world);
+	int32_t *world = malloc((n + 1) * sizeof *world); /* the map's, copied */
 
 	/* Taken whatever happens next: the others take it too. */
 	spares_free &= ~(1u << k);
@@ -384,18 +385,17 @@ int ftp_spare_view_make(struct ftp_call *c, uint32_t agreed, const int32_t *jobs
 		return MPI_ERR_NO_MEM;
 	}
 	v->cover.kind = &views_kind;
-	v->world = world;
-	v->n = n;
 	v->me = UINT32_MAX;
 	for (uint32_t i = 0; i < n; i++) {
 		world[i] = ftp_world_of_job(jobs[i]);
 		if (jobs[i] == ftp.rank)
 			v->me = i;
 	}
-	if (v->me == UINT32_MAX || ft_rank_map_init(map, world, n, (uint32_t)ftp.world_size) != 0) {
+	int mrc = v->me == UINT32_MAX ? -EINVAL : ft_rank_map_init(map, world, n, (uint32_t)ftp.world_size);
+	free(world);
+	if (mrc != 0) {
 		free(v);
 		free(map);
-		free(world);
 		return MPI_ERR_INTERN;
 	}
 	MPI_Comm spare = spares[k];
@@ -404,7 +404,6 @@ int ftp_spare_view_make(struct ftp_call *c, uint32_t agreed, const int32_t *jobs
 		ftp_mpi.PMPI_Comm_free(&spare);
 		return MPI_ERR_NO_MEM;
 	}
-	v->id = ftp_seam_comm(spare)->core->id;
 	*newcomm = spare;
 	ft_debug("shrink: the %u survivors' communicator is a view on spare context %d", n, k);
 	return MPI_SUCCESS;

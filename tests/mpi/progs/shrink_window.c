@@ -219,7 +219,7 @@ static void check_comm(MPI_Comm s, const int *world_of, int view)
 
 int main(int argc, char **argv)
 {
-	int rank = tu_init(&argc, &argv, N, 1, "6 ranks and ftshim");
+	tu_init(&argc, &argv, N, 1, "6 ranks and ftshim");
 	int nonblocking = argc > 1 && strcmp(argv[1], "ishrink") == 0;
 	int victim = argc > 2 ? atoi(argv[2]) : 3;
 	MPI_Comm work, s = MPI_COMM_NULL;
@@ -272,7 +272,6 @@ int main(int argc, char **argv)
 	for (int i = 0, k = 0; i < 5; i++)
 		if (i != victim)
 			world_of[k++] = i;
-	(void)rank;
 	check_comm(s, world_of, !tu_has_arg(argc, argv, "--mpi-last"));
 	return tu_survivors_finish(MPI_SUCCESS, s, 4);
 }
