@@ -12,7 +12,7 @@ quantum-espresso quantum-espresso-data libhdf5-mpich-dev libhdf5-openmpi-dev lam
 slurm-wlm munge python3-mpi4py"
 
 say() {
-	printf '== %s\n' "$*"
+	printf '== %s (at %d s)\n' "$*" "$SECONDS"
 }
 
 ft_install_deps() {

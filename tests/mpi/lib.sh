@@ -179,19 +179,32 @@ run_launch() {
 	OUT="$MPITEST_WORKDIR/run$n.out"
 	ERR="$MPITEST_WORKDIR/run$n.err"
 	echo "\$ ${1:+$1 }${LAUNCH[*]}" >>"$MPITEST_WORKDIR/commands"
-	local t0=$SECONDS
-	set +e
-	timeout -k 5 "$MPITEST_TIMEOUT" "${LAUNCH[@]}" >"$OUT" 2>"$ERR" </dev/null
-	RC=$?
-	set -e
-	# 124 (or 137 after -k) from timeout itself, not from the job.
-	if [ $((SECONDS - t0)) -ge "$MPITEST_TIMEOUT" ]; then
-		echo "--- stderr of the timed-out job:" >&2
-		tail -n 20 "$ERR" >&2
-		fail "job timed out after ${MPITEST_TIMEOUT}s: ${LAUNCH[*]}"
-	fi
-	expect_no_sanitizer_report "$ERR"
-	return 0
+	JOB_T0=$SECONDS JOB_N=$n JOB_ERR=$ERR
+	timeout -k 5 "$MPITEST_TIMEOUT" "${LAUNCH[@]}" >"$OUT" 2>"$ERR" </dev/null &
+	JOB_PID=$!
+	wait_job
+}
+
+# guard PID N: the watchdog of run N, whose timeout process is PID,
+# started at JOB_T0, with its stderr in JOB_ERR. If the job still runs a
+# little before its time is up, it writes where every process of the
+# job is (tests/mpi/stacks) to stacksN.short, all of gdb's output to
+# stacksN.txt, and ends the job, which wait_job then reports as timed
+# out.
+guard() {
+	local margin=$((MPITEST_TIMEOUT / 4)) end
+	[ "$margin" -le 8 ] || margin=8
+	end=$((JOB_T0 + MPITEST_TIMEOUT - margin))
+	while [ "$SECONDS" -lt "$end" ]; do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 1
+	done
+	kill -0 "$1" 2>/dev/null || return 0
+	# Its stderr before the processes are stopped to be looked at.
+	tail -n 20 "$JOB_ERR" >"$MPITEST_WORKDIR/errtail$2"
+	timeout -k 2 "$((margin - 1))" "$MPITEST_SRCDIR/stacks" "$1" "$MPITEST_WORKDIR/stacks$2.txt" \
+		>"$MPITEST_WORKDIR/stacks$2.short" 2>&1
+	kill -TERM "$1" 2>/dev/null || true
 }
 
 # The launcher's exit status for a job whose ranks exit with status $1:
@@ -237,21 +250,41 @@ start_launch() {
 	OUT="$MPITEST_WORKDIR/run$n.out"
 	ERR="$MPITEST_WORKDIR/run$n.err"
 	echo "\$ ${1:+$1 }${LAUNCH[*]} &" >>"$MPITEST_WORKDIR/commands"
-	JOB_T0=$SECONDS
+	JOB_T0=$SECONDS JOB_N=$n JOB_ERR=$ERR
 	timeout -k 5 "$MPITEST_TIMEOUT" "${LAUNCH[@]}" >"$OUT" 2>"$ERR" </dev/null &
 	JOB_PID=$!
 }
 
+# wait_job: wait for the job run_launch or start_launch started, under
+# its guard; sets RC. A job that is still running when its time is up
+# fails the case with the tail of its stderr and where its processes
+# were.
 wait_job() {
+	local n=$JOB_N gpid
+	guard "$JOB_PID" "$n" &
+	gpid=$!
 	set +e
 	wait "$JOB_PID"
 	RC=$?
 	set -e
-	if [ $((SECONDS - JOB_T0)) -ge "$MPITEST_TIMEOUT" ]; then
-		tail -n 20 "$ERR" >&2
+	kill "$gpid" 2>/dev/null || true
+	wait "$gpid" 2>/dev/null || true
+	# 124 (or 137 after -k) from timeout itself, not from the job.
+	if [ -e "$MPITEST_WORKDIR/stacks$n.short" ] || [ $((SECONDS - JOB_T0)) -ge "$MPITEST_TIMEOUT" ]; then
+		echo "--- stderr of the timed-out job:" >&2
+		if [ -e "$MPITEST_WORKDIR/errtail$n" ]; then
+			cat "$MPITEST_WORKDIR/errtail$n" >&2
+		else
+			tail -n 20 "$JOB_ERR" >&2
+		fi
+		if [ -e "$MPITEST_WORKDIR/stacks$n.short" ]; then
+			echo "--- where its processes were (all of it in stacks$n.txt):" >&2
+			head -n 40 "$MPITEST_WORKDIR/stacks$n.short" >&2
+		fi
 		fail "job timed out after ${MPITEST_TIMEOUT}s: ${LAUNCH[*]}"
 	fi
-	expect_no_sanitizer_report "$ERR"
+	expect_no_sanitizer_report "$JOB_ERR"
+	return 0
 }
 
 # wait_for_file PATH SECONDS
