@@ -6,7 +6,7 @@ FT_FLAVOURS="mpich openmpi"
 
 # Every Debian package the build, the tests, the demo and the benchmarks use.
 FT_PACKAGES="build-essential autoconf automake libtool libtool-bin pkg-config
-check python3 procps clang llvm iproute2 gfortran
+check python3 procps clang llvm iproute2 gfortran gdb
 mpich libmpich-dev openmpi-bin libopenmpi-dev libunwind-dev libdw-dev
 quantum-espresso quantum-espresso-data libhdf5-mpich-dev libhdf5-openmpi-dev lammps
 slurm-wlm munge python3-mpi4py"
