@@ -58,8 +58,8 @@ static struct {
 	uint64_t grace;    /* how long the armed timer waits */
 	pthread_t owner;   /* the application thread inside the call */
 	/* A deadline's file of deaths by signal on this host (the run
-	 * directory's, appended to by supervisors), and its size when the
-	 * watch began; "": none. */
+	 * directory's, appended to by supervisors), and its size at the
+	 * caller's mark; "": none. */
 	char deaths[PATH_MAX];
 	off_t deaths_base;
 } watch;
@@ -323,7 +323,13 @@ uint64_t ftp_spawn_handshake_ns(void)
 	return t < 10 * FT_NSEC_PER_SEC ? 10 * FT_NSEC_PER_SEC : t;
 }
 
-void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns, const char *deaths)
+void ftp_deaths_mark(struct ftp_deaths_mark *m, const char *path)
+{
+	snprintf(m->path, sizeof m->path, "%s", path ? path : "");
+	m->size = file_size(m->path);
+}
+
+void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns, const struct ftp_deaths_mark *deaths)
 {
 	mpi_wait_enter();
 	pthread_mutex_lock(&lock);
@@ -335,8 +341,8 @@ void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns, const char *deaths)
 		watch.owner = pthread_self();
 		watch.armed = false;
 		watch.grace = ns;
-		snprintf(watch.deaths, sizeof watch.deaths, "%s", deaths ? deaths : "");
-		watch.deaths_base = file_size(watch.deaths);
+		snprintf(watch.deaths, sizeof watch.deaths, "%s", deaths ? deaths->path : "");
+		watch.deaths_base = deaths ? deaths->size : 0;
 		arm(-1);
 	}
 	pthread_mutex_unlock(&lock);

@@ -3,8 +3,10 @@
 #ifndef FTSHIM_PMPI_HANGWATCH_H
 #define FTSHIM_PMPI_HANGWATCH_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pmpi/listen.h"
 #include "pmpi/fn_table.h"
@@ -16,11 +18,19 @@
  * (pmpi/hangwatch.c). end is harmless without a begin. */
 void ftp_hang_watch_begin(enum ftp_fn fn, const int32_t *members, uint32_t n);
 void ftp_hang_watch_end(void);
+/* The run directory's file of deaths by signal on this host (appended
+ * to by supervisors) and its size at one moment: a death recorded there
+ * since makes the file longer. */
+struct ftp_deaths_mark {
+	char path[PATH_MAX];
+	off_t size;
+};
+/* Mark the file at path ("" or NULL: none) now. */
+void ftp_deaths_mark(struct ftp_deaths_mark *m, const char *path);
 /* Watch the current call with a plain deadline: if it has not returned
- * after ns, the process exits as above. With deaths (the run directory's
- * file of deaths by signal on this host, or NULL), a death recorded there
- * after the watch began ends the wait a second later. */
-void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns, const char *deaths);
+ * after ns, the process exits as above. With deaths (or NULL), a death
+ * recorded since that mark ends the wait a second later. */
+void ftp_hang_watch_deadline(enum ftp_fn fn, uint64_t ns, const struct ftp_deaths_mark *deaths);
 /* The deadline of a call that every rank makes at about the same moment
  * but that a death nobody can see would hold for ever (the MPI's
  * MPI_Finalize; ftshim's collectives at MPI_Init, before its detector

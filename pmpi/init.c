@@ -414,6 +414,13 @@ static int end_one(void *session)
  * MPI (or does not, see below). */
 static int end_shim(void *session)
 {
+	/* Deaths on this host from here on are ones the control plane may
+	 * not have told: a rank that dies as the others leave it. Marked
+	 * before the release, since rank 0 merges the report after it and a
+	 * death meanwhile must still count. */
+	char path[PATH_MAX];
+	struct ftp_deaths_mark deaths;
+	ftp_deaths_mark(&deaths, ftp_rundir_path("deaths", path, sizeof path) == 0 ? path : NULL);
 	ftp_job_group_release();
 	ftp_rundir_write_events();
 	ftp_detect_finish();
@@ -440,9 +447,7 @@ static int end_shim(void *session)
 			ftp_mpi.PMPI_Comm_free(&ftp.world);
 		/* All agree that nobody failed; but a rank that died after it
 		 * had left the control plane would hold this for ever. */
-		char deaths[PATH_MAX];
-		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, ftp_hang_watch_long(),
-					ftp_rundir_path("deaths", deaths, sizeof deaths) == 0 ? deaths : NULL);
+		ftp_hang_watch_deadline(FTP_FN_MPI_Finalize, ftp_hang_watch_long(), &deaths);
 		ftp_leave_mpi_finalizing();
 		rc = mpi_end(session);
 		ftp_hang_watch_end();
