@@ -42,6 +42,7 @@
 
 #include "pmpi/hangwatch.h"
 #include "pmpi/leave.h"
+#include "pmpi/rundir.h"
 #include "src/log.h"
 
 static const char *const fn_names[] = FTP_FN_NAMES;
@@ -323,9 +324,10 @@ uint64_t ftp_spawn_handshake_ns(void)
 	return t < 10 * FT_NSEC_PER_SEC ? 10 * FT_NSEC_PER_SEC : t;
 }
 
-void ftp_deaths_mark(struct ftp_deaths_mark *m, const char *path)
+void ftp_deaths_mark(struct ftp_deaths_mark *m)
 {
-	snprintf(m->path, sizeof m->path, "%s", path ? path : "");
+	if (ftp_rundir_path("deaths", m->path, sizeof m->path) != 0)
+		m->path[0] = '\0';
 	m->size = file_size(m->path);
 }
 

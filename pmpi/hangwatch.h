@@ -25,8 +25,8 @@ struct ftp_deaths_mark {
 	char path[PATH_MAX];
 	off_t size;
 };
-/* Mark the file at path ("" or NULL: none) now. */
-void ftp_deaths_mark(struct ftp_deaths_mark *m, const char *path);
+/* Mark this host's file now (path "" without a run directory). */
+void ftp_deaths_mark(struct ftp_deaths_mark *m);
 /* Watch the current call with a plain deadline: if it has not returned
  * after ns, the process exits as above. With deaths (or NULL), a death
  * recorded since that mark ends the wait a second later. */

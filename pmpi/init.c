@@ -418,9 +418,8 @@ static int end_shim(void *session)
 	 * not have told: a rank that dies as the others leave it. Marked
 	 * before the release, since rank 0 merges the report after it and a
 	 * death meanwhile must still count. */
-	char path[PATH_MAX];
 	struct ftp_deaths_mark deaths;
-	ftp_deaths_mark(&deaths, ftp_rundir_path("deaths", path, sizeof path) == 0 ? path : NULL);
+	ftp_deaths_mark(&deaths);
 	ftp_job_group_release();
 	ftp_rundir_write_events();
 	ftp_detect_finish();
