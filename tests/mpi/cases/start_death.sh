@@ -20,7 +20,12 @@ failed="ftshim's start in MPI_Init failed \(the MPI's MPI_Allgather returned err
 n=$(grep -cE "ftshim\[[013]\] \+[0-9.]+ error: ($stuck|$failed)$" "$ERR" || true)
 [ "$n" = 3 ] || { tail -n 20 "$ERR" >&2; fail "$n of 3 survivors said they were stuck in the start"; }
 ! grep -q '^hello from' "$OUT" || fail "the job went on without rank 2"
-# Hydra ORs its ranks' statuses: 137 (the SIGKILL) | 76 = 205.
+# Hydra ORs its ranks' statuses: 137 (the SIGKILL) | 76 = 205; or 137
+# alone when Hydra, seeing rank 2 killed, kills the survivors after they
+# said their line (1 run in 11 when the MPI told them of the death).
+if [ "$MPITEST_FLAVOUR" = mpich ] && [ "$RC" = 137 ]; then
+	RC=205
+fi
 expect_rc "$(launcher_rc 205)"
 note "$n of 3 survivors left on the start's deadline; the job took ${took}s"
 expect_no_leftovers hello
