@@ -26,6 +26,7 @@
 #include "pmpi/agree.h"
 #include "pmpi/create_group.h"
 #include "pmpi/hangwatch.h"
+#include "pmpi/inject.h"
 #include "pmpi/call.h"
 #include "pmpi/requests.h"
 #include "pmpi/spare_view.h"
@@ -486,7 +487,7 @@ static int shrink_build(struct shrink *s, uint32_t agreed)
 	uint32_t nalive = 0, nremote = 0;
 	bool settled = survivors(s, &nalive, &nremote);
 
-	ftshim_inject_point("ftshim.shrink", (long)++shrinks_decided);
+	ftp_inject_point("ftshim.shrink", (long)++shrinks_decided);
 	if (!s->call.comm->core->remote_size) {
 		int rc = ftp_spare_view_make(&s->call, agreed, s->ranks, nalive, SHRINK_TAG, s->newcomm);
 		if (rc == MPI_SUCCESS)

@@ -132,12 +132,10 @@ void ftp_inject_after_call(enum ftp_fn fn)
 	}
 }
 
-FT_EXPORT void ftshim_inject_point(const char *name, long value)
+void ftp_inject_point(const char *name, long value)
 {
 	char trigger[128];
 
-	if (!ftp_active() || !name)
-		return;
 	for (uint32_t i = 0; i < nactions; i++) {
 		const struct ft_inject_clause *c = actions[i].clause;
 		if (actions[i].when != FT_AT_POINT || c->nth != value || strcmp(c->name, name) != 0)
@@ -145,6 +143,12 @@ FT_EXPORT void ftshim_inject_point(const char *name, long value)
 		snprintf(trigger, sizeof trigger, "at point %s %ld", name, value);
 		fire(&actions[i], trigger);
 	}
+}
+
+FT_EXPORT void ftshim_inject_point(const char *name, long value)
+{
+	if (ftp_active() && name)
+		ftp_inject_point(name, value);
 }
 
 /* The time triggers, in order, on a thread that takes no signals. */

@@ -12,6 +12,10 @@ int ftp_inject_parse(char *err, size_t errlen);
 void ftp_inject_start(void);
 void ftp_inject_arm(void);
 void ftp_inject_after_call(enum ftp_fn fn);
+/* ftshim's own injection points (FTSHIM_INJECT's at=point:NAME:N): as the
+ * program's ftshim_inject_point, but in ftshim's end too, where that one
+ * no longer fires. */
+void ftp_inject_point(const char *name, long value);
 
 /* Set while this rank has a call-count trigger (read by every wrapper). */
 extern _Atomic bool ftp_inject_counting;

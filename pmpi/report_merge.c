@@ -16,7 +16,11 @@
  * deadline (a set lost on the way, with a connection that broke, is sent
  * again on a new one). Ranks on the reporting rank's host send nothing:
  * their files are there already. A job on one host sends nothing. Then
- * the reporting rank writes the job report (ftp_job_report).
+ * the reporting rank writes the job report, still on the control plane,
+ * and tells its backup: the lowest other live rank of its host, which
+ * stays until it is told, and writes the report itself if the reporting
+ * rank's process ends before it says so (it died in MPI_Finalize, where
+ * a departed rank's end is no failure to the detector).
  *
  * Threads: the detector thread puts what arrives in the inbox
  * (on_msg, under inbox_lock); the application thread, in
@@ -27,20 +31,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pmpi/report_merge.h"
 #include "pmpi/detect.h"
+#include "pmpi/inject.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/rundir.h"
 #include "pmpi/outcome.h"
 #include "pmpi/ranks.h"
 #include "src/log.h"
+#include "src/prune.h"
 #include "src/report.h"
 
 /* What a file message carries, in its value: a rank's events, or one of
@@ -60,6 +68,12 @@ _Static_assert(RANK_CAP <= FT_APP_MAX_DATA, "one file per message");
 /* How long a speaker waits for the acknowledgement before it sends its
  * host's files again. */
 #define RESEND_NS (300 * FT_NSEC_PER_MSEC)
+
+/* How long a backup waits, once the reporting rank's process has ended,
+ * for its word that the report is written: the word left before the
+ * process ended, and the detector thread reads it within a few
+ * milliseconds. */
+#define WRITTEN_GRACE_NS (500 * FT_NSEC_PER_MSEC)
 
 /* A message taken by the detector thread. */
 struct arrival {
@@ -90,10 +104,17 @@ static struct {
 	char (*host_note)[128]; /* per rank, likewise: why its speaker sent nothing */
 	bool have_dir;         /* this rank has a run directory */
 	bool waited;           /* as the reporting rank: done waiting */
+	bool reported;         /* the report was written (or found impossible) here */
+	bool heard_written;    /* as a backup: the reporting rank said it wrote it */
+	int32_t watched;       /* as a backup: the reporting rank watched; -1 */
+	int watch_fd;          /* its pidfd; -1: none (its process had ended, or none) */
+	bool watched_gone;     /* its process has ended */
+	uint64_t gone_at;      /* when this rank saw it ended */
+	int32_t took_over;     /* as a backup: the reporting rank whose report it writes; -1 */
 	struct ft_report_host *missing;
 	char (*why)[160];
 	uint32_t nmissing;
-} merge = { .sent_to = -1, .acked_by = -1 };
+} merge = { .sent_to = -1, .acked_by = -1, .watched = -1, .watch_fd = -1, .took_over = -1 };
 
 static void on_msg(const struct ft_msg *m)
 {
@@ -155,6 +176,47 @@ static uint32_t host_speaker(uint32_t r)
 		if (ftp_same_host(q, r) && !failed(q))
 			return q;
 	return UINT32_MAX;
+}
+
+/* The reporting rank's backup: the lowest live rank of its host but it
+ * (UINT32_MAX: none). On its host, it has the run directory where the
+ * other hosts' files are kept. */
+static uint32_t backup_of(uint32_t reporter)
+{
+	for (uint32_t q = 0; q < merge.n; q++)
+		if (q != reporter && ftp_same_host(q, reporter) && !failed(q))
+			return q;
+	return UINT32_MAX;
+}
+
+/* Whether rank r's process has ended, as a pidfd on it tells (it is on
+ * this host); the first call opens it. */
+static bool process_ended(uint32_t r)
+{
+	if (merge.watched != (int32_t)r) {
+		if (merge.watch_fd >= 0)
+			close(merge.watch_fd);
+		merge.watched = (int32_t)r;
+		merge.watched_gone = false;
+		merge.watch_fd = (int)syscall(SYS_pidfd_open, (pid_t)ftp.peers[r].pid, 0);
+		/* Checked after the open: the pidfd names the process that had
+		 * the pid then. */
+		if (merge.watch_fd < 0 ||
+		    ft_process_start_ticks(ftp.peers[r].pid) != ftp.peers[r].start_ticks) {
+			/* ESRCH or another process: it has ended; else (no
+			 * pidfd_open) it cannot be watched, and is taken as
+			 * alive. */
+			merge.watched_gone = merge.watch_fd >= 0 || errno == ESRCH;
+			if (merge.watch_fd >= 0)
+				close(merge.watch_fd);
+			merge.watch_fd = -1;
+		}
+	}
+	if (!merge.watched_gone && merge.watch_fd >= 0) {
+		struct pollfd p = { .fd = merge.watch_fd, .events = POLLIN };
+		merge.watched_gone = poll(&p, 1, 0) > 0;
+	}
+	return merge.watched_gone;
 }
 
 /* Whether every rank of r's host has left: entered MPI_Finalize or
@@ -268,7 +330,9 @@ static void take_inbox(void)
 	while (a) {
 		struct arrival *next = a->next;
 		uint32_t from = a->from;
-		if (from >= merge.n || ftp_same_host(from, (uint32_t)ftp.rank)) {
+		if (a->kind == FTP_APP_REPORT_WRITTEN) {
+			merge.heard_written = true;
+		} else if (from >= merge.n || ftp_same_host(from, (uint32_t)ftp.rank)) {
 			/* Nothing to keep from this host: its files are here. */
 		} else if (a->kind == FTP_APP_REPORT_ACK) {
 			merge.acked_by = (int32_t)from;
@@ -386,6 +450,28 @@ static bool merge_start(void)
 	return true;
 }
 
+static void report_write(int32_t dead_reporter);
+
+/* As the reporting rank's backup: whether to stay, until it says the
+ * report is written; if its process ends without a word, take the
+ * report over (ftp_job_report writes it once this rank has left). */
+static bool backup_step(uint32_t reporter)
+{
+	if (merge.heard_written || merge.took_over >= 0)
+		return false;
+	if (!process_ended(reporter))
+		return true;
+	uint64_t now = ft_clock_now();
+	if (!merge.gone_at)
+		merge.gone_at = now;
+	if (now - merge.gone_at < WRITTEN_GRACE_NS)
+		return true;
+	merge.took_over = (int32_t)reporter;
+	ft_warn("job report: rank %u, which writes it, ended in MPI_Finalize before it had; this rank writes it",
+		reporter);
+	return false;
+}
+
 static bool leave_step(bool everyone_left)
 {
 	if (!merge.started && !merge_start())
@@ -420,6 +506,8 @@ static bool leave_step(bool everyone_left)
 			hold = true;
 		}
 	}
+	if (backup_of(reporter) == me && backup_step(reporter))
+		hold = true;
 	/* The reporting rank holds on from the start: the engine may see
 	 * the last rank leave before this thread does. Without a run
 	 * directory it writes no report, and waits for nothing. */
@@ -442,12 +530,22 @@ static bool leave_step(bool everyone_left)
 			}
 		}
 	}
+	/* Done waiting: the report, then the word to the backup, which
+	 * stays until it has it. */
+	if (reporter == me && !merge.reported && (merge.waited || !merge.have_dir)) {
+		ftp_inject_point("ftshim.report", 1);
+		report_write(-1);
+		uint32_t backup = backup_of(me);
+		if (backup != UINT32_MAX)
+			post(backup, FTP_APP_REPORT_WRITTEN, 0, NULL, 0);
+	}
 	return hold;
 }
 
 const struct ftp_listener ftp_merge_listener = {
 	.on_msg = on_msg,
-	.kinds = 1u << FTP_APP_REPORT_FILE | 1u << FTP_APP_REPORT_DONE | 1u << FTP_APP_REPORT_ACK,
+	.kinds = 1u << FTP_APP_REPORT_FILE | 1u << FTP_APP_REPORT_DONE | 1u << FTP_APP_REPORT_ACK |
+		 1u << FTP_APP_REPORT_WRITTEN,
 	.leave_step = leave_step,
 };
 
@@ -468,21 +566,30 @@ static void merge_end(void)
 	free(merge.host_note);
 	free(merge.missing);
 	free(merge.why);
-	merge = (__typeof__(merge)){ .sent_to = -1 };
+	if (merge.watch_fd >= 0)
+		close(merge.watch_fd);
+	merge = (__typeof__(merge)){ .sent_to = -1, .acked_by = -1, .watched = -1, .watch_fd = -1, .took_over = -1 };
 }
 
 void ftp_job_report(void)
+{
+	/* Written while on the control plane (leave_step), or here: without
+	 * a detector, or by a backup that took it over. */
+	if (!merge.reported && (merge.took_over >= 0 || reporting_rank() == (uint32_t)ftp.rank))
+		report_write(merge.took_over);
+	merge_end();
+}
+
+/* Write the job report; dead_reporter (or -1) is the reporting rank
+ * whose report a backup writes, which died after it left. */
+static void report_write(int32_t dead_reporter)
 {
 	const char *jobdir = ftp_rundir_dir();
 	uint32_t nprocs = atomic_load(&ftp.nprocs);
 	struct ft_report_rank *ranks = NULL;
 
-	if (reporting_rank() != (uint32_t)ftp.rank) {
-		merge_end();
-		return;
-	}
+	merge.reported = true;
 	if (!jobdir || !(ranks = calloc(nprocs, sizeof *ranks))) {
-		merge_end();
 		ftp_outcome_completed("ftshim: the job report could not be written");
 		return;
 	}
@@ -491,6 +598,16 @@ void ftp_job_report(void)
 		ranks[r].host = ftp.peers[r].host;
 		ranks[r].failed = ft_proc_is_failed(&ftp.procs, r);
 		ranks[r].readmitted = !ranks[r].failed && ft_proc_ever_failed(&ftp.procs, r);
+		if (dead_reporter == (int32_t)r && !ranks[r].failed) {
+			/* Its end was no failure to the detector (it had left);
+			 * its supervisor's record says how it died. */
+			ranks[r].failed = true;
+			ranks[r].detection = ftp_detection_word(FT_HOW_EXITED);
+			ranks[r].detector = (uint32_t)ftp.rank;
+			ranks[r].failed_unix_ns = ranks[r].learned_unix_ns = merge.gone_at
+				? merge.gone_at + (uint64_t)ftp.wall_offset_ns : ftp_wall_now();
+			continue;
+		}
 		if (!ranks[r].failed)
 			continue;
 		ranks[r].detection = ftp_detection_word(p->how);
@@ -525,7 +642,6 @@ void ftp_job_report(void)
 	char summary[1024] = "ftshim: the job report could not be written";
 	int rc = ft_report_write(&in, summary, sizeof summary);
 	free(ranks);
-	merge_end();
 	if (rc != 0)
 		ft_warn("cannot write the job report in %s: %s", jobdir, strerror(-rc));
 	ftp_outcome_completed(summary);
@@ -534,7 +650,7 @@ void ftp_job_report(void)
 	if (several_hosts())
 		snprintf(where, sizeof where, "%s:", ftp.peers[ftp.rank].host);
 	/* A job that lost nobody stays as quiet as without ftshim. */
-	if (ft_proc_nfailed(&ftp.procs) > 0 || nmissing)
+	if (ft_proc_nfailed(&ftp.procs) > 0 || nmissing || dead_reporter >= 0)
 		ft_summary("%s; report: %s%s/report.json", summary, where, jobdir);
 	else
 		ft_debug("%s; report: %s%s/report.json", summary, where, jobdir);

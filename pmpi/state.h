@@ -157,6 +157,7 @@ enum ftp_app_kind {
 	FTP_APP_REPORT_DONE = 6,   /* the host's files are sent; value: how many */
 	FTP_APP_REPORT_ACK = 7,    /* the reporting rank has them all */
 	FTP_APP_HOSTMAIL = 8,      /* mail waits in the host's mailbox */
+	FTP_APP_REPORT_WRITTEN = 9, /* the reporting rank wrote the report */
 };
 
 #endif
