@@ -107,8 +107,9 @@ static struct {
 	bool reported;         /* the report was written (or found impossible) here */
 	bool heard_written;    /* as a backup: the reporting rank said it wrote it */
 	int32_t watched;       /* as a backup: the reporting rank watched; -1 */
-	int watch_fd;          /* its pidfd; -1: none (its process had ended, or none) */
+	int watch_fd;          /* its pidfd; -1: none (its process had ended, or cannot be watched) */
 	bool watched_gone;     /* its process has ended */
+	bool unwatchable;      /* no pidfd could name it: this rank is no backup */
 	uint64_t gone_at;      /* when this rank saw it ended */
 	int32_t took_over;     /* as a backup: the reporting rank whose report it writes; -1 */
 	struct ft_report_host *missing;
@@ -190,23 +191,23 @@ static uint32_t backup_of(uint32_t reporter)
 }
 
 /* Whether rank r's process has ended, as a pidfd on it tells (it is on
- * this host); the first call opens it. */
+ * this host); the first call opens it. If it cannot be watched (no
+ * pidfd_open, no pid), merge.unwatchable says so. */
 static bool process_ended(uint32_t r)
 {
 	if (merge.watched != (int32_t)r) {
 		if (merge.watch_fd >= 0)
 			close(merge.watch_fd);
 		merge.watched = (int32_t)r;
-		merge.watched_gone = false;
-		merge.watch_fd = (int)syscall(SYS_pidfd_open, (pid_t)ftp.peers[r].pid, 0);
+		merge.watched_gone = merge.unwatchable = false;
+		pid_t pid = (pid_t)ftp.peers[r].pid;
+		merge.watch_fd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+		int err = pid > 0 ? errno : EINVAL;
 		/* Checked after the open: the pidfd names the process that had
-		 * the pid then. */
-		if (merge.watch_fd < 0 ||
-		    ft_process_start_ticks(ftp.peers[r].pid) != ftp.peers[r].start_ticks) {
-			/* ESRCH or another process: it has ended; else (no
-			 * pidfd_open) it cannot be watched, and is taken as
-			 * alive. */
-			merge.watched_gone = merge.watch_fd >= 0 || errno == ESRCH;
+		 * the pid then. ESRCH or another process: it has ended. */
+		if (merge.watch_fd < 0 || ft_process_start_ticks(pid) != ftp.peers[r].start_ticks) {
+			merge.watched_gone = merge.watch_fd >= 0 || err == ESRCH;
+			merge.unwatchable = !merge.watched_gone;
 			if (merge.watch_fd >= 0)
 				close(merge.watch_fd);
 			merge.watch_fd = -1;
@@ -459,8 +460,9 @@ static bool backup_step(uint32_t reporter)
 {
 	if (merge.heard_written || merge.took_over >= 0)
 		return false;
+	/* Unwatched, it would wait for a word that may never come. */
 	if (!process_ended(reporter))
-		return true;
+		return !merge.unwatchable;
 	uint64_t now = ft_clock_now();
 	if (!merge.gone_at)
 		merge.gone_at = now;
