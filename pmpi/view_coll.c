@@ -10,6 +10,7 @@
 #include "ftshim_config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,9 +35,71 @@ static int region_of(struct region *r, void *base, MPI_Datatype type)
 	return ftp_mpi.PMPI_Type_get_extent(type, &lb, &r->extent);
 }
 
-/* Scratch for count elements of type (its true extent at least), freed
- * unless a round was given up. */
-static int scratch(struct region *r, void **mem, int64_t count, MPI_Datatype type)
+/* Scratch blocks kept from one collective to the next. Open MPI sends
+ * from memory that the heap has just grown into far more slowly than
+ * from memory it sent from before, and glibc gives a freed block at the
+ * top of the heap back to the system, so a collective that allocated its
+ * scratch afresh each time ran several times slower
+ * (docs/performance.md). The largest few blocks, up to a bound, are kept.
+ * Any application thread (two views' collectives may run at once). */
+#define KEEP_BLOCKS 4
+#define KEEP_BYTES ((size_t)64 << 20)
+
+struct scratch_block {
+	void *mem;
+	size_t cap;
+};
+
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct scratch_block kept[KEEP_BLOCKS];
+static size_t kept_bytes;
+
+/* A block of at least bytes: the smallest kept one that holds them, or a
+ * new one. */
+static struct scratch_block scratch_take(size_t bytes)
+{
+	struct scratch_block b = { NULL, 0 };
+	int best = -1;
+
+	pthread_mutex_lock(&kept_lock);
+	for (int i = 0; i < KEEP_BLOCKS; i++)
+		if (kept[i].mem && kept[i].cap >= bytes && (best < 0 || kept[i].cap < kept[best].cap))
+			best = i;
+	if (best >= 0) {
+		b = kept[best];
+		kept[best] = (struct scratch_block){ NULL, 0 };
+		kept_bytes -= b.cap;
+	}
+	pthread_mutex_unlock(&kept_lock);
+	if (!b.mem && (b.mem = malloc(bytes)) != NULL)
+		b.cap = bytes;
+	return b;
+}
+
+/* Keep b for a later collective in place of a smaller block, or free it. */
+static void scratch_give(struct scratch_block b)
+{
+	if (!b.mem)
+		return;
+	pthread_mutex_lock(&kept_lock);
+	int smallest = 0;
+	for (int i = 1; i < KEEP_BLOCKS; i++)
+		if (!kept[i].mem || (kept[smallest].mem && kept[i].cap < kept[smallest].cap))
+			smallest = i;
+	struct scratch_block out = b;
+	if (b.cap <= KEEP_BYTES && (!kept[smallest].mem || kept[smallest].cap < b.cap) &&
+	    kept_bytes - kept[smallest].cap + b.cap <= KEEP_BYTES) {
+		out = kept[smallest];
+		kept_bytes = kept_bytes - out.cap + b.cap;
+		kept[smallest] = b;
+	}
+	pthread_mutex_unlock(&kept_lock);
+	free(out.mem);
+}
+
+/* Scratch for count elements of type (its true extent at least), given
+ * back unless a round was given up. */
+static int scratch(struct region *r, struct scratch_block *mem, int64_t count, MPI_Datatype type)
 {
 	MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
 	int rc = ftp_mpi.PMPI_Type_get_extent(type, &lb, &extent);
@@ -46,10 +109,10 @@ static int scratch(struct region *r, void **mem, int64_t count, MPI_Datatype typ
 	if (rc != MPI_SUCCESS)
 		return rc;
 	size_t bytes = count > 0 ? (size_t)(count - 1) * (size_t)extent + (size_t)textent : 1;
-	*mem = malloc(bytes ? bytes : 1);
-	if (!*mem)
+	*mem = scratch_take(bytes ? bytes : 1);
+	if (!mem->mem)
 		return MPI_ERR_NO_MEM;
-	r->base = (char *)*mem - tlb;
+	r->base = (char *)mem->mem - tlb;
 	r->type = type;
 	r->extent = extent;
 	return MPI_SUCCESS;
@@ -145,7 +208,7 @@ struct ftp_view_run {
 	struct ftp_view v; /* rank and job: the caller's, for the run's life */
 	struct ft_coll_sched s;
 	struct exec x;
-	void *tmp[2];
+	struct scratch_block tmp[2];
 	MPI_Request *reqs;
 	uint32_t next; /* the next step to take */
 	uint32_t at;   /* the first step of the round posted, if n */
@@ -232,8 +295,8 @@ bool ftp_view_run_end(struct ftp_view_run *r)
 	abandoned = r->abandoned;
 	/* A round given up may still have its sends read by the MPI. */
 	if (!abandoned) {
-		free(r->tmp[0]);
-		free(r->tmp[1]);
+		scratch_give(r->tmp[0]);
+		scratch_give(r->tmp[1]);
 	}
 	free(r->reqs);
 	ft_coll_sched_fini(&r->s);
