@@ -234,8 +234,14 @@ static void build_allgather(struct build *b, const struct ft_coll_args *a, bool 
 	}
 }
 
-/* Pairwise: at step k, send to me + k and receive from me - k. In place,
- * the blocks to send are first copied out of the receive buffer. */
+/* Each round of an alltoall waits for its slowest message, so a round of
+ * many pairs costs one wait where a round per pair cost n - 1; the bound
+ * keeps a large job from posting thousands of requests at a time. */
+uint32_t ft_coll_sched_alltoall_batch = 32;
+
+/* Pairwise, ft_coll_sched_alltoall_batch pairs a round: for k = 1 .. n - 1, send to
+ * me + k and receive from me - k. In place, the blocks to send are first
+ * copied out of the receive buffer. */
 static void build_alltoall(struct build *b, const struct ft_coll_args *a, bool v)
 {
 	uint32_t n = b->n, me = b->me;
@@ -263,8 +269,10 @@ static void build_alltoall(struct build *b, const struct ft_coll_args *a, bool v
 		out.buf = src;
 		send(b, (int32_t)to, out);
 		recv(b, (int32_t)from, gathered(a, from, v));
-		next_group(b);
+		if (ft_coll_sched_alltoall_batch == 0 || k % ft_coll_sched_alltoall_batch == 0)
+			next_group(b);
 	}
+	next_group(b);
 }
 
 static void build_reduce_scatter(struct build *b, const struct ft_coll_args *a, bool block)

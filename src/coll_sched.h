@@ -25,7 +25,8 @@
  * Algorithms: a dissemination barrier; a binomial broadcast; a binomial
  * reduction towards rank 0 that keeps rank order (then to the root);
  * allreduce as that reduction and a broadcast; linear gathers and
- * scatters at the root; a ring allgather; a pairwise alltoall;
+ * scatters at the root; a ring allgather; a pairwise alltoall, its
+ * pairs posted ft_coll_sched_alltoall_batch at a time;
  * reduce-scatter as a reduction and a scatter; a chain for scan and
  * exscan. Correct first: these are for the few communicators that
  * recovery made, not for the failure-free path.
@@ -110,6 +111,11 @@ struct ft_coll_sched {
  * ft_coll_sched_fini frees): 0, -EINVAL (n 0, me or the root out of
  * range, a negative count, a v-form without its arrays), -ENOMEM. */
 int ft_coll_sched(const struct ft_coll_args *a, uint32_t n, uint32_t me, struct ft_coll_sched *s);
+
+/* How many pairs of an alltoall one group holds: 32, or what the unit
+ * tests set (they simulate fewer ranks). Set before any schedule is
+ * built; read by every builder. */
+extern uint32_t ft_coll_sched_alltoall_batch;
 void ft_coll_sched_fini(struct ft_coll_sched *s);
 
 #endif

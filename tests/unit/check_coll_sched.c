@@ -400,62 +400,68 @@ START_TEST(test_alltoall)
 {
 	int sc[MAXN][MAXN], sd[MAXN][MAXN], rc[MAXN][MAXN], rd[MAXN][MAXN];
 	struct ft_coll_args per[MAXN];
+	/* The default, a pair a round, and rounds that end mid-way. */
+	static const uint32_t batches[] = { 32, 1, 3 };
 
-	for (int v = 0; v < 2; v++)
-		for (int in_place = 0; in_place < 2; in_place++)
-			for (uint32_t n = 1; n <= MAXN; n++) {
-				/* What i sends j: (i + 2 j) % 3 elements (v), or 2.
-				 * In place, what i sends j sits where i receives
-				 * from j, so the counts are symmetric. */
-				for (uint32_t i = 0; i < n; i++)
-					for (uint32_t j = 0; j < n; j++) {
-						sc[i][j] = !v ? 2 : in_place ? (int)((i + j) % 3) : (int)((i + 2 * j) % 3);
-						rc[i][j] = !v ? 2 : in_place ? (int)((i + j) % 3) : (int)((j + 2 * i) % 3);
-					}
-				for (uint32_t i = 0; i < n; i++) {
-					int sat = 0, rat = 2;
-					for (uint32_t j = 0; j < n; j++) {
-						sd[i][j] = sat;
-						rd[i][j] = rat;
-						sat += sc[i][j] + 1;
-						rat += rc[i][j] + (int)(j % 2);
-					}
-				}
-				fill(n);
-				for (uint32_t me = 0; me < n; me++) {
-					per[me] = (struct ft_coll_args){
-						.kind = v ? FT_COLL_ALLTOALLV : FT_COLL_ALLTOALL,
-						.scount = 2,
-						.rcount = 2,
-						.scounts = sc[me],
-						.sdispls = sd[me],
-						.rcounts = rc[me],
-						.rdispls = rd[me],
-						.in_place = in_place};
-					/* The value me sends j, at index k: val(me, 100 j + k). */
-					for (uint32_t j = 0; j < n; j++) {
-						int64_t soff = v ? sd[me][j] : 2 * (int64_t)j;
-						int64_t roff = v ? rd[me][j] : 2 * (int64_t)j;
-						int c = in_place ? (v ? rc[me][j] : 2) : (v ? sc[me][j] : 2);
-						for (int k = 0; k < c; k++) {
-							struct elem x = val(me, 100 * (int64_t)j + k);
-							if (in_place)
-								ranks[me].buf[FT_CB_RECV][roff + k] = x;
-							else
-								ranks[me].buf[FT_CB_SEND][soff + k] = x;
+	for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++) {
+		ft_coll_sched_alltoall_batch = batches[bi];
+		for (int v = 0; v < 2; v++)
+			for (int in_place = 0; in_place < 2; in_place++)
+				for (uint32_t n = 1; n <= MAXN; n++) {
+					/* What i sends j: (i + 2 j) % 3 elements (v), or 2.
+					 * In place, what i sends j sits where i receives
+					 * from j, so the counts are symmetric. */
+					for (uint32_t i = 0; i < n; i++)
+						for (uint32_t j = 0; j < n; j++) {
+							sc[i][j] = !v ? 2 : in_place ? (int)((i + j) % 3) : (int)((i + 2 * j) % 3);
+							rc[i][j] = !v ? 2 : in_place ? (int)((i + j) % 3) : (int)((j + 2 * i) % 3);
+						}
+					for (uint32_t i = 0; i < n; i++) {
+						int sat = 0, rat = 2;
+						for (uint32_t j = 0; j < n; j++) {
+							sd[i][j] = sat;
+							rd[i][j] = rat;
+							sat += sc[i][j] + 1;
+							rat += rc[i][j] + (int)(j % 2);
 						}
 					}
-				}
-				run_each(per, n);
-				for (uint32_t me = 0; me < n; me++)
-					for (uint32_t i = 0; i < n; i++) {
-						int64_t roff = v ? rd[me][i] : 2 * (int64_t)i;
-						int c = v ? rc[me][i] : 2;
-						for (int k = 0; k < c; k++)
-							ck_assert(same(ranks[me].buf[FT_CB_RECV][roff + k],
-								       val(i, 100 * (int64_t)me + k)));
+					fill(n);
+					for (uint32_t me = 0; me < n; me++) {
+						per[me] = (struct ft_coll_args){
+							.kind = v ? FT_COLL_ALLTOALLV : FT_COLL_ALLTOALL,
+							.scount = 2,
+							.rcount = 2,
+							.scounts = sc[me],
+							.sdispls = sd[me],
+							.rcounts = rc[me],
+							.rdispls = rd[me],
+							.in_place = in_place};
+						/* The value me sends j, at index k: val(me, 100 j + k). */
+						for (uint32_t j = 0; j < n; j++) {
+							int64_t soff = v ? sd[me][j] : 2 * (int64_t)j;
+							int64_t roff = v ? rd[me][j] : 2 * (int64_t)j;
+							int c = in_place ? (v ? rc[me][j] : 2) : (v ? sc[me][j] : 2);
+							for (int k = 0; k < c; k++) {
+								struct elem x = val(me, 100 * (int64_t)j + k);
+								if (in_place)
+									ranks[me].buf[FT_CB_RECV][roff + k] = x;
+								else
+									ranks[me].buf[FT_CB_SEND][soff + k] = x;
+							}
+						}
 					}
-			}
+					run_each(per, n);
+					for (uint32_t me = 0; me < n; me++)
+						for (uint32_t i = 0; i < n; i++) {
+							int64_t roff = v ? rd[me][i] : 2 * (int64_t)i;
+							int c = v ? rc[me][i] : 2;
+							for (int k = 0; k < c; k++)
+								ck_assert(same(ranks[me].buf[FT_CB_RECV][roff + k],
+									       val(i, 100 * (int64_t)me + k)));
+						}
+				}
+	}
+	ft_coll_sched_alltoall_batch = 32;
 }
 END_TEST
 
