@@ -364,6 +364,9 @@ int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct
 	    .rdispls = a->rdispls,
 	    .in_place = a->sbuf == MPI_IN_PLACE || (scatter && a->rbuf == MPI_IN_PLACE),
 	};
+	int size = 0;
+	if (a->rtype != MPI_DATATYPE_NULL && ftp_mpi.PMPI_Type_size(a->rtype, &size) == MPI_SUCCESS)
+		f->elem_bytes = size;
 	/* A reduction's one type is its send type too. */
 	*b = (struct ftp_view_bufs){.sbuf = a->sbuf,
 				    .stype = a->stype == MPI_DATATYPE_NULL ? a->rtype : a->stype,

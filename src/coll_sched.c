@@ -149,6 +149,67 @@ static void build_barrier(struct build *b)
 	}
 }
 
+/* Allreduce by recursive doubling, log2 of n rounds where a reduction and
+ * a broadcast take twice that (for small vectors: each round sends the
+ * whole of it). With n not a power of two, the first
+ * 2 rem ranks fold in pairs first (the odd one of each pair keeps the
+ * pair's part, the even one waits) and get the result back last. At
+ * each round a rank's part covers a block of consecutive ranks, and its
+ * partner's the block beside it, so the lower block goes first, as a
+ * non-commutative operation needs. */
+static void build_allreduce(struct build *b, const struct ft_coll_args *a)
+{
+	int64_t c = a->rcount;
+	uint32_t n = b->n, me = b->me, pof2 = 1;
+	enum ft_coll_buf acc = FT_CB_TMP_A, other = FT_CB_TMP_B;
+	int64_t newrank;
+
+	while (pof2 * 2 <= n)
+		pof2 *= 2;
+	uint32_t rem = n - pof2;
+	need_tmp(b, 0, c);
+	copy(b, input(a, c), SPAN(acc, 0, c));
+	if (me < 2 * rem && me % 2 == 0) {
+		send(b, (int32_t)(me + 1), SPAN(acc, 0, c));
+		next_group(b);
+		newrank = -1;
+	} else if (me < 2 * rem) {
+		need_tmp(b, 1, c);
+		recv(b, (int32_t)(me - 1), SPAN(other, 0, c));
+		next_group(b);
+		reduce(b, SPAN(other, 0, c), SPAN(acc, 0, c));
+		newrank = me / 2;
+	} else {
+		newrank = (int64_t)me - rem;
+	}
+	for (uint32_t mask = 1; newrank >= 0 && mask < pof2; mask <<= 1) {
+		uint32_t pn = (uint32_t)newrank ^ mask;
+		int32_t partner = (int32_t)(pn < rem ? pn * 2 + 1 : pn + rem);
+		need_tmp(b, 1, c);
+		send(b, partner, SPAN(acc, 0, c));
+		recv(b, partner, SPAN(other, 0, c));
+		next_group(b);
+		if (pn < (uint32_t)newrank) {
+			reduce(b, SPAN(other, 0, c), SPAN(acc, 0, c));
+		} else {
+			reduce(b, SPAN(acc, 0, c), SPAN(other, 0, c));
+			enum ft_coll_buf t = acc;
+			acc = other;
+			other = t;
+		}
+	}
+	if (me < 2 * rem && me % 2 == 0) {
+		recv(b, (int32_t)(me + 1), SPAN(FT_CB_RECV, 0, c));
+		next_group(b);
+		return;
+	}
+	if (me < 2 * rem) {
+		send(b, (int32_t)(me - 1), SPAN(acc, 0, c));
+		next_group(b);
+	}
+	copy(b, SPAN(acc, 0, c), SPAN(FT_CB_RECV, 0, c));
+}
+
 static void build_reduce(struct build *b, const struct ft_coll_args *a, bool all)
 {
 	int64_t c = a->rcount;
@@ -384,8 +445,13 @@ int ft_coll_sched(const struct ft_coll_args *a, uint32_t n, uint32_t me, struct 
 		bcast(&b, a->root, SPAN(FT_CB_RECV, 0, a->rcount));
 		break;
 	case FT_COLL_REDUCE:
+		build_reduce(&b, a, false);
+		break;
 	case FT_COLL_ALLREDUCE:
-		build_reduce(&b, a, a->kind == FT_COLL_ALLREDUCE);
+		if (a->rcount * a->elem_bytes <= FT_COLL_ALLREDUCE_RD_BYTES)
+			build_allreduce(&b, a);
+		else
+			build_reduce(&b, a, true);
 		break;
 	case FT_COLL_GATHER:
 	case FT_COLL_GATHERV:

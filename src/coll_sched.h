@@ -24,7 +24,9 @@
  *
  * Algorithms: a dissemination barrier; a binomial broadcast; a binomial
  * reduction towards rank 0 that keeps rank order (then to the root);
- * allreduce as that reduction and a broadcast; linear gathers and
+ * allreduce by recursive doubling (pairs folded first when n is not a
+ * power of two) up to FT_COLL_ALLREDUCE_RD_BYTES, above as that
+ * reduction and a broadcast; linear gathers and
  * scatters at the root; a ring allgather; a pairwise alltoall, its
  * pairs posted ft_coll_sched_alltoall_batch at a time;
  * reduce-scatter as a reduction and a scatter; a chain for scan and
@@ -68,6 +70,9 @@ struct ft_coll_args {
 	int64_t scount, rcount; /* MPI_Bcast, the reductions: rcount */
 	const int *scounts, *sdispls, *rcounts, *rdispls;
 	bool in_place;
+	/* The bytes of one element of the receive type (0: not known), for
+	 * choosing between algorithms. */
+	int64_t elem_bytes;
 };
 
 enum ft_coll_buf {
@@ -111,6 +116,11 @@ struct ft_coll_sched {
  * ft_coll_sched_fini frees): 0, -EINVAL (n 0, me or the root out of
  * range, a negative count, a v-form without its arrays), -ENOMEM. */
 int ft_coll_sched(const struct ft_coll_args *a, uint32_t n, uint32_t me, struct ft_coll_sched *s);
+
+/* The largest allreduce (bytes at each rank) run by recursive doubling,
+ * which sends the whole vector each round, log2 n rounds; a larger one
+ * is a reduction and a broadcast. */
+#define FT_COLL_ALLREDUCE_RD_BYTES 8192
 
 /* How many pairs of an alltoall one group holds: 32, or what the unit
  * tests set (they simulate fewer ranks). Set before any schedule is

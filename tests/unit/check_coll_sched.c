@@ -236,7 +236,8 @@ static struct elem fold(uint32_t lo, uint32_t hi, int64_t j)
 
 START_TEST(test_reduce)
 {
-	for (int all = 0; all < 2; all++)
+	/* all 2: an allreduce too large for recursive doubling. */
+	for (int all = 0; all < 3; all++)
 		for (int in_place = 0; in_place < 2; in_place++)
 			for (uint32_t n = 1; n <= MAXN; n++)
 				for (int32_t root = 0; root < (all ? 1 : (int32_t)n); root++) {
@@ -244,7 +245,8 @@ START_TEST(test_reduce)
 									     : FT_COLL_REDUCE,
 								 .root = root,
 								 .rcount = 4,
-								 .in_place = in_place};
+								 .in_place = in_place,
+								 .elem_bytes = all == 2 ? FT_COLL_ALLREDUCE_RD_BYTES : 0};
 					fill(n);
 					for (uint32_t r = 0; r < n; r++)
 						if (in_place && (all || r == (uint32_t)root))
