@@ -3,13 +3,17 @@
 # (a segmentation fault under Open MPI, "Invalid communicator" under
 # MPICH). Every rank now stops in MPI_Init with status 78 and the first
 # says in one line what to preload. Needs the other flavour's build
-# beside this one (dev/setup and dev/test make both); skipped without it.
+# beside this one (dev/setup and dev/test make both), in
+# $FT_BUILDS/FLAVOUR (dev/test sets it, since make distcheck runs this
+# from a tree of its own) or else the source tree's build/; skipped
+# without it.
 case $MPITEST_FLAVOUR in
 mpich) other=openmpi ;;
 openmpi) other=mpich ;;
 esac
-other_shim=${FT_SRCDIR:-}/build/$other/.libs/libftshim.so
-[ -f "$other_shim" ] || { echo "skip: no build of the shim for $other in ${FT_SRCDIR:-the source tree}/build/$other"; exit 77; }
+builds=${FT_BUILDS:-${FT_SRCDIR:-}/build}
+other_shim=$builds/$other/.libs/libftshim.so
+[ -f "$other_shim" ] || { echo "skip: no build of the shim for $other in $builds/$other"; exit 77; }
 prog=$(build hello)
 MPITEST_SHIM=$other_shim run_job shim 2 -- "$prog"
 expect_rc "$(launcher_rc 78)"
