@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pmpi/report_merge.h"
@@ -199,19 +198,10 @@ static bool process_ended(uint32_t r)
 		if (merge.watch_fd >= 0)
 			close(merge.watch_fd);
 		merge.watched = (int32_t)r;
-		merge.watched_gone = merge.unwatchable = false;
-		pid_t pid = (pid_t)ftp.peers[r].pid;
-		merge.watch_fd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-		int err = pid > 0 ? errno : EINVAL;
-		/* Checked after the open: the pidfd names the process that had
-		 * the pid then. ESRCH or another process: it has ended. */
-		if (merge.watch_fd < 0 || ft_process_start_ticks(pid) != ftp.peers[r].start_ticks) {
-			merge.watched_gone = merge.watch_fd >= 0 || err == ESRCH;
-			merge.unwatchable = !merge.watched_gone;
-			if (merge.watch_fd >= 0)
-				close(merge.watch_fd);
-			merge.watch_fd = -1;
-		}
+		int fd = ft_process_pidfd((pid_t)ftp.peers[r].pid, ftp.peers[r].start_ticks);
+		merge.watch_fd = fd >= 0 ? fd : -1;
+		merge.watched_gone = fd == -ESRCH;
+		merge.unwatchable = fd < 0 && fd != -ESRCH;
 	}
 	if (!merge.watched_gone && merge.watch_fd >= 0) {
 		struct pollfd p = { .fd = merge.watch_fd, .events = POLLIN };

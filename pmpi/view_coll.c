@@ -82,13 +82,13 @@ static void scratch_give(struct scratch_block b)
 	if (!b.mem)
 		return;
 	pthread_mutex_lock(&kept_lock);
+	/* The smallest kept block; an empty slot holds 0 bytes. */
 	int smallest = 0;
 	for (int i = 1; i < KEEP_BLOCKS; i++)
-		if (!kept[i].mem || (kept[smallest].mem && kept[i].cap < kept[smallest].cap))
+		if (kept[i].cap < kept[smallest].cap)
 			smallest = i;
 	struct scratch_block out = b;
-	if (b.cap <= KEEP_BYTES && (!kept[smallest].mem || kept[smallest].cap < b.cap) &&
-	    kept_bytes - kept[smallest].cap + b.cap <= KEEP_BYTES) {
+	if (kept[smallest].cap < b.cap && kept_bytes - kept[smallest].cap + b.cap <= KEEP_BYTES) {
 		out = kept[smallest];
 		kept_bytes = kept_bytes - out.cap + b.cap;
 		kept[smallest] = b;

@@ -646,15 +646,9 @@ static void watch_local_procs(struct ft_engine *e, const struct ft_local_proc *p
 	for (uint32_t r = 0; r < e->n; r++) {
 		if (r == e->self || procs[r].pid <= 0)
 			continue;
-		int fd = (int)syscall(SYS_pidfd_open, (pid_t)procs[r].pid, 0);
+		int fd = ft_process_pidfd((pid_t)procs[r].pid, procs[r].start_ticks);
 		if (fd < 0)
 			continue;
-		/* Checked after the open: the pidfd names the process that
-		 * had the pid then, so a match now names the rank. */
-		if (ft_process_start_ticks(procs[r].pid) != procs[r].start_ticks) {
-			close(fd);
-			continue;
-		}
 		struct pid_watch *w = &e->pid_watches[e->npid_watches];
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
 		if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {

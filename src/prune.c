@@ -5,12 +5,14 @@
 #include "ftshim_config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "src/prune.h"
@@ -62,6 +64,20 @@ char ft_process_state(pid_t pid, uint64_t start_ticks)
 	if (!read_stat(pid, &state, &ticks) || ticks != start_ticks)
 		return 0;
 	return state;
+}
+
+int ft_process_pidfd(pid_t pid, uint64_t start_ticks)
+{
+	if (pid <= 0)
+		return -EINVAL;
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return -errno;
+	if (ft_process_start_ticks(pid) != start_ticks) {
+		close(fd);
+		return -ESRCH;
+	}
+	return fd;
 }
 
 static bool is_job_id(const char *name)

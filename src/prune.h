@@ -33,4 +33,11 @@ uint64_t ft_process_start_ticks(pid_t pid);
  * else 0 (it has ended and been reaped, or the pid names another). */
 char ft_process_state(pid_t pid, uint64_t start_ticks);
 
+/* A pidfd on the process that started at start_ticks with pid, checked
+ * after the open so that it names that process and not a later one with
+ * its pid: the descriptor; -ESRCH if that process has ended (or the pid
+ * names another); another negative errno if it cannot be watched (no
+ * pidfd_open, pid not positive). */
+int ft_process_pidfd(pid_t pid, uint64_t start_ticks);
+
 #endif

@@ -12,7 +12,9 @@
 
 #include <check.h>
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 
 #include <stdio.h>
@@ -95,6 +97,32 @@ START_TEST(test_process_state)
 }
 END_TEST
 
+START_TEST(test_process_pidfd)
+{
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	uint64_t cticks = ft_process_start_ticks(child);
+	int fd = ft_process_pidfd(child, cticks);
+	ck_assert_int_ge(fd, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	/* Another start time: not that process. */
+	ck_assert_int_eq(ft_process_pidfd(child, cticks + 1), -ESRCH);
+	kill(child, SIGKILL);
+	/* Readable once it has ended, reaped or not. */
+	ck_assert_int_eq(poll(&p, 1, 5000), 1);
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	close(fd);
+	ck_assert_int_eq(ft_process_pidfd(child, cticks), -ESRCH);
+	ck_assert_int_eq(ft_process_pidfd(0, 0), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_prune)
 {
 	char me[128], reused[128], elsewhere[128], sub[300];
@@ -149,6 +177,7 @@ int main(void)
 
 	tcase_add_test(tc, test_start_ticks);
 	tcase_add_test(tc, test_process_state);
+	tcase_add_test(tc, test_process_pidfd);
 	tcase_add_test(tc, test_prune);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
