@@ -11,6 +11,10 @@
  *                                MPI_Comm_free, us
  *   micro commsplit ITERS        MPI_Comm_split of MPI_COMM_WORLD in two
  *                                and MPI_Comm_free, us
+ *   micro stencil BYTES ITERS    one step of a 1-D stencil: BYTES of halo
+ *                                to and from both ring neighbours
+ *                                (nonblocking, MPI_Waitall), then an
+ *                                8-byte MPI_Allreduce of the residual, us
  *   micro iowrite BYTES ITERS    MPI_File_write_at_all of BYTES per rank
  *                                to a file in $TMPDIR (or /tmp), MB/s of
  *                                all ranks together
@@ -76,6 +80,27 @@ static double allreduce(int iters)
 	return (MPI_Wtime() - t0) / iters * 1e6;
 }
 
+static double stencil(int rank, int size, char *buf, int bytes, int iters)
+{
+	int left = (rank + size - 1) % size, right = (rank + 1) % size;
+	char *in = malloc(2 * (size_t)bytes + 1);
+	double residual = 1, sum;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	double t0 = MPI_Wtime();
+	for (int i = 0; i < iters; i++) {
+		MPI_Request r[4];
+		MPI_Irecv(in, bytes, MPI_BYTE, left, 0, MPI_COMM_WORLD, &r[0]);
+		MPI_Irecv(in + bytes, bytes, MPI_BYTE, right, 1, MPI_COMM_WORLD, &r[1]);
+		MPI_Isend(buf, bytes, MPI_BYTE, right, 0, MPI_COMM_WORLD, &r[2]);
+		MPI_Isend(buf, bytes, MPI_BYTE, left, 1, MPI_COMM_WORLD, &r[3]);
+		MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
+		MPI_Allreduce(&residual, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	}
+	free(in);
+	return (MPI_Wtime() - t0) / iters * 1e6;
+}
+
 static double barrier(int iters)
 {
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -136,13 +161,14 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	if (argc < 3) {
 		if (rank == 0)
-			fprintf(stderr, "usage: micro pingpong|bandwidth|iowrite BYTES ITERS | "
+			fprintf(stderr, "usage: micro pingpong|bandwidth|iowrite|stencil BYTES ITERS | "
 					"allreduce|barrier|putflush|commdup|commsplit ITERS\n");
 		MPI_Finalize();
 		return 2;
 	}
 	const char *what = argv[1];
-	int two = !strcmp(what, "pingpong") || !strcmp(what, "bandwidth") || !strcmp(what, "iowrite");
+	int two = !strcmp(what, "pingpong") || !strcmp(what, "bandwidth") || !strcmp(what, "iowrite") ||
+		  !strcmp(what, "stencil");
 	int bytes = two ? atoi(argv[2]) : 8;
 	int iters = atoi(argv[two ? 3 : 2]);
 	char *buf = calloc(1, bytes > 0 ? (size_t)bytes : 1);
@@ -180,6 +206,8 @@ int main(int argc, char **argv)
 			v = putflush(win, rank, size, iters);
 		else if (!strcmp(what, "iowrite"))
 			v = iowrite(fh, rank, size, buf, bytes, iters);
+		else if (!strcmp(what, "stencil"))
+			v = stencil(rank, size, buf, bytes, iters);
 		else
 			v = barrier(iters);
 		if (round == 0 || (round > 0 && (higher_better ? v > best : v < best)))

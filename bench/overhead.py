@@ -61,13 +61,20 @@ TESTS = [
 
 def launch(flavour, nprocs, preload, argv):
     """The launch line; preload: what LD_PRELOAD holds (None: plain)."""
-    env = {"LD_PRELOAD": preload} if preload else {}
+    return launch_env(flavour, nprocs, {"LD_PRELOAD": preload} if preload else {}, argv)
+
+
+def launch_env(flavour, nprocs, env, argv, mca=()):
+    """The launch line with env set in every rank, and Open MPI's MCA
+    parameters mca, (name, value) pairs."""
     if flavour == "mpich":
         cmd = ["mpiexec.hydra", "-n", str(nprocs)]
         for k, v in env.items():
             cmd += ["-genv", k, v]
     else:
         cmd = ["mpirun.openmpi", "--oversubscribe", "-n", str(nprocs)]
+        for k, v in mca:
+            cmd += ["--mca", k, v]
         if os.getuid() == 0:
             cmd.append("--allow-run-as-root")
         for k, v in env.items():

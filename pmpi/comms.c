@@ -72,19 +72,22 @@ struct comm_view {
 	struct ftp_cover *cover;
 };
 
-/* Enter a communicator under id in the registry and behind the seam;
- * its entry, or NULL if it stays untracked (and view, if given, is
- * freed). A communicator made from a replicated parent is replicated
- * too, before anyone can find it. */
-static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct members *m,
-				   const struct ftp_comm *parent, const struct comm_view *view)
+/* Enter a communicator under id in the registry and behind the seam,
+ * the MPI's `real` under the program's `handle` (the same but for the
+ * program's MPI_COMM_WORLD under a mode that narrows it); its entry, or
+ * NULL if it stays untracked (and view, if given, is freed). A
+ * communicator made from a covered parent is covered too, before anyone
+ * can find it. */
+static struct ftp_comm *comm_track_as(MPI_Comm handle, MPI_Comm real, uint64_t id,
+				      const struct members *m, const struct ftp_comm *parent,
+				      const struct comm_view *view)
 {
 	struct ftp_comm *e = calloc(1, sizeof *e);
 
 	if (!e)
 		goto out_untracked;
 	e->handle = handle;
-	e->real = handle;
+	e->real = real;
 	atomic_init(&e->refs, 1);
 	if (view) {
 		ftp_comm_give_map(e, view->map);
@@ -129,6 +132,12 @@ out_untracked:
 	}
 	ft_debug("communicator not tracked: its calls pass straight through");
 	return NULL;
+}
+
+static struct ftp_comm *comm_track(MPI_Comm handle, uint64_t id, const struct members *m,
+				   const struct ftp_comm *parent, const struct comm_view *view)
+{
+	return comm_track_as(handle, handle, id, m, parent, view);
 }
 
 int ftp_track(MPI_Comm handle, uint64_t id, const int32_t *local, uint32_t nlocal, const int32_t *remote,
@@ -341,6 +350,26 @@ out_registry:
 out_free:
 	free(m.local);
 	return -1;
+}
+
+int ftp_comm_world_narrow(MPI_Comm real, const int32_t *jobs, uint32_t n)
+{
+	struct ftp_comm *old = ftp_comm_lookup_table(ftp.world);
+	struct members m = { .local = (int32_t *)jobs, .nlocal = n };
+
+	if (!old)
+		return -1;
+	/* The agreements over the world go on numbering where they were
+	 * (the one that ended MPI_Init was over every process). */
+	uint32_t agree_seq = atomic_load(&old->agree_seq);
+	ftp_comm_erase(old);
+	old->mpi_freed = true; /* the MPI's own MPI_COMM_WORLD stays */
+	ftp_comm_put(old);
+	struct ftp_comm *e = comm_track_as(ftp.world, real, ftp.world_id, &m, NULL, NULL);
+	if (!e)
+		return -1;
+	atomic_store(&e->agree_seq, agree_seq);
+	return 0;
 }
 
 void ftp_comms_fini(void (*release_obj)(struct ftp_obj *o))

@@ -10,6 +10,12 @@
  * everything, windows and files by release_obj (after PMPI_Finalize). */
 struct ftp_obj;
 int ftp_comms_init(void);
+/* At MPI_Init, under a mode that keeps some processes from the program
+ * (spares): the program's MPI_COMM_WORLD becomes the MPI's communicator
+ * real, of the n job ranks jobs (in real's rank order), under the same
+ * handle and id; attributes stay on the MPI's MPI_COMM_WORLD
+ * (pmpi/self_attrs.c). 0, or -1 (out of memory: it is not tracked). */
+int ftp_comm_world_narrow(MPI_Comm real, const int32_t *jobs, uint32_t n);
 void ftp_comms_fini(void (*release_obj)(struct ftp_obj *o));
 
 /* Register *newcomm, made by a creation collective over c's communicator

@@ -16,6 +16,7 @@
 
 #include "ftshim.h"
 #include "pmpi/detect.h"
+#include "pmpi/mode/mode.h"
 #include "pmpi/leave.h"
 #include "pmpi/listen.h"
 #include "pmpi/mpi_lib.h"
@@ -132,7 +133,14 @@ static void report_failure(const struct ft_entry *e, uint32_t told_by)
 		snprintf(since, sizeof since, "; known here %s after it %s", delay,
 			 e->how == FT_HOW_HB_TIMEOUT ? "was last heard" : "failed");
 	}
-	ft_info("rank %u failed: %s, %s; it ran on %s, pid %d%s", e->rank, how, seen, p->host, (int)p->pid,
+	/* A process the mode names otherwise (a spare) is named so. */
+	struct ftp_mode_rank m;
+	char name[48];
+	if (ftp_mode_report_rank((int32_t)e->rank, &m) && m.spare >= 0)
+		snprintf(name, sizeof name, "spare %d (process %u)", m.spare, e->rank);
+	else
+		snprintf(name, sizeof name, "rank %u", e->rank);
+	ft_info("%s failed: %s, %s; it ran on %s, pid %d%s", name, how, seen, p->host, (int)p->pid,
 		since);
 	double failed_s = e->at_ns > ftp.job_start_unix_ns ? (double)(e->at_ns - ftp.job_start_unix_ns) / 1e9 : 0.0;
 	if (e->detector == (uint32_t)ftp.rank)

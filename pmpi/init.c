@@ -279,6 +279,12 @@ static int init_common(int rc)
 	if (ok && !spawned)
 		ftp_mode_start();
 	ftp_job_up();
+	if (ok && !spawned && ftp_mode_admit() == FTP_ADMIT_END) {
+		/* A spare the program never needed: it leaves as a rank that
+		 * finished, its main never run past MPI_Init. */
+		MPI_Finalize();
+		exit(0);
+	}
 	return rc;
 }
 

@@ -204,9 +204,13 @@ static void log_plan(void)
 		for (uint32_t k = 0; k < nv && used + 40 < sizeof list; k++) {
 			uint32_t v = victims[k];
 			const char *sep = k ? "," : "";
-			bool named = copies && !c->spawned && c->ranks_kind != FT_RANKS_HOST && v < copies->n;
+			bool named = copies && copies->replica_of && !c->spawned && !c->spare &&
+				     c->ranks_kind != FT_RANKS_HOST && v < copies->n;
 			int32_t rep = named ? copies->replica_of[v] : -1;
-			if (named && c->copy == FT_COPY_REPLICA && rep >= 0)
+			if (c->spare && copies)
+				used += (size_t)snprintf(list + used, sizeof list - used,
+							 "%sspare %u (process %u)", sep, v - copies->n, v);
+			else if (named && c->copy == FT_COPY_REPLICA && rep >= 0)
 				used += (size_t)snprintf(list + used, sizeof list - used,
 							 "%s%u's replica (process %d)", sep, v, rep);
 			else if (named && c->copy == FT_COPY_REPLICA)
@@ -249,11 +253,13 @@ void ftp_inject_start(void)
 			fprintf(stderr, "ftshim: %s\n", err);
 		ftp_leave(FT_EXIT_CONFIG);
 	}
-	/* spawned:N is job rank nfirst + N. */
+	/* spawned:N is job rank nfirst + N; spare:J is job rank n + J. */
 	for (uint32_t i = 0; i < ftp.inject.n; i++) {
 		struct ft_inject_clause *c = &ftp.inject.clauses[i];
 		for (uint32_t k = 0; c->spawned && k < c->nranks; k++)
 			c->ranks[k] += ftp.nfirst;
+		for (uint32_t k = 0; c->spare && copies && k < c->nranks; k++)
+			c->ranks[k] += copies->n;
 	}
 	host_ids = malloc((size_t)nprocs * sizeof *host_ids);
 	if (!host_ids) {

@@ -45,7 +45,7 @@ static void fill_nonce(uint8_t *nonce, size_t len)
 /* Many polls before yielding when each rank of this host has a core of
  * its own, few when they share. (The host's cores, not this process's
  * affinity: a launcher that binds each rank to one core has not
- * oversubscribed it.) */
+ * oversubscribed it. A spare, which waits without the CPU, takes none.) */
 static void set_spin_polls(void)
 {
 	int local = 0, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -54,7 +54,7 @@ static void set_spin_polls(void)
 
 	for (uint32_t r = 0; r < n; r++)
 		local += ftp.peers[r].ep.port && ftp_same_host(r, (uint32_t)ftp.rank) &&
-			 !ft_proc_is_failed(&ftp.procs, r);
+			 !ft_proc_is_failed(&ftp.procs, r) && !ftp_mode_spare((int32_t)r);
 	ftp.spin_polls = ncpu > 0 && local > ncpu ? 16 : 4096;
 	ft_debug("%d ranks on this host, %d cores: waiting calls yield after %u polls", local, ncpu,
 		 ftp.spin_polls);

@@ -35,6 +35,7 @@ libftshim_la_SOURCES = \
 	pmpi/listen.c pmpi/listen.h \
 	pmpi/mode/mode.c pmpi/mode/mode.h pmpi/mode/registry.c pmpi/mode/registry.h \
 	pmpi/mpi_lib.c pmpi/mpi_lib.h \
+	pmpi/mode/spares/spares.c pmpi/mode/spares/spares.h \
 	pmpi/mode/replication/calls.c pmpi/mode/replication/calls.h \
 	pmpi/mode/replication/cart.c pmpi/mode/replication/cart.h \
 	pmpi/mode/replication/coll.c pmpi/mode/replication/coll.h \

@@ -612,6 +612,8 @@ static void report_write(int32_t dead_reporter)
 			ranks[r].replica_of = (uint32_t)m.program;
 			ranks[r].copy_lived = m.other >= 0 && !ft_proc_is_failed(&ftp.procs, (uint32_t)m.other);
 			ranks[r].copy = m.other >= 0 ? (uint32_t)m.other : 0;
+			ranks[r].spare = m.spare >= 0;
+			ranks[r].spare_index = m.spare >= 0 ? (uint32_t)m.spare : 0;
 		}
 	}
 	char program[PATH_MAX] = "";

@@ -75,6 +75,8 @@ static int write_job_files(void)
 		struct ftp_mode_rank m;
 		if (ftp_mode_report_rank((int32_t)r, &m) && m.serves_other)
 			snprintf(serves, sizeof serves, " replica-of=%d", m.program);
+		else if (ftp_mode_report_rank((int32_t)r, &m) && m.spare >= 0)
+			snprintf(serves, sizeof serves, " spare=%d", m.spare);
 		int w = snprintf(ranks + used, cap - used, "%u %s %d %llu%s\n", r, p->host, p->pid,
 				 (unsigned long long)p->start_ticks, serves);
 		if (w < 0 || (size_t)w >= cap - used)

@@ -1,5 +1,7 @@
-/* self_attrs.c: the attributes a program caches on MPI_COMM_SELF, and
- * their deletion at MPI_Finalize. The standard has MPI_Finalize delete
+/* self_attrs.c: the wrappers of the attribute calls on communicators:
+ * the program's MPI_COMM_WORLD's attributes on the MPI's (attrs_comm),
+ * and the attributes a program caches on MPI_COMM_SELF, and their
+ * deletion at MPI_Finalize. The standard has MPI_Finalize delete
  * them first, while MPI still works, and libraries hang their own
  * finalization on that (parallel HDF5 closes its open files there). Once
  * a rank has failed ftshim does not call the MPI's own MPI_Finalize, so
@@ -85,8 +87,32 @@ void ftp_self_attrs_delete(void)
 	}
 }
 
+/* Where a call's attribute lives: the program's MPI_COMM_WORLD keeps its
+ * attributes on the MPI's, also when a mode has narrowed it to another
+ * communicator (ftp_comm_world_narrow): Open MPI answers the predefined
+ * ones (MPI_TAG_UB, MPI_UNIVERSE_SIZE, ...) there only, and Fortran's
+ * attribute calls reach the MPI's store with the MPI's handle. */
+static MPI_Comm attrs_comm(const struct ftp_call *c)
+{
+	return c->comm && c->comm->handle == ftp.world ? ftp.world : c->real;
+}
+
 /* One body for both names of each call (MPI_Attr_put is the MPI-1 name
- * of MPI_Comm_set_attr, MPI_Attr_delete of MPI_Comm_delete_attr). */
+ * of MPI_Comm_set_attr, MPI_Attr_delete of MPI_Comm_delete_attr,
+ * MPI_Attr_get of MPI_Comm_get_attr). */
+static int attr_get(enum ftp_fn fn, int (*mpi_get)(MPI_Comm, int, void *, int *), MPI_Comm comm,
+		    int keyval, void *value, int *flag)
+{
+	struct ftp_call c = FTP_CALL_INIT(fn);
+	int rc = ftp_pre_local(&c, comm);
+
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
+		rc = ftp_cover_as_is(&c, fn, FTP_ROLE_QUERY);
+	if (rc == MPI_SUCCESS)
+		rc = mpi_get(attrs_comm(&c), keyval, value, flag);
+	return ftp_post_local(&c, rc);
+}
+
 static int attr_set(enum ftp_fn fn, int (*mpi_set)(MPI_Comm, int, void *), MPI_Comm comm, int keyval,
 		    void *value)
 {
@@ -94,7 +120,7 @@ static int attr_set(enum ftp_fn fn, int (*mpi_set)(MPI_Comm, int, void *), MPI_C
 	int rc = ftp_pre_local(&c, comm);
 
 	if (rc == MPI_SUCCESS)
-		rc = mpi_set(c.real, keyval, value);
+		rc = mpi_set(attrs_comm(&c), keyval, value);
 	if (rc == MPI_SUCCESS && c.real == MPI_COMM_SELF && ftp_active())
 		self_note_set(keyval);
 	return ftp_post_local(&c, rc);
@@ -106,7 +132,7 @@ static int attr_delete(enum ftp_fn fn, int (*mpi_delete)(MPI_Comm, int), MPI_Com
 	int rc = ftp_pre_local(&c, comm);
 
 	if (rc == MPI_SUCCESS)
-		rc = mpi_delete(c.real, keyval);
+		rc = mpi_delete(attrs_comm(&c), keyval);
 	if (rc == MPI_SUCCESS && c.real == MPI_COMM_SELF)
 		self_note_delete(keyval);
 	return ftp_post_local(&c, rc);
@@ -123,6 +149,19 @@ FT_EXPORT int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 	return attr_set(FTP_FN_MPI_Attr_put, ftp_mpi.PMPI_Attr_put, comm, keyval, attribute_val);
 }
 FTP_ALSO_PMPI(MPI_Attr_put);
+
+FT_EXPORT int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+	return attr_get(FTP_FN_MPI_Comm_get_attr, ftp_mpi.PMPI_Comm_get_attr, comm, comm_keyval,
+			attribute_val, flag);
+}
+FTP_ALSO_PMPI(MPI_Comm_get_attr);
+
+FT_EXPORT int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+	return attr_get(FTP_FN_MPI_Attr_get, ftp_mpi.PMPI_Attr_get, comm, keyval, attribute_val, flag);
+}
+FTP_ALSO_PMPI(MPI_Attr_get);
 
 FT_EXPORT int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {

@@ -89,6 +89,11 @@
 	  "Under FTSHIM_REPLICAS, the MiB of its latest sends each copy keeps, to hand the others " \
 	  "what its dead copy would have sent them, and again of the inputs of its latest " \
 	  "collectives, to run one again for a rebuilt team; a death that needs an older one ends " \
-	  "the job, saying so")
+	  "the job, saying so") \
+	X("Spare processes", SPARES, spares, STRING, "", 0, 0, NULL, \
+	  "Launch spare processes beside the program's: a count (2) or a percentage of the " \
+	  "program's ranks (10%); the job is launched with N + K processes, the program sees N, and " \
+	  "the last K wait inside MPI_Init without using the CPU and leave with status 0 when the " \
+	  "program has ended. Taking a failed rank's place is not built yet. Unset or 0: no spares")
 
 #endif

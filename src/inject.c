@@ -152,7 +152,7 @@ static int add_rank(struct ft_inject_clause *c, uint32_t r, uint32_t *cap)
 
 static int parse_ranks(struct parser *p, struct ft_inject_clause *c, const char *v)
 {
-	const char *accepted = "accepted: 3, 1,5,7, 2-4, random:K, host:N or spawned:LIST";
+	const char *accepted = "accepted: 3, 1,5,7, 2-4, random:K, host:N, spawned:LIST or spare:LIST";
 	uint64_t a, b;
 	uint32_t cap = 0;
 
@@ -175,6 +175,9 @@ static int parse_ranks(struct parser *p, struct ft_inject_clause *c, const char 
 	if (strncmp(v, "spawned:", 8) == 0) {
 		c->spawned = true;
 		list = v + 8;
+	} else if (strncmp(v, "spare:", 6) == 0) {
+		c->spare = true;
+		list = v + 6;
 	}
 	for (const char *item = list; *item;) {
 		size_t len = strcspn(item, ",");
@@ -446,22 +449,36 @@ int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, ui
 			  const struct ft_inject_copies *copies, char *err, size_t errlen)
 {
 	struct parser p = { .err = err, .errlen = errlen };
+	const char *variable = copies ? copies->variable : "";
+	bool replicas = copies && copies->replica_of;
 
 	for (uint32_t i = 0; i < spec->n; i++) {
 		const struct ft_inject_clause *c = &spec->clauses[i];
 		p.clause_no = i + 1;
 		p.clause = c->text;
-		if (!copies && c->copy != FT_COPY_PRIMARY)
+		if (!replicas && c->copy != FT_COPY_PRIMARY)
 			return fail(&p, "copy=%s: this job runs no replicas (FTSHIM_REPLICAS is not set)",
 				    c->copy == FT_COPY_BOTH ? "both" : "replica");
-		if (copies && c->spawned && c->copy_given)
-			return fail(&p, "copy= does not apply to spawned processes (they have no replica)");
-		if (copies && !c->spawned && c->ranks_kind == FT_RANKS_LIST) {
+		if (copies && (c->spawned || c->spare) && c->copy_given)
+			return fail(&p, "copy= does not apply to %s processes (they have no replica)",
+				    c->spare ? "spare" : "spawned");
+		if (c->spare && (!copies || copies->nspares == 0))
+			return fail(&p, "spare:%u: this job has no spares (FTSHIM_SPARES is not set)", c->ranks[0]);
+		for (uint32_t k = 0; c->spare && k < c->nranks; k++)
+			if (c->ranks[k] >= copies->nspares)
+				return fail(&p, "spare:%u: the job has %u spare%s (FTSHIM_SPARES), spare:0 to spare:%u",
+					    c->ranks[k], copies->nspares, copies->nspares == 1 ? "" : "s",
+					    copies->nspares - 1);
+		if (copies && !c->spawned && !c->spare && c->ranks_kind == FT_RANKS_LIST) {
 			for (uint32_t k = 0; k < c->nranks; k++) {
-				if (c->ranks[k] >= copies->n)
+				if (c->ranks[k] >= copies->n && replicas)
 					return fail(&p, "rank %u is not one of the program's ranks: with "
 						    "FTSHIM_REPLICAS it sees 0 to %u, and copy=replica or both "
 						    "names their replicas", c->ranks[k], copies->n - 1);
+				if (c->ranks[k] >= copies->n)
+					return fail(&p, "rank %u is not one of the program's ranks: with "
+						    "%s it sees 0 to %u, and spare:J names the spares",
+						    c->ranks[k], variable, copies->n - 1);
 				if (c->copy == FT_COPY_REPLICA && copies->replica_of[c->ranks[k]] < 0)
 					return fail(&p, "copy=replica: rank %u has no replica (FTSHIM_REPLICAS)",
 						    c->ranks[k]);
@@ -469,15 +486,15 @@ int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, ui
 		}
 		uint32_t pool = ft_inject_pool(c, nprocs, copies);
 		if (copies && c->ranks_kind == FT_RANKS_HOST && c->host_of >= copies->n)
-			return fail(&p, "host:%u is not one of the program's ranks: with FTSHIM_REPLICAS "
-				    "it sees 0 to %u", c->host_of, copies->n - 1);
+			return fail(&p, "host:%u is not one of the program's ranks: with %s "
+				    "it sees 0 to %u", c->host_of, variable, copies->n - 1);
 		if (copies && c->ranks_kind == FT_RANKS_HOST && c->copy == FT_COPY_REPLICA &&
 		    copies->replica_of[c->host_of] < 0)
 			return fail(&p, "host:%u copy=replica: rank %u has no replica (FTSHIM_REPLICAS)",
 				    c->host_of, c->host_of);
 		if (copies && c->ranks_kind == FT_RANKS_RANDOM && c->count > pool)
-			return fail(&p, "random:%u: the program has only %u ranks (FTSHIM_REPLICAS)",
-				    c->count, pool);
+			return fail(&p, "random:%u: the program has only %u ranks (%s)",
+				    c->count, pool, variable);
 		for (uint32_t k = 0; k < c->nranks; k++) {
 			if (c->spawned && c->ranks[k] >= nspawnable && nspawnable == 0)
 				return fail(&p, "spawned:%u: the job may spawn no process (FTSHIM_SPAWN_MAX=0)",
@@ -485,7 +502,7 @@ int ft_inject_check_ranks(const struct ft_inject_spec *spec, uint32_t nprocs, ui
 			if (c->spawned && c->ranks[k] >= nspawnable)
 				return fail(&p, "spawned:%u: the job may spawn %u processes (FTSHIM_SPAWN_MAX), "
 					    "spawned:0 to spawned:%u", c->ranks[k], nspawnable, nspawnable - 1);
-			if (!c->spawned && c->ranks[k] >= nprocs)
+			if (!c->spawned && !c->spare && c->ranks[k] >= nprocs)
 				return fail(&p, "rank %u does not exist; the job has ranks 0 to %u", c->ranks[k],
 					    nprocs - 1);
 		}
@@ -577,7 +594,7 @@ uint32_t ft_inject_victims(const struct ft_inject_clause *c, uint32_t nprocs,
 uint32_t ft_inject_pool(const struct ft_inject_clause *c, uint32_t nprocs,
 			const struct ft_inject_copies *copies)
 {
-	return copies && !c->spawned && c->ranks_kind != FT_RANKS_HOST && copies->n < nprocs
+	return copies && !c->spawned && !c->spare && c->ranks_kind != FT_RANKS_HOST && copies->n < nprocs
 		       ? copies->n
 		       : nprocs;
 }
@@ -585,7 +602,8 @@ uint32_t ft_inject_pool(const struct ft_inject_clause *c, uint32_t nprocs,
 bool ft_inject_victim_is(const struct ft_inject_clause *c, const struct ft_inject_copies *copies,
 			 uint32_t v, uint32_t self)
 {
-	if (!copies || c->spawned || c->ranks_kind == FT_RANKS_HOST || v >= copies->n)
+	if (!copies || !copies->replica_of || c->spawned || c->spare || c->ranks_kind == FT_RANKS_HOST ||
+	    v >= copies->n)
 		return v == self;
 	int32_t replica = copies->replica_of[v];
 	return (c->copy != FT_COPY_REPLICA && v == self) ||

@@ -6,10 +6,11 @@
  * fields separated by spaces:
  *
  *   rank=RANKS   which ranks: 3 | 1,5,7 | 2-4 | 1,4-6 | random:K | host:N |
- *                spawned:LIST (random:K: K distinct ranks drawn with the
- *                seed; host:N: every rank on the host of rank N;
- *                spawned:0,2: the first and third processes the job
- *                spawns, whatever their job ranks will be)
+ *                spawned:LIST | spare:LIST (random:K: K distinct ranks
+ *                drawn with the seed; host:N: every rank on the host of
+ *                rank N; spawned:0,2: the first and third processes the
+ *                job spawns, whatever their job ranks will be; spare:1:
+ *                the second spare process, FTSHIM_SPARES)
  *   at=WHEN      when: call:MPI_Allreduce:10 (right after the 10th call of
  *                that function returns) | time:2.5s (after every rank's
  *                MPI_Init) |
@@ -49,6 +50,8 @@ struct ft_inject_clause {
 	uint32_t *ranks, nranks;    /* FT_RANKS_LIST: the ranks, in order */
 	bool spawned;               /* FT_RANKS_LIST: ranks counts processes spawned
 				       (0: the first), not job ranks */
+	bool spare;                 /* FT_RANKS_LIST: ranks counts the spares (0: the
+				       first), not job ranks */
 	uint32_t count;             /* FT_RANKS_RANDOM: how many */
 	uint32_t host_of;           /* FT_RANKS_HOST: a rank on that host */
 	enum ft_inject_when when;
@@ -66,13 +69,18 @@ struct ft_inject_clause {
 	bool copy_given;            /* copy= was written */
 };
 
-/* A replicated job (FTSHIM_REPLICAS): rank=, random: and the host: rank
- * name the program's n ranks (job ranks 0..n-1, the primaries and the
- * ranks with one copy); the replica of rank l is job rank replica_of[l],
- * or -1. NULL where a function takes one: no replicas. */
+/* A job under a recovery mode that launches more processes than the
+ * program sees (FTSHIM_REPLICAS, FTSHIM_SPARES, the mode's variable):
+ * rank=, random: and the host: rank name the program's n ranks (job
+ * ranks 0..n-1, the primaries and the ranks with one copy); the replica
+ * of rank l is job rank replica_of[l], or -1 (replica_of NULL: the job
+ * has no replicas); spare:J is job rank n + J, J < nspares. NULL where a
+ * function takes one: no such mode. */
 struct ft_inject_copies {
 	uint32_t n;
 	const int32_t *replica_of;
+	uint32_t nspares;
+	const char *variable;
 };
 
 struct ft_inject_spec {

@@ -1,5 +1,5 @@
-/* replica_plan.c: FTSHIM_REPLICAS parsed, a launch split into logical
- * ranks and replicas, and the replicas placed on other hosts than their
+/* replica_plan.c: FTSHIM_REPLICAS (and FTSHIM_SPARES) parsed, a launch
+ * split into logical ranks and replicas (or program ranks and spares), and the replicas placed on other hosts than their
  * primaries by a maximum matching (replica_plan.h). */
 #include "ftshim_config.h"
 
@@ -10,16 +10,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int refuse_spec(const char *text, char *err, size_t errlen)
+const struct ft_split_kind ft_split_replicas = {
+	.variable = "FTSHIM_REPLICAS", .extra = "replica", .base = "logical rank", .one_per_base = true,
+};
+const struct ft_split_kind ft_split_spares = {
+	.variable = "FTSHIM_SPARES", .extra = "spare", .base = "program rank", .one_per_base = false,
+};
+
+static int refuse_spec(const struct ft_split_kind *kind, const char *text, char *err, size_t errlen)
 {
 	snprintf(err, errlen,
-		 "FTSHIM_REPLICAS=%s: expected a count of replicas (0 to %u, like 4) or a "
-		 "percentage of the logical ranks (1%% to 100%%, like 50%%)",
-		 text, FT_REPLICAS_MAX);
+		 "%s=%s: expected a count of %ss (0 to %u, like 4) or a "
+		 "percentage of the %ss (1%% to 100%%, like 50%%)",
+		 kind->variable, text, kind->extra, FT_REPLICAS_MAX, kind->base);
 	return -EINVAL;
 }
 
-int ft_replica_spec_parse(const char *text, struct ft_replica_spec *spec, char *err, size_t errlen)
+int ft_replica_spec_parse(const struct ft_split_kind *kind, const char *text,
+			  struct ft_replica_spec *spec, char *err, size_t errlen)
 {
 	const char *p = text;
 	uint32_t value = 0;
@@ -32,13 +40,13 @@ int ft_replica_spec_parse(const char *text, struct ft_replica_spec *spec, char *
 		value = value * 10 + (uint32_t)(*p - '0');
 		/* Checked at every digit, so that value never wraps. */
 		if (value > FT_REPLICAS_MAX)
-			return refuse_spec(text, err, errlen);
+			return refuse_spec(kind, text, err, errlen);
 	}
 	bool percent = p > text && *p == '%';
 	if (percent)
 		p++;
 	if (p == text || *p != '\0' || (percent && (value < 1 || value > 100)))
-		return refuse_spec(text, err, errlen);
+		return refuse_spec(kind, text, err, errlen);
 	spec->value = value;
 	spec->percent = percent;
 	return 0;
@@ -55,19 +63,31 @@ static uint64_t launch_size(uint64_t n, uint32_t p)
 	return n + (n * p + 99) / 100;
 }
 
-static int split_count(uint32_t want, uint32_t launched, uint32_t *n, uint32_t *r, char *err,
-		       size_t errlen)
+static int split_count(const struct ft_split_kind *kind, uint32_t want, uint32_t launched,
+		       uint32_t *n, uint32_t *r, char *err, size_t errlen)
 {
-	if ((uint64_t)want * 2 > launched) {
+	if (kind->one_per_base && (uint64_t)want * 2 > launched) {
 		int len = snprintf(
 		    err, errlen,
-		    "FTSHIM_REPLICAS=%u with %u process%s launched: %u replica%s "
-		    "need%s at least %u logical rank%s, so launch %llu processes or more",
-		    want, launched, launched == 1 ? "" : "es", want, plural(want),
-		    want == 1 ? "s" : "", want, plural(want), (unsigned long long)want * 2);
+		    "%s=%u with %u process%s launched: %u %s%s "
+		    "need%s at least %u %s%s, so launch %llu processes or more",
+		    kind->variable, want, launched, launched == 1 ? "" : "es", want, kind->extra,
+		    plural(want), want == 1 ? "s" : "", want, kind->base, plural(want),
+		    (unsigned long long)want * 2);
 		if (launched / 2 > 0 && len >= 0 && (size_t)len < errlen)
 			snprintf(err + len, errlen - (size_t)len, ", or ask for at most %u",
 				 launched / 2);
+		return -EINVAL;
+	}
+	if (!kind->one_per_base && want >= launched) {
+		int len = snprintf(err, errlen,
+				   "%s=%u with %u process%s launched leaves no %s, so launch %llu "
+				   "processes or more",
+				   kind->variable, want, launched, launched == 1 ? "" : "es", kind->base,
+				   (unsigned long long)want + 1);
+		if (launched > 1 && len >= 0 && (size_t)len < errlen)
+			snprintf(err + len, errlen - (size_t)len, ", or ask for at most %u",
+				 launched - 1);
 		return -EINVAL;
 	}
 	*n = launched - want;
@@ -75,8 +95,8 @@ static int split_count(uint32_t want, uint32_t launched, uint32_t *n, uint32_t *
 	return 0;
 }
 
-static int split_percent(uint32_t p, uint32_t launched, uint32_t *n, uint32_t *r, char *err,
-			 size_t errlen)
+static int split_percent(const struct ft_split_kind *kind, uint32_t p, uint32_t launched,
+			 uint32_t *n, uint32_t *r, char *err, size_t errlen)
 {
 	/* The lowest n whose launch size reaches `launched`; launch_size(n)
 	 * >= n, so it is at most `launched`. */
@@ -97,9 +117,10 @@ static int split_percent(uint32_t p, uint32_t launched, uint32_t *n, uint32_t *r
 	/* launch_size(0) == 0 < launched, so lo >= 1 here. */
 	uint64_t below = launch_size(lo - 1, p);
 	int len = snprintf(err, errlen,
-			   "FTSHIM_REPLICAS=%u%% with %u process%s launched: n logical ranks and "
-			   "%u%% of n as replicas (rounded up) never make %u process%s; launch ",
-			   p, launched, launched == 1 ? "" : "es", p, launched,
+			   "%s=%u%% with %u process%s launched: n %ss and "
+			   "%u%% of n as %ss (rounded up) never make %u process%s; launch ",
+			   kind->variable, p, launched, launched == 1 ? "" : "es", kind->base, p,
+			   kind->extra, launched,
 			   launched == 1 ? "" : "es");
 	if (len < 0 || (size_t)len >= errlen)
 		return -EINVAL;
@@ -114,17 +135,17 @@ static int split_percent(uint32_t p, uint32_t launched, uint32_t *n, uint32_t *r
 	return -EINVAL;
 }
 
-int ft_replica_split(const struct ft_replica_spec *spec, uint32_t launched, uint32_t *n,
-		     uint32_t *r, char *err, size_t errlen)
+int ft_replica_split(const struct ft_split_kind *kind, const struct ft_replica_spec *spec,
+		     uint32_t launched, uint32_t *n, uint32_t *r, char *err, size_t errlen)
 {
 	if (spec->percent && spec->value > 100) {
-		snprintf(err, errlen, "FTSHIM_REPLICAS=%u%%: expected a percentage of 1%% to 100%%",
-			 spec->value);
+		snprintf(err, errlen, "%s=%u%%: expected a percentage of 1%% to 100%%",
+			 kind->variable, spec->value);
 		return -EINVAL;
 	}
 	if (spec->percent)
-		return split_percent(spec->value, launched, n, r, err, errlen);
-	return split_count(spec->value, launched, n, r, err, errlen);
+		return split_percent(kind, spec->value, launched, n, r, err, errlen);
+	return split_count(kind, spec->value, launched, n, r, err, errlen);
 }
 
 /* --- placement --------------------------------------------------------- */

@@ -21,26 +21,40 @@
 /* The largest count FTSHIM_REPLICAS accepts. */
 #define FT_REPLICAS_MAX 1048576u
 
-/* FTSHIM_REPLICAS, parsed: a count of replicas, or a percentage of the
- * logical ranks. */
+/* What a launch is split for, as the messages name it: the variable
+ * that asks, the processes it adds and those that run the program.
+ * Replicas are at most one per logical rank; spares leave at least one
+ * program rank. */
+struct ft_split_kind {
+	const char *variable; /* "FTSHIM_REPLICAS" */
+	const char *extra;    /* "replica" */
+	const char *base;     /* "logical rank" */
+	bool one_per_base;    /* a count may not exceed the base ranks */
+};
+extern const struct ft_split_kind ft_split_replicas, ft_split_spares;
+
+/* FTSHIM_REPLICAS (or FTSHIM_SPARES), parsed: a count of the added
+ * processes, or a percentage of the ranks that run the program. */
 struct ft_replica_spec {
 	uint32_t value;
 	bool percent;
 };
 
-/* Parse FTSHIM_REPLICAS: "" or "0" (no replicas), a count "4" (0 to
+/* Parse kind's variable: "" or "0" (none), a count "4" (0 to
  * FT_REPLICAS_MAX) or a percentage "50%" (1% to 100%), with no blanks.
  * Returns 0, or -EINVAL with one line in err naming the value and what is
  * accepted. */
-int ft_replica_spec_parse(const char *text, struct ft_replica_spec *spec, char *err, size_t errlen);
+int ft_replica_spec_parse(const struct ft_split_kind *kind, const char *text,
+			  struct ft_replica_spec *spec, char *err, size_t errlen);
 
-/* Split `launched` processes into *n logical ranks and *r replicas. A
- * count R gives n = launched - R, refused if R > n. A percentage p gives
+/* Split `launched` processes into *n logical ranks and *r replicas (or
+ * spares, by kind). A count R gives n = launched - R, refused if R > n
+ * (replicas) or n is 0 (spares). A percentage p gives
  * r = ceil(n p / 100) for the one n with n + r == launched (n + r grows
  * strictly with n), refused if there is none, naming the nearest launch
  * sizes that have one. Returns 0, or -EINVAL with one line in err. */
-int ft_replica_split(const struct ft_replica_spec *spec, uint32_t launched, uint32_t *n,
-		     uint32_t *r, char *err, size_t errlen);
+int ft_replica_split(const struct ft_split_kind *kind, const struct ft_replica_spec *spec,
+		     uint32_t launched, uint32_t *n, uint32_t *r, char *err, size_t errlen);
 
 struct ft_replica_plan {
 	uint32_t n, r;	     /* logical ranks; replicas */

@@ -542,6 +542,8 @@ static double summary_item(struct buf *listed, const struct ft_report_input *in,
 	}
 	if (k->replica)
 		snprintf(name, sizeof name, "rank %u's replica (process %u)", k->replica_of, r);
+	else if (k->spare)
+		snprintf(name, sizeof name, "spare %u (process %u)", k->spare_index, r);
 	else
 		snprintf(name, sizeof name, "rank %u", r);
 	if (k->copy_lived && !k->replica)
@@ -595,6 +597,8 @@ int ft_report_write(const struct ft_report_input *in, char *summary, size_t summ
 		char e_how[64], e_host[160], e_det[64], copies[64] = "";
 		if (k->replica)
 			snprintf(copies, sizeof copies, ", \"replica_of\": %u", k->replica_of);
+		if (k->spare)
+			snprintf(copies, sizeof copies, ", \"spare\": %u", k->spare_index);
 		if (k->copy_lived)
 			snprintf(copies + strlen(copies), sizeof copies - strlen(copies),
 				 ", \"carried_on_by\": %u", k->copy);

@@ -45,6 +45,9 @@ struct ft_report_rank {
 	uint32_t replica_of;
 	bool copy_lived;
 	uint32_t copy;
+	/* Under FTSHIM_SPARES: a spare process, its index among the spares. */
+	bool spare;
+	uint32_t spare_index;
 };
 
 /* A host whose ranks' files did not reach the reporting rank, and why. */

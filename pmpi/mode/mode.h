@@ -14,6 +14,9 @@
  *   - start: at the end of MPI_Init, collectively, the mode's own set-up
  *     (its private communicators, MPI_COMM_WORLD as the program sees it,
  *     where a copy's output goes);
+ *   - admit: once the whole job is up, MPI_COMM_WORLD as the program
+ *     sees it, and a process the mode keeps from the program (a spare)
+ *     waits, until it is to run the program or the program has ended;
  *   - ranks: the program rank a job rank serves, and whether a job rank's
  *     death is covered (another process carries its program rank on);
  *   - communicators: derivation (what a new entry covers);
@@ -78,6 +81,13 @@ struct ftp_mode_rank {
 	bool serves_other; /* it runs the program of another job rank (a replica) */
 	int32_t program;   /* the program rank it serves */
 	int32_t other;     /* job rank of another process planned for that program rank, or -1 */
+	int32_t spare;     /* its index among the spares while it is one, else -1 */
+};
+
+/* What a process does at the end of MPI_Init (the mode's admit hook). */
+enum ftp_admit {
+	FTP_ADMIT_RUN = 0, /* run the program: MPI_Init returns */
+	FTP_ADMIT_END,	   /* the program has ended without it: leave the job, status 0 */
 };
 
 /* The completion calls of a process whose outcomes the mode decides or
@@ -116,6 +126,13 @@ struct ftp_mode {
 	/* At the end of MPI_Init, collective over the world: 0, or an error
 	 * after which the job runs without the mode. */
 	int (*start)(void);
+	/* Once the whole job is up (every process through start and the
+	 * agreement that ends MPI_Init), on every process: the mode gives the
+	 * program its MPI_COMM_WORLD if it is not the MPI's, and a process it
+	 * keeps from the program waits here, answering the control plane at
+	 * no cost of CPU, and says what it does next; every other process
+	 * returns FTP_ADMIT_RUN at once. */
+	enum ftp_admit (*admit)(void);
 	/* Whether the host mailbox may carry the control plane under this
 	 * mode (pmpi/hostmail.c). */
 	bool hostmail;
@@ -234,6 +251,11 @@ static inline int ftp_mode_start(void)
 	return ftp_mode_on() && ftp_mode_active->start ? ftp_mode_active->start() : 0;
 }
 
+static inline enum ftp_admit ftp_mode_admit(void)
+{
+	return ftp_mode_on() && ftp_mode_active->admit ? ftp_mode_active->admit() : FTP_ADMIT_RUN;
+}
+
 static inline void ftp_mode_finish(void)
 {
 	if (ftp_mode_on() && ftp_mode_active->finish)
@@ -284,6 +306,14 @@ static inline const struct ft_inject_copies *ftp_mode_inject_names(struct ft_inj
 static inline bool ftp_mode_report_rank(int32_t j, struct ftp_mode_rank *out)
 {
 	return ftp_mode_on() && ftp_mode_active->report_rank && ftp_mode_active->report_rank(j, out);
+}
+
+/* Job rank j is a spare, kept waiting by the mode: it uses no CPU. */
+static inline bool ftp_mode_spare(int32_t j)
+{
+	struct ftp_mode_rank m;
+
+	return ftp_mode_report_rank(j, &m) && m.spare >= 0;
 }
 
 #endif

@@ -12,9 +12,10 @@
 #include "pmpi/mode/registry.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/mode/replication/hooks.h"
+#include "pmpi/mode/spares/spares.h"
 #include "src/log.h"
 
-static const struct ftp_mode *const modes[] = {&ftp_replication_mode};
+static const struct ftp_mode *const modes[] = {&ftp_replication_mode, &ftp_spares_mode};
 
 int ftp_mode_select(char *err, size_t errlen)
 {

@@ -437,7 +437,8 @@ END_TEST
 START_TEST(test_plan_copies)
 {
 	static const int32_t replica_of[4] = { 5, -1, 4, -1 };
-	static const struct ft_inject_copies copies = { .n = 4, .replica_of = replica_of };
+	static const struct ft_inject_copies copies = { .n = 4, .replica_of = replica_of,
+							 .variable = "FTSHIM_REPLICAS" };
 	static const uint64_t hosts[] = { 1, 1, 2, 2, 1, 2 };
 	struct ft_inject_spec spec;
 	struct ft_inject_action act[8];
@@ -488,6 +489,50 @@ START_TEST(test_plan_copies)
 	parse_ok("rank=1 at=time:1s copy=primary", &spec);
 	ck_assert_int_eq(ft_inject_check_ranks(&spec, 6, 0, NULL, err, sizeof err), 0);
 	ft_inject_free(&spec);
+}
+END_TEST
+
+/* Spares (FTSHIM_SPARES): 4 program ranks and 2 spares, job ranks 4 and
+ * 5. spare:J names a spare; plain ranks and random: the program's. */
+START_TEST(test_check_spares)
+{
+	static const struct ft_inject_copies spares = { .n = 4, .nspares = 2, .variable = "FTSHIM_SPARES" };
+	struct ft_inject_spec spec;
+	uint32_t v[8];
+	char err[512];
+
+	parse_ok("rank=spare:0,1 at=time:1s; rank=3 at=time:1s; rank=random:4 at=time:1s", &spec);
+	ck_assert_int_eq(ft_inject_check_ranks(&spec, 6, 0, &spares, err, sizeof err), 0);
+	ck_assert(spec.clauses[0].spare);
+	ck_assert_uint_eq(ft_inject_pool(&spec.clauses[2], 6, &spares), 4);
+	ck_assert_uint_eq(ft_inject_victims(&spec.clauses[2], 4, NULL, &spares, v, 8), 4);
+	for (int k = 0; k < 4; k++)
+		ck_assert_uint_lt(v[k], 4);
+	ck_assert(ft_inject_victim_is(&spec.clauses[1], &spares, 3, 3));
+	ft_inject_free(&spec);
+
+	const struct {
+		const char *text;
+		const struct ft_inject_copies *copies;
+		const char *want, *want2;
+	} bad[] = {
+		{ "rank=spare:2 at=time:1s", &spares, "spare:2: the job has 2 spares (FTSHIM_SPARES)",
+		  "spare:0 to spare:1" },
+		{ "rank=spare:0 at=time:1s", NULL, "spare:0: this job has no spares", NULL },
+		{ "rank=4 at=time:1s", &spares, "rank 4 is not one of the program's ranks: with FTSHIM_SPARES",
+		  "spare:J names the spares" },
+		{ "rank=random:5 at=time:1s", &spares, "random:5: the program has only 4 ranks (FTSHIM_SPARES)",
+		  NULL },
+		{ "rank=1 at=time:1s copy=replica", &spares, "copy=replica: this job runs no replicas", NULL },
+		{ "rank=spare:0 at=time:1s copy=primary", &spares, "copy= does not apply to spare processes",
+		  NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		parse_ok(bad[i].text, &spec);
+		int rc = ft_inject_check_ranks(&spec, 6, 0, bad[i].copies, err, sizeof err);
+		ft_inject_free(&spec);
+		assert_err(rc, err, bad[i].text, bad[i].want, bad[i].want2);
+	}
 }
 END_TEST
 
@@ -634,6 +679,7 @@ static Suite *inject_suite(void)
 	tcase_add_test(tc_plan, test_plan_picked_or_not);
 	tcase_add_test(tc_plan, test_plan_random_times);
 	tcase_add_test(tc_plan, test_plan_copies);
+	tcase_add_test(tc_plan, test_check_spares);
 	tcase_add_test(tc_plan, test_plan_time_means);
 	tcase_set_timeout(tc_plan, 60);
 	suite_add_tcase(s, tc_plan);

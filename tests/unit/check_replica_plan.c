@@ -49,7 +49,7 @@ START_TEST(test_parse_accepts)
 		struct ft_replica_spec spec = { 99, true };
 		char err[256] = "";
 
-		ck_assert_msg(ft_replica_spec_parse(ok[i].text, &spec, err, sizeof err) == 0,
+		ck_assert_msg(ft_replica_spec_parse(&ft_split_replicas, ok[i].text, &spec, err, sizeof err) == 0,
 			      "'%s' refused: %s", ok[i].text, err);
 		ck_assert_uint_eq(spec.value, ok[i].value);
 		ck_assert(spec.percent == ok[i].percent);
@@ -69,7 +69,7 @@ START_TEST(test_parse_refuses)
 		char err[256] = "";
 		char named[64];
 
-		ck_assert_msg(ft_replica_spec_parse(bad[i], &spec, err, sizeof err) == -EINVAL,
+		ck_assert_msg(ft_replica_spec_parse(&ft_split_replicas, bad[i], &spec, err, sizeof err) == -EINVAL,
 			      "'%s' accepted", bad[i]);
 		snprintf(named, sizeof named, "FTSHIM_REPLICAS=%s:", bad[i]);
 		ck_assert_msg(strncmp(err, named, strlen(named)) == 0, "'%s' does not start '%s'",
@@ -88,7 +88,7 @@ static void assert_split(struct ft_replica_spec spec, uint32_t launched, uint32_
 	uint32_t got_n = 99, got_r = 99;
 	char err[256] = "";
 
-	ck_assert_msg(ft_replica_split(&spec, launched, &got_n, &got_r, err, sizeof err) == 0,
+	ck_assert_msg(ft_replica_split(&ft_split_replicas, &spec, launched, &got_n, &got_r, err, sizeof err) == 0,
 		      "%u%s of %u refused: %s", spec.value, spec.percent ? "%" : "", launched, err);
 	ck_assert_uint_eq(got_n, n);
 	ck_assert_uint_eq(got_r, r);
@@ -99,7 +99,7 @@ static void assert_split_refused(struct ft_replica_spec spec, uint32_t launched,
 	uint32_t n, r;
 	char err[256] = "";
 
-	ck_assert_int_eq(ft_replica_split(&spec, launched, &n, &r, err, sizeof err), -EINVAL);
+	ck_assert_int_eq(ft_replica_split(&ft_split_replicas, &spec, launched, &n, &r, err, sizeof err), -EINVAL);
 	ck_assert_str_eq(err, want);
 }
 
@@ -118,6 +118,35 @@ START_TEST(test_split_count)
 	assert_split_refused((struct ft_replica_spec){ 1, false }, 1,
 			     "FTSHIM_REPLICAS=1 with 1 process launched: 1 replica needs at least "
 			     "1 logical rank, so launch 2 processes or more");
+}
+END_TEST
+
+/* Spares need no program rank each: only one program rank left. */
+START_TEST(test_split_spares)
+{
+	uint32_t n = 99, k = 99;
+	char err[256] = "";
+	struct ft_replica_spec spec;
+
+	ck_assert_int_eq(ft_replica_split(&ft_split_spares, &(struct ft_replica_spec){ 5, false }, 8,
+					  &n, &k, err, sizeof err), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(k, 5);
+	ck_assert_int_eq(ft_replica_split(&ft_split_spares, &(struct ft_replica_spec){ 25, true }, 5,
+					  &n, &k, err, sizeof err), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(k, 1);
+	ck_assert_int_eq(ft_replica_split(&ft_split_spares, &(struct ft_replica_spec){ 4, false }, 4,
+					  &n, &k, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "FTSHIM_SPARES=4 with 4 processes launched leaves no program rank, so "
+			      "launch 5 processes or more, or ask for at most 3");
+	ck_assert_int_eq(ft_replica_split(&ft_split_spares, &(struct ft_replica_spec){ 50, true }, 4,
+					  &n, &k, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "FTSHIM_SPARES=50% with 4 processes launched: n program ranks and 50% of "
+			      "n as spares (rounded up) never make 4 processes; launch 3 (2 + 1) or 5 (3 + 2)");
+	ck_assert_int_eq(ft_replica_spec_parse(&ft_split_spares, "x", &spec, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "FTSHIM_SPARES=x: expected a count of spares (0 to 1048576, like 4) or a "
+			      "percentage of the program ranks (1% to 100%, like 50%)");
 }
 END_TEST
 
@@ -166,7 +195,7 @@ START_TEST(test_split_percent_exhaustive)
 				}
 			}
 			ck_assert_uint_le(fits, 1);
-			int rc = ft_replica_split(&spec, launched, &n, &r, err, sizeof err);
+			int rc = ft_replica_split(&ft_split_replicas, &spec, launched, &n, &r, err, sizeof err);
 			if (fits) {
 				ck_assert_int_eq(rc, 0);
 				ck_assert_uint_eq(n, fit);
@@ -421,6 +450,7 @@ int main(void)
 	tcase_add_test(tc_spec, test_parse_refuses);
 	tcase_add_test(tc_spec, test_split_count);
 	tcase_add_test(tc_spec, test_split_percent);
+	tcase_add_test(tc_spec, test_split_spares);
 	tcase_add_test(tc_spec, test_split_percent_exhaustive);
 	tcase_add_test(tc_plan, test_one_host);
 	tcase_add_test(tc_plan, test_two_hosts);

@@ -54,7 +54,8 @@ static const struct ft_inject_copies *inject_names(struct ft_inject_copies *room
 	if (ftp_repl.r == 0)
 		return NULL;
 	*room = (struct ft_inject_copies){.n = ftp_repl.plan.n,
-					  .replica_of = ftp_repl.plan.replica_of};
+					  .replica_of = ftp_repl.plan.replica_of,
+					  .variable = "FTSHIM_REPLICAS"};
 	return room;
 }
 
@@ -66,6 +67,7 @@ static bool report_rank(int32_t j, struct ftp_mode_rank *out)
 		.serves_other = (uint32_t)j >= ftp_repl.plan.n,
 		.program = ftp_repl.plan.logical_of[j],
 		.other = ftp_repl.copy_of ? ftp_repl.copy_of[j] : -1,
+		.spare = -1,
 	};
 	return true;
 }

@@ -45,7 +45,7 @@ static struct ft_replica_spec spec;
 
 int ftp_repl_parse(char *err, size_t errlen)
 {
-	return ft_replica_spec_parse(ftp.cfg.replicas, &spec, err, errlen);
+	return ft_replica_spec_parse(&ft_split_replicas, ftp.cfg.replicas, &spec, err, errlen);
 }
 
 bool ftp_repl_requested(void)
@@ -101,7 +101,7 @@ int ftp_repl_check(char *err, size_t errlen)
 {
 	if (spec.value == 0 || ftp_world_spawned())
 		return 0;
-	return ft_replica_split(&spec, (uint32_t)ftp.world_size, &split_n, &split_r, err, errlen);
+	return ft_replica_split(&ft_split_replicas, &spec, (uint32_t)ftp.world_size, &split_n, &split_r, err, errlen);
 }
 
 int ftp_repl_plan(void)
