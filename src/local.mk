@@ -28,6 +28,7 @@ src_libftcore_la_SOURCES = \
 	src/rank_map.c src/rank_map.h \
 	src/repl_log.c src/repl_log.h \
 	src/replica_plan.c src/replica_plan.h \
+	src/spare_plan.c src/spare_plan.h \
 	src/report.c src/report.h \
 	src/ring.c src/ring.h \
 	src/shm_fifo.c src/shm_fifo.h \

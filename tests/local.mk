@@ -23,6 +23,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_rank_map \
 	tests/unit/check_repl_log \
 	tests/unit/check_replica_plan \
+	tests/unit/check_spare_plan \
 	tests/unit/check_report \
 	tests/unit/check_ring \
 	tests/unit/check_shm_fifo \
@@ -90,6 +91,9 @@ tests_unit_check_repl_log_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_replica_plan_SOURCES = tests/unit/check_replica_plan.c
 tests_unit_check_replica_plan_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_replica_plan_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_spare_plan_SOURCES = tests/unit/check_spare_plan.c
+tests_unit_check_spare_plan_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_spare_plan_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_report_SOURCES = tests/unit/check_report.c
 tests_unit_check_report_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_report_LDADD = $(FT_UNIT_LDADD)
