@@ -352,6 +352,31 @@ out_free:
 	return -1;
 }
 
+/* The whole job's communicator of ftshim's own under a mode that
+ * narrows the program's world: the registry's (for agreements over every
+ * process), never behind the seam. Application thread. */
+static struct ftp_comm *job_entry;
+
+struct ftp_comm *ftp_comm_job(void)
+{
+	return job_entry;
+}
+
+/* The program's MPI_COMM_WORLD entry is replaced by one on real (view:
+ * with its map and cover), under the same handle. */
+static struct ftp_comm *world_replace(MPI_Comm real, uint64_t id, const struct members *m,
+				      const struct comm_view *view)
+{
+	struct ftp_comm *old = ftp_comm_lookup_table(ftp.world);
+
+	if (!old)
+		return NULL;
+	ftp_comm_erase(old);
+	old->mpi_freed = true; /* the MPI's object stays: the world, or the abandoned run's */
+	ftp_comm_put(old);
+	return comm_track_as(ftp.world, real, id, m, NULL, view);
+}
+
 int ftp_comm_world_narrow(MPI_Comm real, const int32_t *jobs, uint32_t n)
 {
 	struct ftp_comm *old = ftp_comm_lookup_table(ftp.world);
@@ -359,21 +384,54 @@ int ftp_comm_world_narrow(MPI_Comm real, const int32_t *jobs, uint32_t n)
 
 	if (!old)
 		return -1;
+	/* The job's entry: every process, under an id of its own, which
+	 * the agreements that ended MPI_Init did not use. */
+	job_entry = calloc(1, sizeof *job_entry);
+	const struct ft_comm *all = old->core;
+	if (job_entry) {
+		job_entry->handle = job_entry->real = MPI_COMM_NULL;
+		atomic_init(&job_entry->refs, 1);
+		job_entry->in_world = true;
+		job_entry->core = ft_comm_new(ft_comm_child_id(all->id, FT_COMM_KIND_GROUP, 0x6a6f62 /* "job" */,
+							       0, 0),
+					      all->members, all->local_size, NULL, 0);
+		if (!job_entry->core || ft_comm_registry_add(&ftp.comms, job_entry->core) != 0) {
+			if (job_entry->core)
+				ft_comm_free(job_entry->core);
+			free(job_entry);
+			job_entry = NULL;
+		} else {
+			ftp_listen_comm_create(job_entry->core);
+		}
+	}
 	/* The agreements over the world go on numbering where they were
 	 * (the one that ended MPI_Init was over every process). */
 	uint32_t agree_seq = atomic_load(&old->agree_seq);
-	ftp_comm_erase(old);
-	old->mpi_freed = true; /* the MPI's own MPI_COMM_WORLD stays */
-	ftp_comm_put(old);
-	struct ftp_comm *e = comm_track_as(ftp.world, real, ftp.world_id, &m, NULL, NULL);
+	struct ftp_comm *e = world_replace(real, ftp.world_id, &m, NULL);
 	if (!e)
 		return -1;
 	atomic_store(&e->agree_seq, agree_seq);
 	return 0;
 }
 
+int ftp_comm_world_view(MPI_Comm real, uint64_t id, const int32_t *jobs, uint32_t n, struct ft_rank_map *map,
+			struct ftp_cover *cover)
+{
+	struct members m = { .local = (int32_t *)jobs, .nlocal = n };
+	struct comm_view view = { .map = map, .cover = cover };
+
+	return world_replace(real, id, &m, &view) ? 0 : -1;
+}
+
 void ftp_comms_fini(void (*release_obj)(struct ftp_obj *o))
 {
+	if (job_entry) {
+		ftp_listen_comm_release(job_entry->core);
+		ft_comm_registry_remove(&ftp.comms, job_entry->core);
+		ft_comm_free(job_entry->core);
+		free(job_entry);
+		job_entry = NULL;
+	}
 	ftp_comm_lookup_fini(comm_release, release_obj);
 	ft_comm_registry_destroy(&ftp.comms);
 }

@@ -16,6 +16,17 @@ int ftp_comms_init(void);
  * handle and id; attributes stay on the MPI's MPI_COMM_WORLD
  * (pmpi/self_attrs.c). 0, or -1 (out of memory: it is not tracked). */
 int ftp_comm_world_narrow(MPI_Comm real, const int32_t *jobs, uint32_t n);
+/* Once narrowed: ftshim's entry of every process the job started with
+ * (for its own agreements over them; behind no handle), or NULL. */
+struct ftp_comm *ftp_comm_job(void);
+/* After a restart in place: the program's MPI_COMM_WORLD becomes a view
+ * (pmpi/spare_view.c) on real, of the n job ranks jobs in program rank
+ * order, under id; map and cover are the entry's from then on. 0, or -1
+ * (out of memory: it is not tracked, and map and cover are freed). */
+struct ft_rank_map;
+struct ftp_cover;
+int ftp_comm_world_view(MPI_Comm real, uint64_t id, const int32_t *jobs, uint32_t n, struct ft_rank_map *map,
+			struct ftp_cover *cover);
 void ftp_comms_fini(void (*release_obj)(struct ftp_obj *o));
 
 /* Register *newcomm, made by a creation collective over c's communicator

@@ -47,6 +47,11 @@ struct ftp_cover_kind {
 	/* Before the MPI makes a communicator from c->comm (split, dup,
 	 * create): set c->real to what it is made from. */
 	int (*creation)(struct ftp_call *c);
+	/* Its creations are fenced first by an agreement of ftshim's over
+	 * its members (pmpi/create.c): a member known dead fails the
+	 * creation at every member before any enters the MPI's constructor,
+	 * which cannot be left. */
+	bool fenced;
 	/* Free what the cover holds, with the entry (after the map's last
 	 * use, before the map is freed). */
 	void (*release)(struct ftp_comm *e);

@@ -44,10 +44,27 @@ static int same_outcome(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 	return ft_comm_is_revoked(e->core) ? FTP_ERR_REVOKED : FTP_ERR_PROC_FAILED;
 }
 
+/* A communicator made from a view's base (pmpi/spare_view.c: c->real is
+ * not the view's own communicator) takes the view's error handler, as
+ * one made from the view would have (the base's is ftshim's). */
+static void inherit_errhandler(const struct ftp_call *c, int rc, MPI_Comm newcomm)
+{
+	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+
+	if (rc != MPI_SUCCESS || !c->comm || !c->comm->real_is_world || c->real == c->comm->real ||
+	    newcomm == MPI_COMM_NULL)
+		return;
+	if (ftp_mpi.PMPI_Comm_get_errhandler(c->comm->real, &eh) != MPI_SUCCESS)
+		return;
+	ftp_mpi.PMPI_Comm_set_errhandler(newcomm, eh);
+	ftp_mpi.PMPI_Errhandler_free(&eh);
+}
+
 int ftp_post_create(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	ftp_hang_watch_end();
 	rc = same_outcome(c, rc, newcomm);
+	inherit_errhandler(c, rc, *newcomm);
 	ftp_comm_register_create(c, rc, newcomm);
 	return ftp_post_plain(c, rc);
 }
@@ -56,6 +73,7 @@ int ftp_post_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 {
 	ftp_hang_watch_end();
 	rc = same_outcome(c, rc, newcomm);
+	inherit_errhandler(c, rc, *newcomm);
 	ftp_comm_register_dup(c, rc, newcomm);
 	return ftp_post_plain(c, rc);
 }
@@ -70,13 +88,25 @@ int ftp_post_idup(struct ftp_call *c, int rc, MPI_Comm *newcomm, MPI_Request *re
 	return ftp_post_ireq(c, rc, request, false);
 }
 
+/* A creation from a covered communicator: its kind's base, fenced first
+ * where the kind asks (struct ftp_cover_kind.fenced). */
+static int covered_creation(struct ftp_call *c)
+{
+	if (c->comm->cover->kind->fenced) {
+		uint32_t all_live = 1;
+		if (ftp_agree_quiet(c->comm, &all_live) != MPI_SUCCESS)
+			return FTP_ERR_PROC_FAILED;
+	}
+	return ftp_cover_creation(c);
+}
+
 int ftp_pre_dup(struct ftp_call *c, MPI_Comm comm)
 {
 	int rc = ftp_pre_coll(c, comm);
 
 	if (rc != MPI_SUCCESS || c->direct || !ftp_seam_covered(c->comm))
 		return rc;
-	return ftp_cover_creation(c);
+	return covered_creation(c);
 }
 
 int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
@@ -86,7 +116,7 @@ int ftp_pre_create(struct ftp_call *c, MPI_Comm comm)
 	if (rc != MPI_SUCCESS || c->direct)
 		return rc;
 	if (ftp_seam_covered(c->comm))
-		return ftp_cover_creation(c);
+		return covered_creation(c);
 	/* MPI has no nonblocking split or create: a barrier that can fail
 	 * first narrows the window in which a death could hang them to the
 	 * call itself, which the hang watch covers. */

@@ -151,6 +151,11 @@ int ftp_raise(struct ftp_call *c, int code)
 	const char *object = ftp_obj_noun(c->obj);
 	char site[512], cause[256], e_site[1024];
 
+	/* A recovery mode that repairs what failed (spares: restart in
+	 * place) does so here rather than let the program see the error;
+	 * then this call never returns. */
+	if (ftp_is_ft_error(code))
+		ftp_mode_error(code);
 	if (comm == MPI_COMM_NULL)
 		comm = ftp.world;
 	get_errhandler(c, comm, &eh);

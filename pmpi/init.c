@@ -21,6 +21,7 @@
 #include "pmpi/call.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/mode/mode.h"
+#include "pmpi/restart.h"
 #include "pmpi/mode/registry.h"
 #include "pmpi/mpi_lib.h"
 #include "pmpi/objects.h"
@@ -359,8 +360,16 @@ static void watch_spawned_start(enum ftp_fn fn)
 		ftp_hang_watch_deadline(fn, ftp_spawn_handshake_ns(), NULL);
 }
 
+/* The level MPI_Init_thread provided, for a run of main after a restart
+ * in place (pmpi/restart.h). */
+static int thread_provided = MPI_THREAD_SINGLE;
+
 FT_EXPORT int MPI_Init(int *argc, char ***argv)
 {
+	/* main runs again after a restart in place: the MPI and ftshim are
+	 * on already, and MPI_COMM_WORLD is the repaired world. */
+	if (ftp_active() && ftp_restarted())
+		return MPI_SUCCESS;
 	bool start = start_here();
 
 	if (start) {
@@ -378,6 +387,10 @@ FTP_ALSO_PMPI(MPI_Init);
 
 FT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	if (ftp_active() && ftp_restarted()) {
+		*provided = thread_provided;
+		return MPI_SUCCESS;
+	}
 	bool start = start_here();
 
 	if (start) {
@@ -385,6 +398,8 @@ FT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 		watch_spawned_start(FTP_FN_MPI_Init_thread);
 	}
 	int rc = ftp_mpi.PMPI_Init_thread(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS)
+		thread_provided = *provided;
 	ftp_hang_watch_end();
 	if (start)
 		rc = init_common(rc);

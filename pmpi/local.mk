@@ -36,6 +36,7 @@ libftshim_la_SOURCES = \
 	pmpi/mode/mode.c pmpi/mode/mode.h pmpi/mode/registry.c pmpi/mode/registry.h \
 	pmpi/mpi_lib.c pmpi/mpi_lib.h \
 	pmpi/mode/spares/spares.c pmpi/mode/spares/spares.h \
+	pmpi/restart.c pmpi/restart.h \
 	pmpi/mode/replication/calls.c pmpi/mode/replication/calls.h \
 	pmpi/mode/replication/cart.c pmpi/mode/replication/cart.h \
 	pmpi/mode/replication/coll.c pmpi/mode/replication/coll.h \

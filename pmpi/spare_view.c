@@ -55,7 +55,7 @@
 
 /* The most spares FTSHIM_RECOVERY_CONTEXTS may ask for (its bound in
  * src/config_vars.h), within a mask of 32 bits. */
-#define SPARES_MAX 16
+#define SPARES_MAX FTP_SPARE_CONTEXTS_MAX
 
 /* The tag of the MPI_Comm_create_group that makes a view's creation base
  * on its spare. */
@@ -91,9 +91,12 @@ void ftp_spare_view_start(void)
 	MPI_Status st[SPARES_MAX + 1];
 	int n = 0, rc = MPI_SUCCESS;
 
-	/* A recovery mode recovers its own way; a spawned world shrinks the
-	 * MPI's way; and the collectives need the exchanges' tags. */
-	if (want > SPARES_MAX || ftp_mode_on() || ftp_world_spawned() || !ftp_coll_p2p_tags_fit())
+	/* A recovery mode recovers its own way, with the contexts it asks
+	 * for (its repaired worlds); a spawned world shrinks the MPI's way;
+	 * and the collectives need the exchanges' tags. */
+	if (ftp_mode_on())
+		want = ftp_mode_contexts();
+	if (want > SPARES_MAX || ftp_world_spawned() || !ftp_coll_p2p_tags_fit())
 		want = 0;
 	private = private || want > 0;
 	ftp.private_world = private ? MPI_COMM_NULL : ftp.world;
@@ -124,7 +127,8 @@ void ftp_spare_view_start(void)
 
 uint32_t ftp_spare_view_offer(const struct ftp_comm *e)
 {
-	if (!e->in_world || e->core->remote_size || (e->cover && !e->real_is_world))
+	/* A recovery mode's contexts are its own. */
+	if (ftp_mode_on() || !e->in_world || e->core->remote_size || (e->cover && !e->real_is_world))
 		return 0;
 	return spares_free;
 }
@@ -356,50 +360,95 @@ static const struct ftp_mode_calls views_calls = {
 };
 
 static const struct ftp_cover_kind views_kind = {
-	.covered_as = "shrunk (MPIX_Comm_shrink's)",
+	.covered_as = "repaired (MPIX_Comm_shrink's, or MPI_COMM_WORLD once a spare took a rank)",
 	.calls = &views_calls,
 	.runs_as_is = views_runs_as_is,
 	.coll = view_coll,
 	.icoll = view_icoll,
 	.creation = view_creation,
+	.fenced = true,
 	.release = view_release,
 };
+
+/* Take spare context k for a view of the n job ranks jobs (this process
+ * one of them): *spare, and its cover and map, for the entry to own. 0,
+ * or an MPI error (nothing made; the context stays taken, as the others
+ * take it too). */
+static int view_new(int k, const int32_t *jobs, uint32_t n, MPI_Comm *spare, struct spare_view **cover,
+		    struct ft_rank_map **map)
+{
+	struct spare_view *v = calloc(1, sizeof *v);
+	struct ft_rank_map *m = calloc(1, sizeof *m);
+	int32_t *world = malloc((n + 1) * sizeof *world); /* the map's, copied */
+	int rc = v && m && world ? 0 : MPI_ERR_NO_MEM;
+
+	spares_free &= ~(1u << k);
+	*spare = spares[k];
+	spares[k] = MPI_COMM_NULL;
+	if (rc == 0) {
+		v->cover.kind = &views_kind;
+		v->me = UINT32_MAX;
+		for (uint32_t i = 0; i < n; i++) {
+			world[i] = ftp_world_of_job(jobs[i]);
+			if (jobs[i] == ftp.rank)
+				v->me = i;
+		}
+		if (v->me == UINT32_MAX || ft_rank_map_init(m, world, n, (uint32_t)ftp.world_size) != 0)
+			rc = MPI_ERR_INTERN;
+	}
+	free(world);
+	if (rc != 0) {
+		free(v);
+		free(m);
+		return rc;
+	}
+	*cover = v;
+	*map = m;
+	return 0;
+}
+
+int ftp_spare_view_world(const int32_t *jobs, uint32_t n, uint64_t id)
+{
+	struct spare_view *v;
+	struct ft_rank_map *map;
+	MPI_Comm spare;
+	bool member = false;
+
+	if (!spares_free)
+		return -1;
+	int k = __builtin_ctz(spares_free);
+	for (uint32_t i = 0; i < n; i++)
+		member |= jobs[i] == ftp.rank;
+	if (!member) {
+		spares_free &= ~(1u << k); /* a spare left waiting: no world of its own yet */
+		return MPI_SUCCESS;
+	}
+	int rc = view_new(k, jobs, n, &spare, &v, &map);
+	if (rc != 0)
+		return rc;
+	/* A new run of main finds MPI_COMM_WORLD's handler as the MPI
+	 * starts it. */
+	ftp_mpi.PMPI_Comm_set_errhandler(spare, MPI_ERRORS_ARE_FATAL);
+	if (ftp_comm_world_view(spare, id, jobs, n, map, &v->cover) != 0)
+		return MPI_ERR_NO_MEM; /* the entry freed map and cover */
+	ft_debug("restart: MPI_COMM_WORLD of %u ranks is a view on spare context %d", n, k);
+	return MPI_SUCCESS;
+}
 
 int ftp_spare_view_make(struct ftp_call *c, uint32_t agreed, const int32_t *jobs, uint32_t n,
 			int tag, MPI_Comm *newcomm)
 {
+	struct spare_view *v;
+	struct ft_rank_map *map;
+	MPI_Comm spare;
+
 	agreed &= (1u << SPARES_MAX) - 1;
 	if (!agreed)
 		return -1;
 	int k = __builtin_ctz(agreed);
-	struct spare_view *v = calloc(1, sizeof *v);
-	struct ft_rank_map *map = calloc(1, sizeof *map);
-	int32_t *world = malloc((n + 1) * sizeof *world); /* the map's, copied */
-
-	/* Taken whatever happens next: the others take it too. */
-	spares_free &= ~(1u << k);
-	if (!v || !map || !world) {
-		free(v);
-		free(map);
-		free(world);
-		return MPI_ERR_NO_MEM;
-	}
-	v->cover.kind = &views_kind;
-	v->me = UINT32_MAX;
-	for (uint32_t i = 0; i < n; i++) {
-		world[i] = ftp_world_of_job(jobs[i]);
-		if (jobs[i] == ftp.rank)
-			v->me = i;
-	}
-	int mrc = v->me == UINT32_MAX ? -EINVAL : ft_rank_map_init(map, world, n, (uint32_t)ftp.world_size);
-	free(world);
-	if (mrc != 0) {
-		free(v);
-		free(map);
-		return MPI_ERR_INTERN;
-	}
-	MPI_Comm spare = spares[k];
-	spares[k] = MPI_COMM_NULL;
+	int rc = view_new(k, jobs, n, &spare, &v, &map);
+	if (rc != 0)
+		return rc;
 	if (ftp_track_view(c, spare, jobs, n, tag, map, &v->cover) != 0) {
 		ftp_mpi.PMPI_Comm_free(&spare);
 		return MPI_ERR_NO_MEM;

@@ -27,4 +27,16 @@ uint32_t ftp_spare_view_offer(const struct ftp_comm *e);
 int ftp_spare_view_make(struct ftp_call *c, uint32_t agreed, const int32_t *jobs, uint32_t n,
 			int tag, MPI_Comm *newcomm);
 
+/* The most spare contexts there are (FTSHIM_RECOVERY_CONTEXTS's bound,
+ * and a recovery mode's). */
+#define FTP_SPARE_CONTEXTS_MAX 16
+
+/* A restart in place (pmpi/mode/spares/): the program's MPI_COMM_WORLD
+ * becomes a view on the lowest spare context not taken (every process
+ * takes one per restart, in the same order), of the n job ranks jobs in
+ * program rank order, under the job-wide id (a spare left waiting, not
+ * one of them, takes the context and makes nothing). MPI_SUCCESS, -1 (no
+ * context left), or an MPI error. */
+int ftp_spare_view_world(const int32_t *jobs, uint32_t n, uint64_t id);
+
 #endif

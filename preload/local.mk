@@ -1,8 +1,9 @@
 # preload/: what makes libftshim.so a preloadable library: its start-up
-# (the constructor that supervises Hydra's ranks) and the version script
-# that exports only MPI_*, MPIX_* and ftshim_*.
+# (the constructor that supervises Hydra's ranks, the wrapper of
+# __libc_start_main that keeps the restart point) and the version script
+# that exports only MPI_*, MPIX_*, ftshim_* and that.
 
-libftshim_la_SOURCES += preload/preload.c
+libftshim_la_SOURCES += preload/preload.c preload/restart_point.c preload/restart_point.h
 
 EXTRA_DIST += preload/libftshim.map
 include_HEADERS += include/ftshim.h

@@ -93,7 +93,9 @@
 	X("Spare processes", SPARES, spares, STRING, "", 0, 0, NULL, \
 	  "Launch spare processes beside the program's: a count (2) or a percentage of the " \
 	  "program's ranks (10%); the job is launched with N + K processes, the program sees N, and " \
-	  "the last K wait inside MPI_Init without using the CPU and leave with status 0 when the " \
-	  "program has ended. Taking a failed rank's place is not built yet. Unset or 0: no spares")
+	  "the last K wait inside MPI_Init without using the CPU. When a rank fails, a spare takes " \
+	  "its place and every rank runs main again inside the same job (restart in place: the " \
+	  "program resumes from its own restart files); with no spare left a failure is the " \
+	  "program's. Unset or 0: no spares")
 
 #endif

@@ -126,6 +126,10 @@ struct ftp_mode {
 	/* At the end of MPI_Init, collective over the world: 0, or an error
 	 * after which the job runs without the mode. */
 	int (*start)(void);
+	/* How many spare contexts (pmpi/spare_view.c) the mode takes at
+	 * MPI_Init for its own views, in place of FTSHIM_RECOVERY_CONTEXTS
+	 * (NULL: none). Before start. */
+	uint32_t (*contexts)(void);
 	/* Once the whole job is up (every process through start and the
 	 * agreement that ends MPI_Init), on every process: the mode gives the
 	 * program its MPI_COMM_WORLD if it is not the MPI's, and a process it
@@ -152,6 +156,10 @@ struct ftp_mode {
 	 * mode has moved j's program rank to the process that carries it on,
 	 * so that the call can look its peer up again. */
 	void (*await_peer)(int32_t j);
+	/* A call is about to raise code, an error of a failure or a
+	 * revocation (pmpi/errors.c): the mode may repair instead (then it
+	 * never returns), or return and let the error be raised. */
+	void (*error)(int code);
 
 	/* --- communicators ------------------------------------------------- */
 	/* e was just made from covered parent (NULL: e is MPI_COMM_WORLD);
@@ -251,6 +259,11 @@ static inline int ftp_mode_start(void)
 	return ftp_mode_on() && ftp_mode_active->start ? ftp_mode_active->start() : 0;
 }
 
+static inline uint32_t ftp_mode_contexts(void)
+{
+	return ftp_mode_on() && ftp_mode_active->contexts ? ftp_mode_active->contexts() : 0;
+}
+
 static inline enum ftp_admit ftp_mode_admit(void)
 {
 	return ftp_mode_on() && ftp_mode_active->admit ? ftp_mode_active->admit() : FTP_ADMIT_RUN;
@@ -282,6 +295,12 @@ static inline void ftp_mode_failures(void)
 {
 	if (ftp_mode_on() && ftp_mode_active->failures)
 		ftp_mode_active->failures();
+}
+
+static inline void ftp_mode_error(int code)
+{
+	if (ftp_mode_on() && ftp_mode_active->error)
+		ftp_mode_active->error(code);
 }
 
 static inline void ftp_mode_await_peer(int32_t j)

@@ -4,12 +4,13 @@
 # split, collectives) and the K spares never get past MPI_Init; they
 # leave with status 0 once the program has ended. A spare killed while
 # the program runs is no failure of the program's: the job completes,
-# the log, the summary and the report name it as the spare it was. A
-# ULFM program under spares still shrinks its world to the survivors of
-# its own N (no spare takes a rank's place yet). A launch that leaves no
-# program rank, a spare named that does not exist, and spares with
-# replicas are refused with one line (the other bad values: the unit
-# tests check_replica_plan and check_inject).
+# the log, the summary and the report name it as the spare it was. With
+# its only spare dead, a ULFM program shrinks its world to the survivors
+# of its own N (a spare taking a rank's place: spares_restart.sh). A
+# launch that leaves no program rank, a spare named that does not exist,
+# spares with replicas, and a program that asks for MPI_THREAD_MULTIPLE
+# are refused with one line (the other bad values: the unit tests
+# check_replica_plan and check_inject).
 prog=$(build spares)
 rundir=$MPITEST_WORKDIR/run
 
@@ -58,11 +59,12 @@ grep -q ' spare=1$' "$(find "$rundir" -name ranks | head -n 1)" || fail "the run
 expect_no_leftovers spares
 note "spare 1 killed while the program ran: the job completed, the spare named as one"
 
-run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_INJECT=rank=1 at=call:MPI_Allreduce:30" -- "$prog" --ulfm
+run_job shim 5 FTSHIM_SPARES=1 "FTSHIM_INJECT=rank=spare:0 at=time:50ms; rank=1 at=call:MPI_Allreduce:300" -- "$prog" --run-ms 300 --ulfm
 expect_all_checks ulfm
 [ "$(mains)" = 4 ] || fail "ulfm: expected 4 ranks in main, got $(mains)"
+expect_err_match 'error: spares: rank 1 \(process 1\) failed and no spare is left \(FTSHIM_SPARES=1, 0 rank\(s\) replaced so far\): the failure is the program.s$'
 expect_no_leftovers spares
-note "a ULFM program shrank its world of 4 to 3 with 2 spares waiting"
+note "the only spare dead: a ULFM program shrank its world of 4 to 3"
 
 run_job shim 4 FTSHIM_SPARES=4 -- "$prog"
 expect_rc "$(launcher_rc 78)"
@@ -74,5 +76,8 @@ expect_err_line "ftshim: FTSHIM_REPLICAS=1 and FTSHIM_SPARES=1 ask for two recov
 run_job shim 4 FTSHIM_SPARES=1 "FTSHIM_INJECT=rank=spare:1 at=time:1s" -- "$prog"
 expect_rc "$(launcher_rc 78)"
 expect_err_line "ftshim: FTSHIM_INJECT: clause 1 \"rank=spare:1 at=time:1s\": spare:1: the job has 1 spare (FTSHIM_SPARES), spare:0 to spare:0"
+run_job shim 3 FTSHIM_SPARES=1 -- "$prog" --multiple
+expect_rc "$(launcher_rc 78)"
+expect_err_line "ftshim: FTSHIM_SPARES=1: the program runs with MPI_THREAD_MULTIPLE, and another thread may be inside MPI when a rank goes back to the start of main; accepted: MPI_Init, or MPI_Init_thread up to MPI_THREAD_SERIALIZED"
 expect_no_leftovers spares
 note "bad values refused with one line"

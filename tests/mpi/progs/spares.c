@@ -7,7 +7,8 @@
  * be killed meanwhile). With --ulfm the program is a ULFM one: program
  * rank 1 is killed (FTSHIM_INJECT, by the test), the others find out in
  * an allreduce, revoke, shrink MPI_COMM_WORLD and check the shrunk
- * communicator is the N - 1 survivors. */
+ * communicator is the N - 1 survivors. With --multiple it asks for
+ * MPI_THREAD_MULTIPLE. */
 #include "mpi-ext.h"
 #include "testutil.h"
 
@@ -40,9 +41,12 @@ static void check_world(int rank, int size)
 
 int main(int argc, char **argv)
 {
-	int rank, size;
+	int rank, size, provided;
 
-	MPI_Init(&argc, &argv);
+	if (tu_has_arg(argc, argv, "--multiple"))
+		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	else
+		MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	printf("in main: rank %d of %d\n", rank, size);

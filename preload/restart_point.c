@@ -1,0 +1,85 @@
+/* restart_point.c: the restart point (restart_point.h), in libftshim.so
+ * only: a program linked with it gets its __libc_start_main. glibc's start-up
+ * calls __libc_start_main with the program's main; this one, found first
+ * because libftshim.so is preloaded, hands glibc's its own wrapper of
+ * main instead, which saves the arguments, keeps a sigjmp_buf in its
+ * frame (live for as long as main runs) and calls main. A static binary
+ * or a program started another way never comes here, and is not armed.
+ *
+ * Sharing: written by the main thread before main runs, and by the
+ * thread that restarts (the same one); armed is read from any thread. */
+#include "ftshim_config.h"
+
+#include "preload/restart_point.h"
+
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/common.h"
+
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+
+static main_fn program_main;
+static int first_argc;
+static char **first_argv; /* a copy of the array: main or MPI_Init may edit argv */
+static char **first_envp;
+static char **run_argv; /* this run's copy, reachable until the next run */
+static sigjmp_buf restart_env;
+static _Atomic bool armed;
+static unsigned restarts;
+
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+	first_argc = argc;
+	first_envp = envp;
+	first_argv = malloc(((size_t)argc + 1) * sizeof *first_argv);
+	if (first_argv)
+		memcpy(first_argv, argv, ((size_t)argc + 1) * sizeof *argv);
+	if (sigsetjmp(restart_env, 1) != 0)
+		restarts++;
+	atomic_store(&armed, first_argv != NULL);
+	if (!first_argv)
+		return program_main(argc, argv, envp);
+	/* A fresh array each run: the last run may have edited it. */
+	free(run_argv);
+	run_argv = malloc(((size_t)first_argc + 1) * sizeof *run_argv);
+	if (!run_argv)
+		abort();
+	memcpy(run_argv, first_argv, ((size_t)first_argc + 1) * sizeof *run_argv);
+	return program_main(first_argc, run_argv, first_envp);
+}
+
+/* glibc's, which declares it in no header. */
+int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+		      void (*rtld_fini)(void), void *stack_end);
+
+FT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	start_fn next = (start_fn)(uintptr_t)dlsym(RTLD_NEXT, "__libc_start_main");
+
+	if (!next)
+		abort();
+	program_main = main;
+	return next(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+bool ft_restart_point_armed(void)
+{
+	return atomic_load(&armed);
+}
+
+unsigned ft_restart_count(void)
+{
+	return restarts;
+}
+
+_Noreturn void ft_restart_main(void)
+{
+	siglongjmp(restart_env, 1);
+}
