@@ -327,7 +327,8 @@ static inline bool ftp_mode_report_rank(int32_t j, struct ftp_mode_rank *out)
 	return ftp_mode_on() && ftp_mode_active->report_rank && ftp_mode_active->report_rank(j, out);
 }
 
-/* Job rank j is a spare, kept waiting by the mode: it uses no CPU. */
+/* Job rank j was launched as a spare (until a repair gives it a rank, it
+ * waits and uses no CPU; the report names it as a spare either way). */
 static inline bool ftp_mode_spare(int32_t j)
 {
 	struct ftp_mode_rank m;
