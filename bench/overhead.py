@@ -83,9 +83,15 @@ def launch_env(flavour, nprocs, env, argv, mca=()):
 
 
 def measure(flavour, prog, nprocs, preload, argv):
+    return measure_cmd(launch(flavour, nprocs, preload, [prog] + argv))
+
+
+def measure_cmd(cmd):
+    """The figure bench/micro.c prints, from the launch line cmd (under
+    timeout -k, so that nothing outlives it); None if it printed none."""
     try:
-        out = subprocess.run(launch(flavour, nprocs, preload, [prog] + argv), capture_output=True,
-                             text=True, timeout=300).stdout
+        out = subprocess.run(["timeout", "-k", "5", "300"] + cmd, capture_output=True, text=True,
+                             timeout=330).stdout
     except subprocess.TimeoutExpired:
         return None
     m = re.search(r"^\S+ ([0-9.]+) ", out, re.M)

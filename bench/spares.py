@@ -21,12 +21,11 @@ Usage: bench/spares.py [--flavours mpich,openmpi] [--reps 11] [--spares 1]
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import tempfile
 
-from overhead import MPICC, TOP, launch_env
+from overhead import MPICC, TOP, launch_env, measure_cmd
 TESTS = [
     # name, program ranks, argv, target
     ("pingpong-8B", 2, ["pingpong", "8", "20000"], 1.02),
@@ -36,15 +35,8 @@ TESTS = [
 
 
 def measure(flavour, nprocs, env, argv, no_yield):
-    try:
-        mca = [("mpi_yield_when_idle", "0")] if no_yield else []
-        out = subprocess.run(["timeout", "-k", "5", "120"] + launch_env(flavour, nprocs, env, argv, mca),
-                             capture_output=True, text=True,
-                             timeout=150).stdout
-    except subprocess.TimeoutExpired:
-        return None
-    m = re.search(r"^\S+ ([0-9.]+) ", out, re.M)
-    return float(m.group(1)) if m else None
+    mca = [("mpi_yield_when_idle", "0")] if no_yield else []
+    return measure_cmd(launch_env(flavour, nprocs, env, argv, mca))
 
 
 def main():

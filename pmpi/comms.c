@@ -77,7 +77,8 @@ struct comm_view {
  * program's MPI_COMM_WORLD under a mode that narrows it); its entry, or
  * NULL if it stays untracked (and view, if given, is freed). A
  * communicator made from a covered parent is covered too, before anyone
- * can find it. */
+ * can find it. Under handle MPI_COMM_NULL the entry is the registry's
+ * only (ftshim's own, ftp_comm_job), behind no handle. */
 static struct ftp_comm *comm_track_as(MPI_Comm handle, MPI_Comm real, uint64_t id,
 				      const struct members *m, const struct ftp_comm *parent,
 				      const struct comm_view *view)
@@ -110,7 +111,7 @@ static struct ftp_comm *comm_track_as(MPI_Comm handle, MPI_Comm real, uint64_t i
 			(unsigned long long)id, rc);
 		goto out_free_core;
 	}
-	if (ftp_comm_insert(e) != 0)
+	if (handle != MPI_COMM_NULL && ftp_comm_insert(e) != 0)
 		goto out_unregister;
 	ftp_listen_comm_create(e->core);
 	ft_debug("communicator %016llx: %u local + %u remote members", (unsigned long long)id,
@@ -386,24 +387,11 @@ int ftp_comm_world_narrow(MPI_Comm real, const int32_t *jobs, uint32_t n)
 		return -1;
 	/* The job's entry: every process, under an id of its own, which
 	 * the agreements that ended MPI_Init did not use. */
-	job_entry = calloc(1, sizeof *job_entry);
 	const struct ft_comm *all = old->core;
-	if (job_entry) {
-		job_entry->handle = job_entry->real = MPI_COMM_NULL;
-		atomic_init(&job_entry->refs, 1);
-		job_entry->in_world = true;
-		job_entry->core = ft_comm_new(ft_comm_child_id(all->id, FT_COMM_KIND_GROUP, 0x6a6f62 /* "job" */,
-							       0, 0),
-					      all->members, all->local_size, NULL, 0);
-		if (!job_entry->core || ft_comm_registry_add(&ftp.comms, job_entry->core) != 0) {
-			if (job_entry->core)
-				ft_comm_free(job_entry->core);
-			free(job_entry);
-			job_entry = NULL;
-		} else {
-			ftp_listen_comm_create(job_entry->core);
-		}
-	}
+	struct members every = { .local = (int32_t *)all->members, .nlocal = all->local_size };
+	job_entry = comm_track_as(MPI_COMM_NULL, MPI_COMM_NULL,
+				  ft_comm_child_id(all->id, FT_COMM_KIND_GROUP, 0x6a6f62 /* "job" */, 0, 0),
+				  &every, NULL, NULL);
 	/* The agreements over the world go on numbering where they were
 	 * (the one that ended MPI_Init was over every process). */
 	uint32_t agree_seq = atomic_load(&old->agree_seq);
@@ -425,13 +413,9 @@ int ftp_comm_world_view(MPI_Comm real, uint64_t id, const int32_t *jobs, uint32_
 
 void ftp_comms_fini(void (*release_obj)(struct ftp_obj *o))
 {
-	if (job_entry) {
-		ftp_listen_comm_release(job_entry->core);
-		ft_comm_registry_remove(&ftp.comms, job_entry->core);
-		ft_comm_free(job_entry->core);
-		free(job_entry);
-		job_entry = NULL;
-	}
+	if (job_entry)
+		comm_release(job_entry);
+	job_entry = NULL;
 	ftp_comm_lookup_fini(comm_release, release_obj);
 	ft_comm_registry_destroy(&ftp.comms);
 }

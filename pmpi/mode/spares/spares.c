@@ -60,10 +60,8 @@ static uint32_t n, k;
 /* The program's MPI_COMM_WORLD as the MPI made it (MPI_COMM_NULL on a
  * spare). */
 static MPI_Comm program_world = MPI_COMM_NULL;
-/* Who runs which program rank (written by the application thread in a
- * repair; read by any thread through covered and report_rank: a torn
- * read names a process as spare or not one repair late, which only a
- * log line shows). */
+/* Who runs which program rank: the application thread's (other threads
+ * ask waiting). */
 static struct ft_spare_plan plan;
 /* waiting[j]: job rank j is a spare that has taken no rank (set at
  * MPI_Init, cleared by the repair that gives it one; read by any
@@ -203,7 +201,7 @@ static void say_exhausted(const bool *alive, const char *what)
 /* The whole repair, on every live process alike: agree on who lives,
  * replace the dead program ranks, make the repaired world. Returns
  * whether this process now runs a program rank in it. */
-static bool repair(void)
+static bool repair_once(void)
 {
 	uint32_t total = n + k, nalive = 0;
 	int32_t *alive_jobs = malloc((size_t)total * sizeof *alive_jobs);
@@ -231,7 +229,9 @@ static bool repair(void)
 	int32_t *before = malloc((size_t)n * sizeof *before);
 	if (before)
 		memcpy(before, plan.holder, (size_t)n * sizeof *before);
-	int got = repairs < contexts() || contexts() == k ? ft_spare_plan_replace(&plan, alive, hosts) : -EMLINK;
+	/* With more spares than contexts, the contexts run out first. */
+	bool no_context = repairs == contexts() && contexts() < k;
+	int got = no_context ? -EMLINK : ft_spare_plan_replace(&plan, alive, hosts);
 	for (uint32_t j = n; got > 0 && j < total; j++)
 		if (plan.serving[j] >= 0)
 			atomic_store_explicit(&waiting[j], false, memory_order_relaxed);
@@ -271,6 +271,15 @@ out:
 	return plan.serving && plan.serving[ftp.rank] >= 0;
 }
 
+/* A repair, not entered again from the waits of its own agreement. */
+static bool repair(void)
+{
+	repairing = true;
+	bool runs = repair_once();
+	repairing = false;
+	return runs;
+}
+
 /* Applied at every wait and call of ftshim's (ftp_check): a program
  * rank's death starts a repair, after which a program rank runs main
  * again. A spare that is waiting repairs in admit instead. */
@@ -278,10 +287,7 @@ static void failures(void)
 {
 	if (repairing || !repair_due() || is_spare(ftp.rank) || !ftp_active())
 		return;
-	repairing = true;
-	bool runs = repair();
-	repairing = false;
-	if (runs && !exhausted)
+	if (repair() && !exhausted)
 		ftp_restart_program();
 }
 
@@ -327,10 +333,7 @@ static enum ftp_admit admit(void)
 	ft_debug("spare %u: waiting in MPI_Init", (uint32_t)ftp.rank - n);
 	while (!program_ended()) {
 		if (repair_due()) {
-			repairing = true;
-			bool runs = repair();
-			repairing = false;
-			if (runs) {
+			if (repair()) {
 				ft_debug("spare %u: runs rank %d from the start of main", (uint32_t)ftp.rank - n,
 					 plan.serving[ftp.rank]);
 				return FTP_ADMIT_RUN;

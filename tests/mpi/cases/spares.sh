@@ -38,6 +38,9 @@ expect_rc 0
 [ "$(mains)" = 4 ] || fail "FTSHIM_SPARES=25% on 5: expected 4 ranks in main, got $(mains)"
 expect_no_leftovers spares
 
+# A spare makes no MPI call to count: it dies by time, which counts from
+# the whole job being up (the spare is waiting by then), while the
+# program runs for 1.5 s after that.
 run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_RUNDIR=$rundir" "FTSHIM_INJECT=rank=spare:1 at=time:0.2s" -- "$prog" --run-ms 1500
 expect_rc "$(death_rc sigkill)"
 no_failed_checks
@@ -59,6 +62,8 @@ grep -q ' spare=1$' "$(find "$rundir" -name ranks | head -n 1)" || fail "the run
 expect_no_leftovers spares
 note "spare 1 killed while the program ran: the job completed, the spare named as one"
 
+# The spare dies 50 ms after the job is up; rank 1 at least 300 ms later
+# (its 300th allreduce comes after the 300 ms loop).
 run_job shim 5 FTSHIM_SPARES=1 "FTSHIM_INJECT=rank=spare:0 at=time:50ms; rank=1 at=call:MPI_Allreduce:300" -- "$prog" --run-ms 300 --ulfm
 expect_all_checks ulfm
 [ "$(mains)" = 4 ] || fail "ulfm: expected 4 ranks in main, got $(mains)"

@@ -56,7 +56,10 @@ expect_no_leftovers restart_files
 note "rank 1 killed during the repair: spare 1 took its place too"
 
 rm -f "$ckdir"/*
-run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_INJECT=rank=random:2 at=exp:150ms seed=3" -- "$prog" "$ckdir" 200 --nap-ms 2
+# Random times are what this run is about; they count from the moment
+# the whole job is up, and 400 steps of at least 2 ms leave both kills
+# (at 0.05 and 0.14 s with this seed) well inside the program.
+run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_INJECT=rank=random:2 at=exp:150ms seed=3" -- "$prog" "$ckdir" 400 --nap-ms 2
 expect_rc "$(death_rc sigkill)"
 restarted 3
 expect_no_leftovers restart_files
