@@ -9,6 +9,7 @@
 #define FTSHIM_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -76,6 +77,45 @@ void ftshim_inject_point(const char *name, long value);
  * ftshim is active (0 with FTSHIM_DISABLE=1); MPI_KEYVAL_INVALID before
  * MPI_Init. */
 int ftshim_ft_keyval(void);
+
+/* In-memory checkpoints, with FTSHIM_SPARES (restart in place): after a
+ * failure every rank goes back to the start of main, and these calls let
+ * it resume from its last checkpoint instead of the beginning.
+ *
+ * ftshim_protect: register region id (0 or more) of this rank's state,
+ * bytes at base; again with the same id when the region moves or grows;
+ * base NULL and bytes 0 unregisters it. After a restart in place the
+ * first registration of each region copies the restored contents into it
+ * (the size must be the one it had). May be called before MPI_Init.
+ * 0, or -1 after one line (an id below 0, NULL with a size, a region
+ * that overlaps another, a size that differs from the restored one).
+ *
+ * ftshim_checkpoint: collective over MPI_COMM_WORLD, with the same
+ * version on every rank and no request of the program's pending: copies
+ * every protected region into memory of ftshim's (the caller waits for
+ * that copy only), which a thread of ftshim's then sends to a buddy
+ * process, on another host where there is one. A checkpoint is restored
+ * only if every rank's copy of it survived; each call first waits for
+ * the previous one's copies to be kept. FTSHIM_CKPT_EVERY=N takes every
+ * Nth call. 0 (taken, or skipped), or -1 after one line on every rank
+ * (refused: a request pending, versions that differ; or a failure with
+ * no spare left). Without FTSHIM_SPARES it keeps nothing and returns 0.
+ *
+ * ftshim_restart_version: -1 in the first run of main (or when no
+ * checkpoint had every rank's copy), else the version of the checkpoint
+ * restored.
+ *
+ * These three are declared weak, so that a program written for them
+ * links with the MPI's own mpicc alone: without the shim they are NULL
+ * (test `if (ftshim_checkpoint)` to run without it too). */
+#if defined(__GNUC__) && !defined(FTSHIM_BUILDING)
+#define FTSHIM_CKPT_WEAK __attribute__((weak))
+#else
+#define FTSHIM_CKPT_WEAK
+#endif
+FTSHIM_CKPT_WEAK int ftshim_protect(int id, void *base, size_t bytes);
+FTSHIM_CKPT_WEAK int ftshim_checkpoint(long version);
+FTSHIM_CKPT_WEAK long ftshim_restart_version(void);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "pmpi/block.h"
+#include "pmpi/ckpt_watch.h"
 #include "pmpi/comm_health.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/mode/mode.h"
@@ -184,6 +185,8 @@ FTP_HOT int poll_step(struct ftp_call *c, bool pending, uint64_t *seen, uint64_t
 	uint64_t events = ftp_events();
 
 	ftp_ops_progress(); /* an ishrink of this process may hold others up */
+	if (ftp_ckpt_behind())
+		ftp_ckpt_check_wait(c);
 	if (__builtin_expect(events != *seen, 0)) {
 		*seen = events;
 		int err = ftp_check(c, pending);

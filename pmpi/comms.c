@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pmpi/comms.h"
+#include "pmpi/errors.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/call_base.h"
 #include "pmpi/cover.h"
@@ -519,8 +520,7 @@ static int from_groups_post(struct ftp_call *c, int rc, MPI_Errhandler errhandle
 {
 	ftp_hang_watch_end();
 	if (errhandler == MPI_ERRORS_RETURN && ftp_is_ft_error(rc)) {
-		static const char *const names[] = FTP_FN_NAMES;
-		ft_info("%s returned %s: a member of the group has failed", names[c->fn], ftp_code_name(rc));
+		ft_info("%s returned %s: a member of the group has failed", ftp_fn_name(c->fn), ftp_code_name(rc));
 		ftp_post_common(c);
 		return rc;
 	}

@@ -142,12 +142,18 @@ static void call_errhandler(const struct ftp_call *c, MPI_Comm comm, int code)
 	}
 }
 
-int ftp_raise(struct ftp_call *c, int code)
+const char *ftp_fn_name(enum ftp_fn fn)
 {
 	static const char *const names[] = FTP_FN_NAMES;
+
+	return fn < FTP_FN_COUNT ? names[fn] : "an MPI call";
+}
+
+int ftp_raise(struct ftp_call *c, int code)
+{
 	MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
 	MPI_Comm comm = c->real;
-	const char *fn = c->fn < FTP_FN_COUNT ? names[c->fn] : "an MPI call";
+	const char *fn = ftp_fn_name(c->fn);
 	const char *object = ftp_obj_noun(c->obj);
 	char site[512], cause[256], e_site[1024];
 
@@ -220,18 +226,17 @@ FTP_ALSO_PMPI(MPI_Error_class);
 
 int ftp_mode_refuse_because(struct ftp_call *c, const char *why)
 {
-	static const char *const names[] = FTP_FN_NAMES;
 	const struct ftp_cover_kind *k = c->comm->cover->kind;
 	const struct ftp_mode *m = k ? k->mode : NULL;
 
 	if (m)
 		ft_error("%s on a %s communicator is not supported%s (%s=%s); run without %s, or see "
 			 "'man 7 ftshim' (%s) for what is",
-			 names[c->fn], k->covered_as, why, m->variable, *m->setting, m->variable,
+			 ftp_fn_name(c->fn), k->covered_as, why, m->variable, *m->setting, m->variable,
 			 m->man_section);
 	else
 		ft_error("%s on a %s communicator is not supported%s; see 'man 7 ftshim' for what is",
-			 names[c->fn], k ? k->covered_as : "covered", why);
+			 ftp_fn_name(c->fn), k ? k->covered_as : "covered", why);
 	ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, MPI_ERR_UNSUPPORTED_OPERATION);
 	return MPI_ERR_UNSUPPORTED_OPERATION;
 }

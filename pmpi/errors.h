@@ -9,6 +9,8 @@
 #include <mpi.h>
 #include <stdbool.h>
 
+#include "pmpi/fn_table.h"
+
 #ifdef MPIX_ERR_PROC_FAILED
 #define FTP_ERR_PROC_FAILED MPIX_ERR_PROC_FAILED
 #define FTP_ERR_PROC_FAILED_PENDING MPIX_ERR_PROC_FAILED_PENDING
@@ -30,6 +32,9 @@ static inline bool ftp_is_ft_error(int code)
 const char *ftp_code_name(int code);
 
 struct ftp_call;
+
+/* A wrapped function's name ("MPI_Send"). */
+const char *ftp_fn_name(enum ftp_fn fn);
 
 /* Raise code (one of ours) on the call's communicator: its error handler
  * runs; with MPI_ERRORS_ARE_FATAL (or MPI_ERRORS_ABORT) the job ends with

@@ -32,6 +32,7 @@
 #include "pmpi/inject.h"
 #include "pmpi/job.h"
 #include "pmpi/agree.h"
+#include "pmpi/ckpt_watch.h"
 #include "pmpi/leave.h"
 #include "pmpi/report_merge.h"
 #include "pmpi/revoke.h"
@@ -182,6 +183,7 @@ static int init_state(void)
 	ftp_listen(&ftp_merge_listener);
 	ftp_listen(&ftp_hostmail_listener);
 	ftp_listen(&ftp_shm_repair_listener);
+	ftp_listen(&ftp_ckpt_listener);
 	ftp_shm_repair_init();
 	if (ftp_comms_init() != 0) {
 		ft_proc_table_destroy(&ftp.procs);

@@ -13,6 +13,8 @@ libftshim_la_SOURCES = \
 	pmpi/view_coll.c pmpi/view_coll.h \
 	pmpi/coll_forms.c pmpi/coll_forms.h \
 	pmpi/spare_view.c pmpi/spare_view.h \
+	pmpi/ckpt.c pmpi/ckpt.h \
+	pmpi/ckpt_watch.c pmpi/ckpt_watch.h \
 	pmpi/comm_health.c pmpi/comm_health.h \
 	pmpi/comm_lookup.c pmpi/comm_lookup.h \
 	pmpi/seam.h \

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pmpi/requests.h"
+#include "pmpi/restart.h"
 #include "pmpi/comms.h"
 
 #define EMPTY UINT64_C(0)
@@ -109,7 +110,8 @@ static void add_entry(const struct ftp_call *c, MPI_Request request, bool persis
 	/* A handle the MPI reuses replaces what it meant before. */
 	slots[at].key = key;
 	slots[at].req = (struct ftp_req){ .comm = c->comm, .watch = c->watch, .fn = c->fn,
-					  .obj = c->obj, .obj_bits = c->obj_bits, .persistent = persistent, .op = op };
+					  .obj = c->obj, .obj_bits = c->obj_bits, .persistent = persistent, .op = op,
+					  .run = ftp_restart_run() };
 	if (c->comm)
 		ftp_comm_hold(c->comm);
 out_unlock:
@@ -189,6 +191,18 @@ void ftp_req_set_unstarted(MPI_Request request, int err)
 	if (at >= 0)
 		slots[at].req.unstarted = err;
 	pthread_mutex_unlock(&table_lock);
+}
+
+unsigned ftp_req_pending_now(void)
+{
+	unsigned run = ftp_restart_run(), n = 0;
+
+	pthread_mutex_lock(&table_lock);
+	for (uint32_t i = 0; i < cap; i++)
+		if (slots[i].key > TOMB && !slots[i].req.persistent && slots[i].req.run == run)
+			n++;
+	pthread_mutex_unlock(&table_lock);
+	return n;
 }
 
 bool ftp_req_any(void)

@@ -31,6 +31,7 @@ struct ftp_req {
 	 * waits on had failed: that error, which its next completion call
 	 * reports (the request stays inactive); else MPI_SUCCESS. */
 	int unstarted;
+	unsigned run; /* the run of main that made it (pmpi/restart.h) */
 };
 
 /* A nonblocking or persistent call made *request: remember what it
@@ -54,6 +55,11 @@ static inline void ftp_req_remove(MPI_Request request)
 {
 	ftp_req_take(request, NULL);
 }
+
+/* The requests the program has made in this run of main and not yet
+ * completed or freed, persistent ones aside (those left by a run that a
+ * restart abandoned are no one's). */
+unsigned ftp_req_pending_now(void);
 
 /* Set (or, with MPI_SUCCESS, clear) the unstarted error of a tracked
  * persistent request. */

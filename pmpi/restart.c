@@ -29,6 +29,11 @@ bool ftp_restarted(void)
 	return atomic_load(&restarted);
 }
 
+unsigned ftp_restart_run(void)
+{
+	return ft_restart_count();
+}
+
 _Noreturn void ftp_restart_program(void)
 {
 	/* The call left behind was perhaps being watched. */

@@ -12,6 +12,9 @@ bool ftp_restart_possible(void);
  * then on MPI_Init and MPI_Init_thread answer from ftshim. */
 bool ftp_restarted(void);
 
+/* Which run of main this is: 0 the first, then one more per restart. */
+unsigned ftp_restart_run(void);
+
 /* Application thread, holding nothing of ftshim's: leave whatever call
  * this process is in and run main again. Never returns. */
 _Noreturn void ftp_restart_program(void);

@@ -158,6 +158,7 @@ enum ftp_app_kind {
 	FTP_APP_REPORT_ACK = 7,    /* the reporting rank has them all */
 	FTP_APP_HOSTMAIL = 8,      /* mail waits in the host's mailbox */
 	FTP_APP_REPORT_WRITTEN = 9, /* the reporting rank wrote the report */
+	FTP_APP_CKPT = 10,         /* key: the world's repair; value: the checkpoint the sender entered */
 };
 
 #endif

@@ -31,7 +31,7 @@ static char **first_envp;
 static char **run_argv; /* this run's copy, reachable until the next run */
 static sigjmp_buf restart_env;
 static _Atomic bool armed;
-static unsigned restarts;
+static _Atomic unsigned restarts; /* read from any thread */
 
 static int main_wrapper(int argc, char **argv, char **envp)
 {
@@ -41,7 +41,7 @@ static int main_wrapper(int argc, char **argv, char **envp)
 	if (first_argv)
 		memcpy(first_argv, argv, ((size_t)argc + 1) * sizeof *argv);
 	if (sigsetjmp(restart_env, 1) != 0)
-		restarts++;
+		atomic_fetch_add_explicit(&restarts, 1, memory_order_relaxed);
 	atomic_store(&armed, first_argv != NULL);
 	if (!first_argv)
 		return program_main(argc, argv, envp);
@@ -76,7 +76,7 @@ bool ft_restart_point_armed(void)
 
 unsigned ft_restart_count(void)
 {
-	return restarts;
+	return atomic_load_explicit(&restarts, memory_order_relaxed);
 }
 
 _Noreturn void ft_restart_main(void)

@@ -96,6 +96,10 @@
 	  "the last K wait inside MPI_Init without using the CPU. When a rank fails, a spare takes " \
 	  "its place and every rank runs main again inside the same job (restart in place: the " \
 	  "program resumes from its own restart files); with no spare left a failure is the " \
-	  "program's. Unset or 0: no spares")
+	  "program's. Unset or 0: no spares") \
+	X("Spare processes", CKPT_EVERY, ckpt_every, UINT, "1", 1, 1000000, NULL, \
+	  "Under FTSHIM_SPARES, take every Nth ftshim_checkpoint call of the program's and return " \
+	  "at once from the others (the same calls on every rank, so no rank needs to ask the " \
+	  "others); 1: every call")
 
 #endif

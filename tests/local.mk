@@ -5,6 +5,8 @@
 FT_UNIT_TESTS = \
 	tests/unit/check_agreement \
 	tests/unit/check_callsite \
+	tests/unit/check_ckpt_link \
+	tests/unit/check_ckpt_store \
 	tests/unit/check_clock \
 	tests/unit/check_coll_sched \
 	tests/unit/check_comm_table \
@@ -40,6 +42,9 @@ tests_unit_check_agreement_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_callsite_SOURCES = tests/unit/check_callsite.c
 tests_unit_check_callsite_CFLAGS = $(FT_UNIT_CFLAGS) -g
 tests_unit_check_callsite_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_ckpt_link_SOURCES = tests/unit/check_ckpt_link.c
+tests_unit_check_ckpt_link_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_ckpt_link_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_clock_SOURCES = tests/unit/check_clock.c
 tests_unit_check_clock_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_clock_LDADD = $(FT_UNIT_LDADD)
@@ -91,6 +96,9 @@ tests_unit_check_repl_log_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_replica_plan_SOURCES = tests/unit/check_replica_plan.c
 tests_unit_check_replica_plan_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_replica_plan_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_ckpt_store_SOURCES = tests/unit/check_ckpt_store.c
+tests_unit_check_ckpt_store_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_ckpt_store_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_spare_plan_SOURCES = tests/unit/check_spare_plan.c
 tests_unit_check_spare_plan_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_spare_plan_LDADD = $(FT_UNIT_LDADD)

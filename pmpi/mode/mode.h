@@ -33,9 +33,9 @@
  *     MPI_Wtime;
  *   - failures: a failure learned (applied to the mode's views), and a
  *     call's peer that died while another process carries its rank on;
- *   - restart and checkpoints: unwinding this process to a restart point,
- *     and saving and restoring the program's registered memory (spares and
- *     local rollback; replication has neither);
+ *   - restart and checkpoints: a mode that restarts ranks in place
+ *     unwinds them itself (pmpi/restart.h) and uses the core's
+ *     in-memory checkpoints (pmpi/ckpt.h); no hook here;
  *   - names: how ftshim-inject and FTSHIM_INJECT name a copy, and what the
  *     report and the timeline say of each job rank;
  *   - finish: at MPI_Finalize, before ftshim's own end.
@@ -180,13 +180,6 @@ struct ftp_mode {
 	/* MPI_Wtime of a process whose clock the mode decides or follows (a
 	 * replica reads its primary's), else NULL. */
 	double (*wtime)(void);
-
-	/* --- restart and checkpoints (spares, local rollback) ---------------- */
-	/* Unwind this process to its restart point (never returns), or NULL. */
-	void (*unwind)(void);
-	/* Save and restore the memory the program registered, or NULL. */
-	int (*checkpoint)(void);
-	int (*restore)(void);
 
 	/* --- names ---------------------------------------------------------- */
 	/* How ftshim-inject and FTSHIM_INJECT name the processes that serve a

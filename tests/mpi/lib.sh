@@ -414,3 +414,15 @@ expect_no_leftovers() {
 		fail "processes of $prog were left running"
 	fi
 }
+
+# expect_main_runs RUNS: the program restarted in place (FTSHIM_SPARES)
+# ran main RUNS times on each of 4 ranks (its lines "in main: rank R of 4
+# from step ...") and printed its result once, the failure-free one
+# ("result: X (expected X)"), with no check failed.
+expect_main_runs() {
+	[ "$(grep -c '^in main: rank [0-3] of 4 from step ' "$OUT")" = $((4 * $1)) ] ||
+		{ cat "$OUT" >&2; fail "expected $1 runs of main on 4 ranks"; }
+	[ "$(grep -c '^result: ' "$OUT")" = 1 ] || { cat "$OUT" >&2; fail "expected one result line"; }
+	grep -qE '^result: ([0-9]+) \(expected \1\)$' "$OUT" || { cat "$OUT" >&2; fail "the result is not the failure-free one"; }
+	expect_err_no_match 'CHECK FAILED|error:'
+}

@@ -37,6 +37,7 @@
 #include "pmpi/mode/spares/spares.h"
 #include "pmpi/agree.h"
 #include "pmpi/call_base.h"
+#include "pmpi/ckpt.h"
 #include "pmpi/restart.h"
 #include "pmpi/spare_view.h"
 #include "pmpi/comms.h"
@@ -70,6 +71,7 @@ static _Atomic bool *waiting;
 static uint32_t repairs;   /* repairs made: the next world's number */
 static bool exhausted;     /* a failure found no spare left: failures are the program's */
 static bool repairing;     /* in repair (its agreement's waits apply failures too) */
+static bool restore_again; /* a process failed during the restore: repair again */
 
 static bool is_spare(int32_t j)
 {
@@ -143,6 +145,9 @@ static int start(void)
 			 "ending the job rather than run the program on its spares too", rc);
 		ftp_mpi.PMPI_Abort(ftp.world, 1);
 	}
+	/* Collective too; without it the program restarts from its own
+	 * files only. */
+	ftp_ckpt_start();
 	return 0;
 }
 
@@ -264,6 +269,11 @@ static bool repair_once(void)
 			 rc == -1 ? "no spare context left" : "out of memory");
 		ftp_detect_abort(1);
 	}
+	ftp_ckpt_world(plan.holder, n, repairs);
+	/* Every process that runs a program rank goes back to the latest
+	 * checkpoint all have; a death meanwhile is repaired anew. */
+	if (plan.serving[ftp.rank] >= 0 && ftp_ckpt_restore(repair_due) == -EAGAIN)
+		restore_again = true;
 out:
 	free(alive_jobs);
 	free(alive);
@@ -274,8 +284,13 @@ out:
 /* A repair, not entered again from the waits of its own agreement. */
 static bool repair(void)
 {
+	bool runs;
+
 	repairing = true;
-	bool runs = repair_once();
+	do {
+		restore_again = false;
+		runs = repair_once();
+	} while (restore_again && !exhausted);
 	repairing = false;
 	return runs;
 }
@@ -321,6 +336,7 @@ static enum ftp_admit admit(void)
 		ftp_mpi.PMPI_Abort(ftp.world, 1);
 	}
 	free(jobs);
+	ftp_ckpt_world(plan.holder, n, 0);
 	if (!is_spare(ftp.rank)) {
 		if (ftp.rank == 0 && k == 1)
 			ft_info("spares: the program runs on ranks 0 to %u; 1 spare process (job rank %u) "
@@ -356,8 +372,11 @@ static void finish(void)
 	if (k == 0 || !world)
 		return;
 	for (;;) {
-		uint32_t value = 1;
-		if (ftp_agree_quiet(world, &value) == MPI_SUCCESS || !repair_due())
+		uint32_t value = ftp_ckpt_finish_flag();
+		int rc = ftp_agree_quiet(world, &value);
+		if (rc == MPI_SUCCESS)
+			ftp_ckpt_finish_check(value);
+		if (rc == MPI_SUCCESS || !repair_due())
 			return;
 		failures();
 	}

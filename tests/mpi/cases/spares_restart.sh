@@ -13,21 +13,11 @@ ckdir=$MPITEST_WORKDIR/ck
 rundir=$MPITEST_WORKDIR/run
 mkdir -p "$ckdir"
 
-# restarted N: the program's lines show N runs of main on 4 ranks (each
-# from the step of the restart file it found) and the right result, once.
-restarted() {
-	local runs=$1
-	[ "$(grep -c '^in main: rank [0-3] of 4 from step ' "$OUT")" = $((4 * runs)) ] ||
-		{ cat "$OUT" >&2; fail "expected $runs runs of main on 4 ranks"; }
-	[ "$(grep -c '^result: ' "$OUT")" = 1 ] || { cat "$OUT" >&2; fail "expected one result line"; }
-	grep -qE '^result: ([0-9]+) \(expected \1\)$' "$OUT" || { cat "$OUT" >&2; fail "the result is not the failure-free one"; }
-	expect_err_no_match 'CHECK FAILED|error:'
-}
 
 rm -f "$ckdir"/*
 run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_RUNDIR=$rundir" "FTSHIM_INJECT=rank=2 at=call:MPI_Allreduce:35" -- "$prog" "$ckdir" 100 --nap-ms 2
 expect_rc "$(death_rc sigkill)"
-restarted 2
+expect_main_runs 2
 grep -q '^in main: rank [0-3] of 4 from step 30$' "$OUT" || fail "the second run did not resume from the restart file's step 30"
 expect_err_match "ftshim\[0\] \+[0-9.]+ info: spares: rank 2's process 2 \([^)]*\) lost; spare 0 \(process 4, [^)]*\) takes rank 2, and every rank runs main again \(repair 1, [0-9.]+ ms after it began here\)$"
 summary=$(grep '^ftshim: ' "$ERR" || true)
@@ -61,7 +51,7 @@ rm -f "$ckdir"/*
 # (at 0.05 and 0.14 s with this seed) well inside the program.
 run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_INJECT=rank=random:2 at=exp:150ms seed=3" -- "$prog" "$ckdir" 400 --nap-ms 2
 expect_rc "$(death_rc sigkill)"
-restarted 3
+expect_main_runs 3
 expect_no_leftovers restart_files
 note "two ranks killed at random times: two spares took their places"
 
