@@ -399,6 +399,8 @@ void ftp_ckpt_finish_check(uint32_t agreed)
  * the new world lacks it (the rank sends it again). */
 struct decision_head {
 	uint32_t found, n;
+	uint32_t any; /* some rank had a checkpoint at all */
+	uint32_t reserved;
 	struct ft_ckpt_tag tag;
 };
 
@@ -443,6 +445,8 @@ static struct ft_ckpt_blob *decide(uint32_t round, const struct ft_ckpt_report *
 	uint8_t *resend = (uint8_t *)(src + ck.n);
 	*h = (struct decision_head){ .n = ck.n };
 	h->found = ft_ckpt_choose(reps, ck.n, ck.holder, ck.n, &h->tag, src);
+	for (uint32_t r = 0; r < ck.n; r++)
+		h->any |= reps[r].nhave > 0;
 	for (uint32_t r = 0; r < ck.n; r++) {
 		int32_t b = buddy_of(r);
 		resend[r] = h->found && b >= 0 && !ft_ckpt_reported(reps, ck.n, b, r, h->tag);
@@ -570,7 +574,7 @@ int ftp_ckpt_restore(bool (*dead)(void))
 	if (ck.self == 0 && h.found)
 		ft_info("checkpoints: every rank goes back to version %ld (checkpoint %llu)", ck.restored_version,
 			(unsigned long long)h.tag.count);
-	else if (ck.self == 0)
+	else if (ck.self == 0 && h.any)
 		ft_info("checkpoints: no checkpoint has every rank's copy; every rank starts from the beginning");
 	if (from >= 0 && from != ftp.rank)
 		ft_info("checkpoints: rank %d's copy of version %ld (%.1f MiB) came from process %d (%s) in %.1f ms",

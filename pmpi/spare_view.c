@@ -321,13 +321,14 @@ static void view_release(struct ftp_comm *e)
 /* Without a form, a call runs on the spare as on any communicator when
  * the seam's translations are all it needs (queries, point-to-point,
  * completion, the fault-tolerance calls), and so do the creations whose
- * base is the view's (view_creation: dup, split, create, spawn, windows
- * and files) or that
- * are collective over a group of its members, and freeing it. What would
- * be collective over the spare's every process (disconnect,
- * intercommunicators, topologies) or has no schedule yet
- * (persistent and neighbourhood collectives, MPI_Alltoallw and
- * MPI_Ialltoallw) is refused. */
+ * base is the view's (view_creation: dup, split, create, a Cartesian
+ * topology, spawn, windows and files) or that are collective over a
+ * group of its members, and freeing it. What would be collective over
+ * the spare's every process (disconnect, intercommunicators), what names
+ * ranks the seam would translate to the spare's rather than the base's
+ * (graph topologies) or has no schedule yet (persistent and
+ * neighbourhood collectives, MPI_Alltoallw and MPI_Ialltoallw) is
+ * refused. */
 static bool views_runs_as_is(int fn, enum ftp_mode_role role)
 {
 	switch (role) {
@@ -342,7 +343,8 @@ static bool views_runs_as_is(int fn, enum ftp_mode_role role)
 		return fn == FTP_FN_MPI_Comm_dup || fn == FTP_FN_MPI_Comm_dup_with_info ||
 		       fn == FTP_FN_MPI_Comm_idup || fn == FTP_FN_MPI_Comm_split ||
 		       fn == FTP_FN_MPI_Comm_split_type || fn == FTP_FN_MPI_Comm_create ||
-		       fn == FTP_FN_MPI_Comm_create_group || fn == FTP_FN_MPI_Comm_free;
+		       fn == FTP_FN_MPI_Comm_create_group || fn == FTP_FN_MPI_Cart_create ||
+		       fn == FTP_FN_MPI_Comm_free;
 	case FTP_ROLE_PROCESS:
 		return fn == FTP_FN_MPI_Abort || fn == FTP_FN_MPI_Comm_spawn ||
 		       fn == FTP_FN_MPI_Comm_spawn_multiple;

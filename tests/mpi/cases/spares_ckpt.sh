@@ -58,12 +58,13 @@ expect_err_no_match 'CHECK FAILED|error:'
 expect_no_leftovers ckpt_calls
 note "a rank killed during the restore: repaired and restored again"
 
-# Two ranks at random times (from the moment the job is up).
-run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_INJECT=rank=random:2 at=exp:150ms seed=5" -- "$prog" 400 --nap-ms 2
+# Two ranks at random times (from the moment the job is up), the ring a
+# Cartesian communicator (made in each run, on the repaired world too).
+run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_INJECT=rank=random:2 at=exp:150ms seed=5" -- "$prog" 400 --nap-ms 2 --cart
 expect_rc "$(death_rc sigkill)"
 expect_main_runs 3
 expect_no_leftovers ckpt_calls
-note "two ranks killed at random times: both resumed from checkpoints"
+note "two ranks killed at random times: both resumed from checkpoints, on a Cartesian ring"
 
 # Rank 1 and its buddy, rank 2, at once: rank 1's copies are gone, so
 # every rank starts again from the beginning, and still ends right.

@@ -14,7 +14,8 @@
  *   [--pending] (rank 1 leaves a receive pending at each checkpoint)
  *   [--skip-rank R] (rank R never checkpoints)
  *   [--odd-version] (rank 1 gives another version)
- *   [--overlap] (a third region overlapping the vector) */
+ *   [--overlap] (a third region overlapping the vector)
+ *   [--cart] (the ring is a Cartesian communicator made in each run) */
 #include <ftshim.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
 {
 	int rank, size;
 	long steps = argc > 1 ? atol(argv[1]) : 0, kib = 4, every = 10, nap = 0, skip = -1;
-	int pending = 0, odd = 0, overlap = 0;
+	int pending = 0, odd = 0, overlap = 0, cart = 0;
 
 	if (steps <= 0) {
 		fprintf(stderr, "usage: ckpt_calls STEPS [--kib K] [--every E] [--nap-ms MS] [--pending] "
@@ -93,6 +94,8 @@ int main(int argc, char **argv)
 			odd = 1;
 		else if (strcmp(argv[i], "--overlap") == 0)
 			overlap = 1;
+		else if (strcmp(argv[i], "--cart") == 0)
+			cart = 1;
 	}
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -115,11 +118,17 @@ int main(int argc, char **argv)
 	printf("in main: rank %d of %d from step %ld (restart version %ld)\n", rank, size, st.step, v);
 	fflush(stdout);
 	int right = (rank + 1) % size, left = (rank + size - 1) % size;
+	MPI_Comm ring = MPI_COMM_WORLD;
+	if (cart) {
+		int dims[1] = { size }, periods[1] = { 1 };
+		MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+		MPI_Cart_shift(ring, 0, 1, &left, &right);
+	}
 	while (st.step < steps) {
 		step_vec(vec, m, rank, st.step);
 		unsigned long long out = vec[st.step % m], in = 0;
 		MPI_Sendrecv(&out, 1, MPI_UNSIGNED_LONG_LONG, right, 7, &in, 1, MPI_UNSIGNED_LONG_LONG, left, 7,
-			     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			     ring, MPI_STATUS_IGNORE);
 		st.acc = st.acc * 3 + in;
 		st.step++;
 		if (nap)
@@ -146,6 +155,8 @@ int main(int argc, char **argv)
 		printf("result: %llu (expected %llu)\n", all, expected(size, steps, m));
 	fflush(stdout);
 	free(vec);
+	if (ring != MPI_COMM_WORLD)
+		MPI_Comm_free(&ring);
 	MPI_Finalize();
 	return 0;
 }

@@ -17,11 +17,12 @@
  * translated, MPI_ANY_TAG), MPI_Comm_dup and MPI_Comm_split of it and a
  * collective there, MPIX_Comm_agree, an attribute and a name,
  * nonblocking collectives completed by MPI_Waitall with point-to-point
- * between, a window (MPI_Put to the right neighbour), and an operation
- * refused with one line (MPI_Cart_create)
+ * between, a window (MPI_Put to the right neighbour), a Cartesian ring
+ * (MPI_Cart_create, made on the view's base) with a shift and an
+ * exchange, and an operation refused with one line (MPI_Graph_create)
  * returning an error rather than hanging; with --mpi-last
  * (FTSHIM_RECOVERY_CONTEXTS=1: the second shrink is the MPI's),
- * MPI_Cart_create works there. Survivor rank 0
+ * MPI_Graph_create works there. Survivor rank 0
  * prints ALL CHECKS PASSED.
  *
  * Usage: shrink_window shrink|ishrink VICTIM [--mpi-last] */
@@ -203,17 +204,33 @@ static void check_comm(MPI_Comm s, const int *world_of, int view)
 		 left);
 	MPI_Win_free(&win);
 
-	/* A topology on a view is refused with one line; on the MPI's
-	 * communicator it works. */
+	/* A Cartesian ring works on a view (made on its base) as on the
+	 * MPI's communicator. */
 	MPI_Comm cart = MPI_COMM_NULL;
 	int dims[1] = { 4 }, periods[1] = { 1 };
 	int crc = MPI_Cart_create(s, 1, dims, periods, 0, &cart);
+	TU_CHECK(crc == MPI_SUCCESS, "MPI_Cart_create: %d", crc);
+	if (crc == MPI_SUCCESS) {
+		int src = -1, dst = -1, me = -1, got = -1;
+		MPI_Comm_rank(cart, &me);
+		MPI_Cart_shift(cart, 0, 1, &src, &dst);
+		int xrc = MPI_Sendrecv(&me, 1, MPI_INT, dst, 5, &got, 1, MPI_INT, src, 5, cart, MPI_STATUS_IGNORE);
+		TU_CHECK(xrc == MPI_SUCCESS && src == (me + 3) % 4 && got == src,
+			 "Cartesian ring: sendrecv %d, from %d got %d", xrc, src, got);
+		MPI_Comm_free(&cart);
+	}
+	/* A graph names ranks the seam would translate to the spare's: on a
+	 * view it is refused with one line; on the MPI's communicator it
+	 * works. */
+	MPI_Comm graph = MPI_COMM_NULL;
+	int index[4] = { 1, 2, 3, 4 }, edges[4] = { 1, 2, 3, 0 };
+	int grc = MPI_Graph_create(s, 4, index, edges, 0, &graph);
 	if (view) {
-		TU_CHECK(crc != MPI_SUCCESS, "MPI_Cart_create on a view is refused");
+		TU_CHECK(grc != MPI_SUCCESS, "MPI_Graph_create on a view is refused");
 	} else {
-		TU_CHECK(crc == MPI_SUCCESS, "MPI_Cart_create on the MPI's communicator: %d", crc);
-		if (crc == MPI_SUCCESS)
-			MPI_Comm_free(&cart);
+		TU_CHECK(grc == MPI_SUCCESS, "MPI_Graph_create on the MPI's communicator: %d", grc);
+		if (grc == MPI_SUCCESS)
+			MPI_Comm_free(&graph);
 	}
 }
 
