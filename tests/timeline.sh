@@ -5,7 +5,10 @@
 # exit 0, the path on stdout, and an SVG that parses as XML with one lane
 # label per rank, a red cross per failed rank and one element with a
 # <title> per event; --from/--to must leave out the events outside the
-# range. Every mistake must exit 2 with one line on stderr, print nothing
+# range. A spares job's report (FTSHIM_SPARES: substitution, checkpoint,
+# restore, and the duplicate "rank" key of its substitution) must draw
+# each kind with its own mark, tooltip and legend entry, no warning, on
+# the lane of the process that wrote it. Every mistake must exit 2 with one line on stderr, print nothing
 # on stdout, and leave no file behind (nor touch an existing output).
 set -euo pipefail
 
@@ -72,6 +75,48 @@ print(f"events={events}")
 print(f"untitled={untitled}")
 print("kinds=" + ",".join(f"{k}:{v}" for k, v in sorted(kinds.items())))
 print(f"noevents={noevents}")
+EOF
+
+# lane_of.py SVG CLASS: the lane label of each mark of CLASS in the events
+# group, one line each in drawing order (the label whose baseline is
+# nearest the middle of the mark).
+cat >"$tmp/lane_of.py" <<'EOF'
+import re, sys
+import xml.dom.minidom
+
+doc = xml.dom.minidom.parse(sys.argv[1])
+def text(node):
+    return "".join(c.data for c in node.childNodes if c.nodeType == c.TEXT_NODE)
+labels = [(float(t.getAttribute("y")), text(t)) for t in doc.getElementsByTagName("text")
+          if t.getAttribute("class") == "lane-label"]
+def middle(m):
+    if m.tagName == "circle":
+        return float(m.getAttribute("cy"))
+    if m.tagName == "rect":
+        return float(m.getAttribute("y")) + float(m.getAttribute("height")) / 2
+    ys, cmd, args = [], None, []
+    for tok in re.findall(r"[MLHVZ]|-?[0-9.]+", m.getAttribute("d")):
+        if tok.isalpha():
+            cmd, args = tok, []
+            continue
+        args.append(float(tok))
+        if cmd in ("M", "L") and len(args) == 2:
+            ys.append(args[1])
+            args = []
+        elif cmd == "V":
+            ys.append(args[0])
+            args = []
+        elif cmd == "H":
+            args = []
+    return (min(ys) + max(ys)) / 2
+events = [g for g in doc.getElementsByTagName("g") if g.getAttribute("id") == "events"][0]
+for g in events.getElementsByTagName("g"):
+    if g.getAttribute("class") != sys.argv[2]:
+        continue
+    for m in g.childNodes:
+        if m.nodeType == m.ELEMENT_NODE:
+            y = middle(m)
+            print(min(labels, key=lambda l: abs(l[0] - y))[1])
 EOF
 
 # The events of REPORT that fall in [FROM, TO] (a bar when any part of it
@@ -152,7 +197,7 @@ cat >"$tmp/full/report.json" <<'EOF'
     {"t": 1.31, "rank": 0, "kind": "revoke", "comm": "0x1f00", "by": 0},
     {"t": 1.32, "rank": 0, "kind": "agree", "comm": "0x1f00", "flag": 1, "result": "MPI_SUCCESS", "duration_ms": 0.4},
     {"t": 1.33, "rank": 0, "kind": "shrink", "comm": "0x1f00", "new_comm": "0x2a00", "size": 3, "duration_ms": 1.1},
-    {"t": 1.5, "rank": 1, "kind": "checkpoint", "note": "a kind from a newer ftshim"},
+    {"t": 1.5, "rank": 1, "kind": "rebalance", "note": "a kind from a newer ftshim"},
     {"t": 0, "rank": 3, "kind": "dropped", "count": 12},
     {"t": 3.1, "rank": 1, "kind": "finalize"},
     {"t": 3.15, "rank": 3, "kind": "finalize"}
@@ -200,6 +245,127 @@ grep -qF 'rank 1: the replica of rank 1 (rank 5) is gone, rank 1 goes on alone' 
 grep -qF '>replica promoted<' "$tmp/repl/report.svg" && grep -qF '>a replica lost<' "$tmp/repl/report.svg" ||
 	fail "replicated report: the legend lacks replication's marks"
 echo "ok: replicated report: a promotion and a lost replica, in the legend"
+
+# --- a job with spares (FTSHIM_SPARES=2: 6 processes, 4 program ranks) -------
+# The report of "ckpt_calls 100 --kib 64" (tests/mpi: spares_ckpt) under
+# Open MPI, rank 2 killed at its 35th MPI_Sendrecv: spare 0 (process 4)
+# takes rank 2 and every rank goes back to checkpoint 3. Trimmed:
+# checkpoints 1, 3 and 4 of each rank only, and without the "death" event
+# (its supervisor's, a kind drawn as "other"). The substitution's line is
+# as ftshim writes it, with two "rank" keys: the process that wrote it (4),
+# then the program rank it took (2).
+mkdir "$tmp/spares"
+cat >"$tmp/spares/report.json" <<'EOF'
+{
+  "ftshim_report": 1,
+  "job": "c33140513a21",
+  "program": "/build/openmpi/tests/mpi/out/bin/ckpt_calls",
+  "ranks": 6,
+  "reported_by": 0,
+  "start_unix": 1795925790.535086,
+  "end_s": 1.301243,
+  "hosts": ["vm", "vm", "vm", "vm", "vm", "vm"],
+  "failed": [2],
+  "finished": [0, 1, 3, 4, 5],
+  "readmitted": [],
+  "missing_ranks": [],
+  "lost_hosts": [],
+  "missing_hosts": [],
+  "failures": [
+    {"rank": 2, "host": "vm", "how": "SIGKILL", "failed_s": 1.088281, "detection": "crash", "detected_by": 4, "detected_s": 1.092694, "all_knew_s": 1.093324, "injected": true}
+  ],
+  "events": [
+    {"t":1.017998,"rank":3,"kind":"checkpoint","version":10,"number":1,"bytes":65608,"buddy":0,"wait_ms":5.111,"copy_ms":0.300},
+    {"t":1.078981,"rank":3,"kind":"checkpoint","version":30,"number":3,"bytes":65608,"buddy":0,"wait_ms":0.016,"copy_ms":1.016},
+    {"t":1.093324,"rank":3,"kind":"notification","failed":2,"how":"crash","detected_by":4,"told_by":4,"failed_s":1.092604},
+    {"t":1.099022,"rank":3,"kind":"restore","version":30,"number":3,"from":3,"bytes":65608,"agree_ms":1.654,"copy_ms":0.001},
+    {"t":1.123764,"rank":3,"kind":"checkpoint","version":40,"number":4,"bytes":65608,"buddy":0,"wait_ms":0.199,"copy_ms":0.736},
+    {"t":1.265929,"rank":3,"kind":"finalize"},
+    {"t":1.020428,"rank":1,"kind":"checkpoint","version":10,"number":1,"bytes":65608,"buddy":2,"wait_ms":0.178,"copy_ms":7.596},
+    {"t":1.078423,"rank":1,"kind":"checkpoint","version":30,"number":3,"bytes":65608,"buddy":2,"wait_ms":0.225,"copy_ms":0.423},
+    {"t":1.093019,"rank":1,"kind":"notification","failed":2,"how":"crash","detected_by":4,"told_by":5,"failed_s":1.092604},
+    {"t":1.099111,"rank":1,"kind":"restore","version":30,"number":3,"from":1,"bytes":65608,"agree_ms":2.115,"copy_ms":0.006},
+    {"t":1.123378,"rank":1,"kind":"checkpoint","version":40,"number":4,"bytes":65608,"buddy":4,"wait_ms":0.353,"copy_ms":0.334},
+    {"t":1.265602,"rank":1,"kind":"finalize"},
+    {"t":1.092694,"rank":4,"kind":"detection","failed":2,"how":"crash","detected_by":4,"failed_s":1.092604},
+    {"t":1.097669,"rank":4,"kind":"substitution","rank":2,"lost":2,"by":4,"spare":0,"repair":1,"repair_ms":0.804},
+    {"t":1.100611,"rank":4,"kind":"restore","version":30,"number":3,"from":3,"bytes":65608,"agree_ms":1.340,"copy_ms":1.587},
+    {"t":1.124714,"rank":4,"kind":"checkpoint","version":40,"number":4,"bytes":65608,"buddy":3,"wait_ms":0.464,"copy_ms":1.548},
+    {"t":1.266074,"rank":4,"kind":"finalize"},
+    {"t":1.020325,"rank":0,"kind":"checkpoint","version":10,"number":1,"bytes":65608,"buddy":1,"wait_ms":0.013,"copy_ms":7.447},
+    {"t":1.078059,"rank":0,"kind":"checkpoint","version":30,"number":3,"bytes":65608,"buddy":1,"wait_ms":0.219,"copy_ms":0.014},
+    {"t":1.093324,"rank":0,"kind":"notification","failed":2,"how":"crash","detected_by":4,"told_by":1,"failed_s":1.092604},
+    {"t":1.098638,"rank":0,"kind":"restore","version":30,"number":3,"from":0,"bytes":65608,"agree_ms":1.411,"copy_ms":0.001},
+    {"t":1.123430,"rank":0,"kind":"checkpoint","version":40,"number":4,"bytes":65608,"buddy":1,"wait_ms":0.177,"copy_ms":0.342},
+    {"t":1.262095,"rank":0,"kind":"finalize"},
+    {"t":1.092866,"rank":5,"kind":"notification","failed":2,"how":"crash","detected_by":4,"told_by":4,"failed_s":1.092604},
+    {"t":1.300149,"rank":5,"kind":"finalize"},
+    {"t":1.088281,"rank":2,"kind":"injection","how":"SIGKILL","by":"FTSHIM_INJECT \"rank=2 at=call:MPI_Sendrecv:35\"","trigger":"after call 35 of MPI_Sendrecv"}
+  ]
+}
+EOF
+# No warning (expect_ok: nothing on stderr) and no kind drawn as "other".
+expect_ok "spares report" "$tmp/spares/report.json"
+svg=$tmp/spares/report.svg
+check_picture "spares report" "$svg" "$tmp/spares/report.json" 1
+py "$tmp/inspect.py" "$svg" >"$tmp/have"
+[ "$(field kinds "$tmp/have")" = "checkpoint:10,detection:1,finalize:5,injection:1,notification:4,restore:4,substitution:1" ] ||
+	fail "spares report: marks by kind: $(field kinds "$tmp/have")"
+for want in \
+	'spare 0 (process 4) takes rank 2 from process 2 at 1.097669 s; every rank runs main again (repair 1, 804 µs)' \
+	'rank 3: checkpoint 3 (version 30) at 1.078981 s: 64.1 KiB, copied in 1.02 ms, kept by process 0 (waited 16 µs for the previous one)' \
+	'rank 3: checkpoint 1 (version 10) at 1.017998 s: 64.1 KiB, copied in 300 µs, kept by process 0<' \
+	'rank 3: back to version 30 (checkpoint 3) at 1.099022 s: own copy; agreed in 1.65 ms' \
+	'rank 4 (spare 0, as rank 2): back to version 30 (checkpoint 3) at 1.100611 s: copy of 64.1 KiB fetched from process 3 in 1.59 ms; agreed in 1.34 ms' \
+	'rank 4 (spare 0, as rank 2): checkpoint 4 (version 40) at 1.124714 s: 64.1 KiB, copied in 1.55 ms, kept by process 3 (waited 464 µs for the previous one)' \
+	'rank 4 on vm: MPI_Finalize at 1.266074 s; spare 0, took rank 2 at 1.097669 s' \
+	'>spare took a rank<' '>checkpoint<' '>back to a checkpoint<'; do
+	grep -qF -- "$want" "$svg" || fail "spares report: not in the picture: $want"
+done
+! grep -qF '>other event<' "$svg" || fail "spares report: a kind drawn as \"other\" (the legend has 'other event')"
+# The substitution on the lane of the process that wrote it (the first
+# "rank"), not on the program rank's (the second, which JSON's usual
+# last-wins reading takes): rank 2's lane ended at its failure.
+[ "$(py "$tmp/lane_of.py" "$svg" substitution)" = "rank 4" ] ||
+	fail "spares report: the substitution is on the lane of '$(py "$tmp/lane_of.py" "$svg" substitution)', expected rank 4"
+[ "$(py "$tmp/lane_of.py" "$svg" restore | sort | tr '\n' ,)" = "rank 0,rank 1,rank 3,rank 4," ] ||
+	fail "spares report: restores on the lanes $(py "$tmp/lane_of.py" "$svg" restore | tr '\n' ' ')"
+echo "ok: spares report: a substitution, 10 checkpoints, 4 restores, each with its mark, tooltip and legend entry"
+
+# The same kinds written otherwise: a substitution whose report kept one
+# "rank", the program's (as a JSON tool's rewrite would), and one that
+# names it "program_rank"; a restore to the beginning (no checkpoint
+# whole); a checkpoint no other process keeps; a re-admission.
+mkdir "$tmp/spares2"
+cat >"$tmp/spares2/report.json" <<'EOF'
+{"ftshim_report": 1, "job": "d1d2c3d4e5f6", "program": "/bin/app", "ranks": 6, "end_s": 1.0,
+ "failed": [1, 3], "finished": [0, 2, 4, 5],
+ "failures": [{"rank": 1, "failed_s": 0.4}, {"rank": 3, "failed_s": 0.55}],
+ "events": [
+  {"t": 0.5, "rank": 1, "kind": "substitution", "lost": 1, "by": 5, "spare": 1, "repair": 2, "repair_ms": 3.4},
+  {"t": 0.6, "rank": 4, "kind": "substitution", "program_rank": 3, "lost": 3, "by": 4, "spare": 0, "repair": 3, "repair_ms": 1.25},
+  {"t": 0.7, "rank": 0, "kind": "restore", "version": -1, "number": 0, "from": -1, "bytes": 0, "agree_ms": 0.9, "copy_ms": 0.0},
+  {"t": 0.2, "rank": 2, "kind": "checkpoint", "version": 7, "number": 2, "bytes": 1572864, "buddy": -1, "wait_ms": 0.05, "copy_ms": 2.5},
+  {"t": 0.8, "rank": 0, "kind": "readmission", "readmitted": 1, "readmitted_by": 2}
+ ]}
+EOF
+expect_ok "spares report, other forms" "$tmp/spares2/report.json"
+svg=$tmp/spares2/report.svg
+check_picture "spares report, other forms" "$svg" "$tmp/spares2/report.json" 2
+py "$tmp/inspect.py" "$svg" >"$tmp/have"
+[ "$(field kinds "$tmp/have")" = "checkpoint:1,readmission:1,restore:1,substitution:2" ] ||
+	fail "spares report, other forms: marks by kind: $(field kinds "$tmp/have")"
+for want in \
+	'spare 1 (process 5) takes rank 1 from process 1 at 0.500000 s; every rank runs main again (repair 2, 3.4 ms)' \
+	'spare 0 (process 4) takes rank 3 from process 3 at 0.600000 s; every rank runs main again (repair 3, 1.25 ms)' \
+	'rank 0: back to the beginning at 0.700000 s: no checkpoint that every rank has a copy of, main runs from its start; agreed in 900 µs' \
+	'rank 2: checkpoint 2 (version 7) at 0.200000 s: 1.5 MiB, copied in 2.5 ms, kept by no other process (waited 50 µs for the previous one)' \
+	'rank 0: rank 1 re-admitted at 0.800000 s (heard by rank 2)' '>rank re-admitted<'; do
+	grep -qF -- "$want" "$svg" || fail "spares report, other forms: not in the picture: $want"
+done
+[ "$(py "$tmp/lane_of.py" "$svg" substitution | tr '\n' ,)" = "rank 5,rank 4," ] ||
+	fail "spares report, other forms: substitutions on the lanes $(py "$tmp/lane_of.py" "$svg" substitution | tr '\n' ' ')"
+echo "ok: spares report, other forms: one \"rank\" or \"program_rank\", back to the beginning, a re-admission"
 
 # -o, --width, --title.
 expect_ok "-o --width --title" "$tmp/full/report.json" -o "$tmp/full/wide.svg" --width 2000 --title 'a <title> & more'

@@ -12,6 +12,13 @@
 [ "$MPITEST_FLAVOUR" = openmpi ] || { echo "Debian's LAMMPS is built with Open MPI only"; exit 77; }
 lmp=$(command -v lmp || true)
 [ -n "$lmp" ] || { echo "lammps is not installed (dev/setup installs it)"; exit 77; }
+# Under mpirun with a sanitizer's runtime preloaded, LAMMPS's ranks stop
+# in exit() (libp11-kit's destructor waits on glibc's locale lock, whose
+# reader count was already -1 before main), with or without ftshim.
+if instrumented; then
+	echo "skipped in a $MPITEST_SANITIZER-sanitized build: LAMMPS hangs at exit with the runtime preloaded"
+	exit 77
+fi
 MPITEST_TIMEOUT=60
 STEPS=2000
 cat >"$MPITEST_WORKDIR/in.melt" <<IN
