@@ -76,7 +76,6 @@ static struct {
 	uint32_t ncopied_in;
 } ck = { .store_op = -1, .self = -1, .restored_version = -1 };
 
-
 /* The agreement's flag at a checkpoint and at MPI_Finalize: the kind of
  * call (a checkpoint and a finish met: someone did not checkpoint), the
  * calls' consent, and the version's low 14 bits with their complement
@@ -334,6 +333,7 @@ FT_EXPORT int ftshim_checkpoint(long version)
 	uint32_t value = mine;
 	if (ftp_agree_quiet(world, &value) != MPI_SUCCESS)
 		return ckpt_failed(version);
+	uint64_t t_agreed = ft_clock_now();
 	if (!(value & (FLAG_CKPT | FLAG_FINISH)))
 		unmatched(true);
 	if (!(value & FLAG_OK)) {
@@ -363,7 +363,9 @@ FT_EXPORT int ftshim_checkpoint(long version)
 			 version, (unsigned long long)len);
 		return -1;
 	}
+	uint64_t t_copy = ft_clock_now();
 	ft_ckpt_snapshot_fill(b, &ck.regions, version, (uint32_t)ck.self);
+	uint64_t t_copied = ft_clock_now();
 	ck.prev = ck.cur;
 	ck.cur = (struct local_copy){ .tag = { .count = ck.prev.tag.count + 1, .epoch = ck.epoch }, .blob = b };
 	/* The restored one served its run. */
@@ -373,11 +375,12 @@ FT_EXPORT int ftshim_checkpoint(long version)
 	 * (FTSHIM_INJECT "at=point:ftshim.checkpoint:N", N its number). */
 	ftp_inject_point("ftshim.checkpoint", (long)ck.cur.tag.count);
 	store_cur();
-	uint64_t t_end = ft_clock_now();
 	ft_events_add(ftp_wall_now(), "checkpoint",
-		      ",\"version\":%ld,\"number\":%llu,\"bytes\":%llu,\"buddy\":%d,\"wait_ms\":%.3f,\"copy_ms\":%.3f",
+		      ",\"version\":%ld,\"number\":%llu,\"bytes\":%llu,\"buddy\":%d,\"wait_ms\":%.3f,"
+		      "\"agree_ms\":%.3f,\"copy_ms\":%.3f",
 		      version, (unsigned long long)ck.cur.tag.count, (unsigned long long)len, ck.store_to,
-		      (double)(t_kept - t0) / 1e6, (double)(t_end - t_kept) / 1e6);
+		      (double)(t_kept - t0) / 1e6, (double)(t_agreed - t_kept) / 1e6,
+		      (double)(t_copied - t_copy) / 1e6);
 	return 0;
 }
 

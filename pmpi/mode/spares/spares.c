@@ -250,7 +250,7 @@ static bool repair_once(void)
 	for (uint32_t r = 0; before && r < n; r++)
 		if (before[r] != plan.holder[r] && ftp.rank == plan.holder[r])
 			ft_events_add(ftp_wall_now(), "substitution",
-				      ",\"rank\":%u,\"lost\":%d,\"by\":%d,\"spare\":%d,\"repair\":%u,\"repair_ms\":%.3f",
+				      ",\"program_rank\":%u,\"lost\":%d,\"by\":%d,\"spare\":%d,\"repair\":%u,\"repair_ms\":%.3f",
 				      r, before[r], plan.holder[r], plan.holder[r] - (int32_t)n, repairs,
 				      (double)(ft_clock_now() - t0) / 1e6);
 	for (uint32_t r = 0; before && r < n && ftp.rank == plan.holder[0]; r++)

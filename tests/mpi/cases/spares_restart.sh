@@ -26,7 +26,7 @@ python3 - "$(echo "$summary" | sed 's/.*; report: //')" <<'PY' || fail "report.j
 import json, sys
 r = json.load(open(sys.argv[1]))
 subs = [e for e in r["events"] if e["kind"] == "substitution"]
-if not (r["failed"] == [2] and len(subs) == 1 and subs[0]["rank"] == 2 and subs[0]["lost"] == 2
+if not (r["failed"] == [2] and len(subs) == 1 and subs[0]["program_rank"] == 2 and subs[0]["lost"] == 2
         and subs[0]["by"] == 4 and subs[0]["spare"] == 0):
     print("report.json: failed %s, substitutions %s" % (r["failed"], subs), file=sys.stderr)
     sys.exit(1)
