@@ -364,7 +364,7 @@ FT_EXPORT int ftshim_checkpoint(long version)
 		return -1;
 	}
 	uint64_t t_copy = ft_clock_now();
-	ft_ckpt_snapshot_fill(b, &ck.regions, version, (uint32_t)ck.self);
+	ft_ckpt_snapshot_fill(b, &ck.regions, version, (uint32_t)ck.self, ftp_wall_now());
 	uint64_t t_copied = ft_clock_now();
 	ck.prev = ck.cur;
 	ck.cur = (struct local_copy){ .tag = { .count = ck.prev.tag.count + 1, .epoch = ck.epoch }, .blob = b };
@@ -568,15 +568,19 @@ int ftp_ckpt_restore(bool (*dead)(void))
 		if (again)
 			store_cur();
 	}
-	uint64_t t_end = ft_clock_now();
-	ft_events_add(ftp_wall_now(), "restore",
-		      ",\"version\":%ld,\"number\":%llu,\"from\":%d,\"bytes\":%llu,\"agree_ms\":%.3f,\"copy_ms\":%.3f",
+	uint64_t t_end = ft_clock_now(), now = ftp_wall_now();
+	/* The work done since the checkpoint was taken is done again. */
+	uint64_t taken = b ? ft_ckpt_snapshot_taken(b) : 0;
+	double redo_s = taken && taken < now ? (double)(now - taken) / 1e9 : 0.0;
+	ft_events_add(now, "restore",
+		      ",\"version\":%ld,\"number\":%llu,\"from\":%d,\"bytes\":%llu,\"agree_ms\":%.3f,"
+		      "\"copy_ms\":%.3f,\"taken_s_ago\":%.3f",
 		      ck.restored_version, (unsigned long long)(h.found ? h.tag.count : 0), from,
 		      (unsigned long long)(b ? b->len : 0), (double)(t_copy - t0) / 1e6,
-		      (double)(t_end - t_copy) / 1e6);
+		      (double)(t_end - t_copy) / 1e6, redo_s);
 	if (ck.self == 0 && h.found)
-		ft_info("checkpoints: every rank goes back to version %ld (checkpoint %llu)", ck.restored_version,
-			(unsigned long long)h.tag.count);
+		ft_info("checkpoints: every rank goes back to version %ld (checkpoint %llu, taken %.2f s ago: the "
+			"work since is done again)", ck.restored_version, (unsigned long long)h.tag.count, redo_s);
 	else if (ck.self == 0 && h.any)
 		ft_info("checkpoints: no checkpoint has every rank's copy; every rank starts from the beginning");
 	if (from >= 0 && from != ftp.rank)

@@ -4,6 +4,7 @@
  * A checkpoint's blob, integers little-endian as the machine's (it goes
  * only between processes of one job, built from one library):
  *   u32 magic "FTCS", u32 nregions, i64 version, u32 owner, u32 0,
+ *   u64 when it was taken (ns since the epoch),
  *   then per region: i32 id, u32 0, u64 bytes, the bytes padded to 8. */
 #include "ftshim_config.h"
 
@@ -20,6 +21,7 @@ struct snap_head {
 	uint32_t magic, nregions;
 	int64_t version;
 	uint32_t owner, reserved;
+	uint64_t taken_unix_ns;
 };
 
 struct snap_region {
@@ -100,9 +102,10 @@ uint64_t ft_ckpt_snapshot_len(const struct ft_ckpt_regions *rs)
 }
 
 void ft_ckpt_snapshot_fill(struct ft_ckpt_blob *b, const struct ft_ckpt_regions *rs, long version,
-			   uint32_t owner)
+			   uint32_t owner, uint64_t taken_unix_ns)
 {
-	struct snap_head h = { .magic = SNAP_MAGIC, .nregions = rs->n, .version = version, .owner = owner };
+	struct snap_head h = { .magic = SNAP_MAGIC, .nregions = rs->n, .version = version, .owner = owner,
+			       .taken_unix_ns = taken_unix_ns };
 	unsigned char *p = b->data;
 
 	memcpy(p, &h, sizeof h);
@@ -167,6 +170,14 @@ uint32_t ft_ckpt_snapshot_owner(const struct ft_ckpt_blob *b)
 
 	memcpy(&h, b->data, sizeof h);
 	return h.owner;
+}
+
+uint64_t ft_ckpt_snapshot_taken(const struct ft_ckpt_blob *b)
+{
+	struct snap_head h;
+
+	memcpy(&h, b->data, sizeof h);
+	return h.taken_unix_ns;
 }
 
 const void *ft_ckpt_snapshot_region(const struct ft_ckpt_blob *b, int32_t id, uint64_t *bytes)

@@ -45,16 +45,18 @@ int ft_ckpt_protect(struct ft_ckpt_regions *rs, int32_t id, void *base, size_t b
 
 /* The bytes a checkpoint of rs takes (its blob's length). */
 uint64_t ft_ckpt_snapshot_len(const struct ft_ckpt_regions *rs);
-/* Copy every region of rs, with the program's version and the owner's
- * rank, into b (of ft_ckpt_snapshot_len bytes). */
+/* Copy every region of rs, with the program's version, the owner's rank
+ * and when it was taken (wall clock, ns since the epoch), into b (of
+ * ft_ckpt_snapshot_len bytes). */
 void ft_ckpt_snapshot_fill(struct ft_ckpt_blob *b, const struct ft_ckpt_regions *rs, long version,
-			   uint32_t owner);
+			   uint32_t owner, uint64_t taken_unix_ns);
 /* Check a blob read from another process: 0, or -EPROTO with the reason
  * in *why. */
 int ft_ckpt_snapshot_check(const struct ft_ckpt_blob *b, const char **why);
-/* The version and owner a checked blob holds. */
+/* The version, owner and time taken a checked blob holds. */
 long ft_ckpt_snapshot_version(const struct ft_ckpt_blob *b);
 uint32_t ft_ckpt_snapshot_owner(const struct ft_ckpt_blob *b);
+uint64_t ft_ckpt_snapshot_taken(const struct ft_ckpt_blob *b);
 /* Find region id in a checked blob: its bytes (*bytes their length), or
  * NULL. */
 const void *ft_ckpt_snapshot_region(const struct ft_ckpt_blob *b, int32_t id, uint64_t *bytes);

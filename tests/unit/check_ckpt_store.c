@@ -49,10 +49,11 @@ START_TEST(test_snapshot)
 	ft_ckpt_protect(&rs, 0, a, sizeof a, err, sizeof err);
 	ft_ckpt_protect(&rs, 9, v, sizeof v, err, sizeof err);
 	struct ft_ckpt_blob *b = ft_ckpt_blob_new(ft_ckpt_snapshot_len(&rs));
-	ft_ckpt_snapshot_fill(b, &rs, 42, 3);
+	ft_ckpt_snapshot_fill(b, &rs, 42, 3, 12345);
 	ck_assert_int_eq(ft_ckpt_snapshot_check(b, &why), 0);
 	ck_assert_int_eq(ft_ckpt_snapshot_version(b), 42);
 	ck_assert_uint_eq(ft_ckpt_snapshot_owner(b), 3);
+	ck_assert_uint_eq(ft_ckpt_snapshot_taken(b), 12345);
 	uint64_t bytes = 0;
 	const void *p = ft_ckpt_snapshot_region(b, 9, &bytes);
 	ck_assert_uint_eq(bytes, sizeof v);

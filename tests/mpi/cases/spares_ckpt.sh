@@ -19,7 +19,7 @@ expect_rc "$(death_rc sigkill)"
 expect_main_runs 2
 [ "$(grep -c '^in main: rank [0-3] of 4 from step 30 (restart version 30)$' "$OUT")" = 4 ] ||
 	{ cat "$OUT" >&2; fail "the second run did not resume every rank from version 30"; }
-expect_err_match "ftshim\[0\] \+[0-9.]+ info: checkpoints: every rank goes back to version 30 \(checkpoint 3\)$"
+expect_err_match "ftshim\[0\] \+[0-9.]+ info: checkpoints: every rank goes back to version 30 \(checkpoint 3, taken [0-9.]+ s ago: the work since is done again\)$"
 expect_err_match "info: checkpoints: rank 2's copy of version 30 \(0\.1 MiB\) came from process 3 \([^)]*\) in [0-9.]+ ms$"
 summary=$(grep '^ftshim: ' "$ERR" || true)
 python3 - "$(echo "$summary" | sed 's/.*; report: //')" <<'PY' || fail "report.json lacks the checkpoints or the restore (see above)"
@@ -41,7 +41,7 @@ note "rank 2 killed: its copy came from its buddy, every rank resumed from versi
 run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_INJECT=rank=1 at=point:ftshim.checkpoint:4" -- "$prog" 100 --kib 64 --nap-ms 1
 expect_rc "$(death_rc sigkill)"
 expect_main_runs 2
-expect_err_match "info: checkpoints: every rank goes back to version 30 \(checkpoint 3\)$"
+expect_err_match "info: checkpoints: every rank goes back to version 30 \(checkpoint 3, taken [0-9.]+ s ago: the work since is done again\)$"
 expect_no_leftovers ckpt_calls
 note "a rank killed inside a checkpoint: back to the one before, which is whole"
 
@@ -65,6 +65,16 @@ expect_rc "$(death_rc sigkill)"
 expect_main_runs 3
 expect_no_leftovers ckpt_calls
 note "two ranks killed at random times: both resumed from checkpoints, on a Cartesian ring"
+
+# A spare killed while it waits, then a rank: the other spare takes the
+# rank, with the lost rank's copy.
+run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_INJECT=rank=spare:0 at=time:50ms; rank=2 at=call:MPI_Sendrecv:35" -- "$prog" 100 --nap-ms 5
+expect_rc "$(death_rc sigkill)"
+expect_main_runs 2
+expect_err_match "info: spares: rank 2's process 2 \([^)]*\) lost; spare 1 \(process 5, [^)]*\) takes rank 2, and every rank runs main again"
+expect_err_match "info: checkpoints: rank 2's copy of version 30 \([0-9.]+ MiB\) came from process 3 \([^)]*\) in [0-9.]+ ms$"
+expect_no_leftovers ckpt_calls
+note "spare 0 killed while waiting, then rank 2: spare 1 took rank 2 with its copy"
 
 # Rank 1 and its buddy, rank 2, at once: rank 1's copies are gone, so
 # every rank starts again from the beginning, and still ends right.
@@ -109,7 +119,7 @@ note "bad calls: a pending request, different versions, overlapping regions refu
 run_job shim 5 FTSHIM_SPARES=1 FTSHIM_CKPT_EVERY=3 "FTSHIM_INJECT=rank=0 at=call:MPI_Sendrecv:75" -- "$prog" 100 --nap-ms 1
 expect_rc "$(death_rc sigkill)"
 expect_main_runs 2
-expect_err_match "info: checkpoints: every rank goes back to version 60 \(checkpoint 2\)$"
+expect_err_match "info: checkpoints: every rank goes back to version 60 \(checkpoint 2, taken [0-9.]+ s ago: the work since is done again\)$"
 note "FTSHIM_CKPT_EVERY=3 took every third call"
 
 # Without the shim's spares the calls keep nothing and the program runs.
