@@ -12,16 +12,15 @@ MPI built by dev/setup. Asserts nothing; prints tables. Every job runs
    buddy. Before that, every rank at once times memcpy and a loopback
    socket copy of its S MiB. Per size, medians over all ranks and jobs:
 
-  first     the first call, ms (its local copy fills fresh pages)
+  first     the first call as the program saw it (MPI_Wtime), ms: its
+            local copy fills fresh pages
   copy      report.json's copy_ms of calls 3..CALLS, ms: the local copy
-            into the older copy's memory, and before it the agreement
-            over MPI_COMM_WORLD, where a rank waits for every other
-            rank's previous copy to be kept too
-  last      per call, the smallest copy_ms of the 4 ranks (the rank that
-            came last to the agreement): the copy alone, and the
-            agreement's own latency
-  call      the whole call as the program saw it (MPI_Wtime), calls
-            2..CALLS, ms: the wait for the previous copy, then the copy
+            (from the 3rd call on, into the older copy's memory)
+  agree     report.json's agree_ms of calls 2..CALLS, ms: the agreement
+            over MPI_COMM_WORLD, where a rank whose copy was kept first
+            waits for the others'
+  call      the whole call as the program saw it, calls 2..CALLS, ms:
+            the wait for the previous copy, the agreement, the copy
   buddy     S / median wait_ms of calls 2..CALLS, MiB/s per rank: the
             rate at which the previous copy reached its buddy and was
             kept there (all 4 ranks' copies travel at once)
@@ -31,6 +30,9 @@ MPI built by dev/setup. Asserts nothing; prints tables. Every job runs
   socket    S MiB over a loopback TCP connection (a thread sends in
             1 MiB writes, the rank receives into touched memory), MiB/s
   rss       the largest peak RSS of a program rank (VmHWM), MiB
+  faults    pages a rank's process faulted in during the CALLS calls, in
+            units of S: the local copies into fresh memory and the copies
+            received for its buddy (CALLS - 1 of them whole by the end)
 
 2. Recovery in place against a relaunch (--recovery-sizes, each rep
    interleaving, in a rotating order, four jobs of 4 program ranks):
@@ -46,31 +48,41 @@ MPI built by dev/setup. Asserts nothing; prints tables. Every job runs
      a file written beforehand (in the page cache: generous to the
      relaunch), then ends;
    - relaunch, plain: the same without the shim.
-   From the failed job's report.json and the walls, medians over reps:
+   From the failed job's report.json, the times its ranks' lines came
+   out and the walls, medians over reps (ms):
 
   ver       the version restored (the step of the checkpoint)
-  detect    the death (the injection) to the first process knowing, ms
+  detect    the death (the injection) to the first process knowing
   repair    repair_ms of the substitution (the spare takes the rank)
   agree     the fetching rank's restore agree_ms: from the repair to the
             choice of the checkpoint and where each copy is
   fetch     the fetching rank's (the spare's) restore copy_ms: its copy
             fetched from the buddy that kept it
-  resumed   the death to the last rank's restore done (every rank back
-            in main with its checkpoint), ms
-  redo      (K - ver) steps x the failure-free step time (from the free
-            job's checkpoint events, the calls left out), ms
-  total     the failed job's wall minus the free job's (per rep), ms
-  in-place  total - redo: the recovery without the redo, ms
+  resumed   the death to the last rank's restore done
+  back      the death to the last rank's "in main ... from step" line of
+            the second run (the time the line reached this script): every
+            rank back in main with its state copied in. The recovery in
+            place without the redo, compared below
+  step      the failure-free step time (the free job's checkpoint events,
+            the calls left out)
+  redo      (55 - ver) steps x step
+  back+redo the recovery in place with the redo
+  total     the failed job's wall minus the free job's (per rep): a check
+            of back+redo, noisier (two whole jobs' walls)
   ready     relaunch: from the launch to every rank holding its state
-            (after a barrier), ms; the anchor
+            (rank 0's clock after a barrier); the anchor
   wall      relaunch: the whole job, its MPI_Finalize and exit included
-  ratio     relaunch / in-place, without the redo (ready / in-place) and
-            with it ((ready + redo) / total), medians of per-rep ratios;
-            in brackets the same with the relaunch's whole wall
+  ratio     relaunch / in place, without the redo (ready / back) and
+            with it ((ready + redo) / (back + redo)), medians of per-rep
+            ratios; in brackets the same with the relaunch's whole wall
 
 The relaunch anchor leaves out what a real relaunch also waits for: the
 launcher noticing the failure and tearing the failed job down, and a
 checkpoint written to and read from storage that survives the job.
+
+With the defaults a flavour takes about 8 minutes on the project's 2-core
+VM (11 beside other jobs); part 1 is most of it, its 256 MiB jobs the
+longest (page faults: fresh memory fills at about 100 MiB/s per rank).
 
 Usage: bench/ckpt.py [--flavours mpich,openmpi] [--reps 5] [--sizes 1,16,64,256]
                      [--calls 5] [--recovery-sizes 16,64]
@@ -85,9 +97,12 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 
-from overhead import MPICC, TOP, launch_env, measure_cmd  # noqa: F401 (measure_cmd: the convention)
+# overhead.measure_cmd is not used: these jobs' stderr (the report's path)
+# and the times their lines come out are needed too (run() below).
+from overhead import MPICC, TOP, launch_env
 
 N = 4  # program ranks
 SPARES = 1
@@ -125,18 +140,32 @@ def launch(flavour, nprocs, env, argv, recovery=False):
 
 
 def run(cmd, limit=300):
-    """(wall seconds, stdout, stderr, unix start) of cmd under timeout -k."""
+    """Run cmd under timeout -k: (wall seconds, stdout, stderr, unix
+    start, [(unix time, line)] for stdout's lines as they came)."""
     start = time.time()
     t0 = time.monotonic()
+    p = subprocess.Popen(["timeout", "-k", "5", str(limit)] + cmd, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, errors="replace")
+    lines, err = [], []
+
+    def read_out():
+        for line in p.stdout:
+            lines.append((time.time(), line))
+
+    def read_err():
+        err.append(p.stderr.read())
+    th = [threading.Thread(target=read_out), threading.Thread(target=read_err)]
+    for t in th:
+        t.start()
     try:
-        p = subprocess.run(["timeout", "-k", "5", str(limit)] + cmd, capture_output=True, text=True,
-                           timeout=limit + 30, stdin=subprocess.DEVNULL)
-        out, err = p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        out, err = e.stdout or "", e.stderr or ""
-        if isinstance(out, bytes):
-            out, err = out.decode(errors="replace"), (err or b"").decode(errors="replace")
-    return time.monotonic() - t0, out, err, start
+        p.wait(timeout=limit + 30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    wall = time.monotonic() - t0
+    for t in th:
+        t.join()
+    return wall, "".join(l for _, l in lines), "".join(err), start, lines
 
 
 def report_of(err, rundir):
@@ -159,11 +188,11 @@ def fresh_rundir(work):
 def cost_job(flavour, shim, prog, size, calls, work):
     rundir = fresh_rundir(work)
     env = {"LD_PRELOAD": shim, "FTSHIM_SPARES": str(SPARES), "FTSHIM_RUNDIR": rundir}
-    wall, out, err, _ = run(launch(flavour, N + SPARES, env, [prog, "ckpt", str(size), str(calls)]))
+    wall, out, err, _, _ = run(launch(flavour, N + SPARES, env, [prog, "ckpt", str(size), str(calls)]))
     rep = report_of(err, rundir)
     shutil.rmtree(rundir, ignore_errors=True)
     got = {"touched": [], "fresh": [], "socket": [], "call": [], "rss": [], "first": [], "copy": [],
-           "copy_last": [], "wait": [], "refused": 0}
+           "agree": [], "wait": [], "faults": [], "refused": 0}
     for line in out.splitlines():
         f = line.split()
         if f and f[0] in ("memcpy-touched", "memcpy-fresh", "socket"):
@@ -173,6 +202,8 @@ def cost_job(flavour, shim, prog, size, calls, work):
                 got["first"].append(float(f[3]))
             else:
                 got["call"].append(float(f[3]))
+        elif f and f[0] == "faults":
+            got["faults"].append(float(f[2]))
         elif f and f[0] == "hwm":
             got["rss"].append(float(f[2]) / 1024)
         elif "checkpoint" in line and line.startswith("rank "):
@@ -180,19 +211,14 @@ def cost_job(flavour, shim, prog, size, calls, work):
     if rep is None or not got["call"]:
         print("  (%s %d MiB: no data; stderr tail: %s)" % (flavour, size, err.strip().splitlines()[-3:]))
         return None
-    by_call = {}
     for e in rep["events"]:
         if e["kind"] != "checkpoint":
             continue
         if e["number"] >= 2:
             got["wait"].append(e["wait_ms"])
+            got["agree"].append(e.get("agree_ms"))
         if e["number"] >= 3:
             got["copy"].append(e["copy_ms"])
-            by_call.setdefault(e["number"], []).append(e["copy_ms"])
-    # The rank that came last to the call's agreement waited there for no
-    # one: its copy_ms is the local copy alone (and the agreement's own
-    # latency).
-    got["copy_last"] = [min(v) for v in by_call.values()]
     return got
 
 
@@ -206,23 +232,24 @@ def part1(flavour, shim, prog, sizes, reps, calls, work):
                 data[s].append(g)
     print("\n%s: checkpoint cost, %d ranks + %d spare, %d back-to-back calls, %d jobs per size; medians" %
           (flavour, N, SPARES, calls, reps))
-    print("%6s %9s %9s %9s %9s %10s %10s %10s %10s %7s" % (
-        "MiB", "first ms", "copy ms", "last ms", "call ms", "buddy MB/s", "touched", "fresh", "socket",
-        "rss MiB"))
+    print("%6s %9s %9s %9s %9s %10s %10s %10s %10s %7s %7s" % (
+        "MiB", "first ms", "copy ms", "agree ms", "call ms", "buddy MB/s", "touched", "fresh", "socket",
+        "rss MiB", "faults"))
     for s in sizes:
         if not data[s]:
             print("%6d no data" % s)
             continue
         pool = {k: [v for g in data[s] for v in g[k]] for k in data[s][0] if k != "refused"}
+        nan = float("nan")
 
         def rate(ms):
             return s / (ms / 1e3) if ms else float("nan")
-        print("%6d %9.1f %9.1f %9.1f %9.1f %10.0f %10.0f %10.0f %10.0f %7.0f%s" % (
-            s, median(pool["first"]), median(pool["copy"]), median(pool["copy_last"]), median(pool["call"]),
+        print("%6d %9.1f %9.1f %9.1f %9.1f %10.0f %10.0f %10.0f %10.0f %7.0f %7.1f%s" % (
+            s, median(pool["first"]), median(pool["copy"]), median(pool["agree"]) or nan, median(pool["call"]),
             rate(median(pool["wait"])),
             rate(median(pool["touched"])), rate(median(pool["fresh"])), rate(median(pool["socket"])),
-            max(pool["rss"]), "" if not any(g["refused"] for g in data[s]) else "  (calls refused!)"),
-            flush=True)
+            max(pool["rss"]), median(pool["faults"]) or nan,
+            "  (calls refused!)" if any(g["refused"] for g in data[s]) else ""), flush=True)
 
 
 # --- 2. recovery in place against a relaunch ------------------------------------
@@ -243,15 +270,26 @@ def step_ms(rep):
     return median(steps)
 
 
-def failed_phases(rep):
+def failed_phases(rep, lines):
+    """The phases of the failed job, from its report and the times its
+    stdout's lines came (lines: [(unix time, line)])."""
     f = rep.get("failures") or []
     subs = [e for e in rep["events"] if e["kind"] == "substitution"]
     rest = [e for e in rep["events"] if e["kind"] == "restore"]
     if len(f) != 1 or len(subs) != 1 or not rest:
-        return None
+        return "%d failures, %d substitutions, %d restores in the report" % (len(f), len(subs), len(rest))
     f = f[0]
     fetch = [e for e in rest if e["from"] >= 0 and e["from"] != e["rank"]]
     fe = fetch[0] if fetch else max(rest, key=lambda e: e["copy_ms"])
+    # Each rank's second "in main" line: back in main, its state copied in.
+    mains = {}
+    for t, line in lines:
+        m = re.match(r"in main: rank (\d+) of \d+ from step", line)
+        if m:
+            mains.setdefault(int(m.group(1)), []).append(t)
+    if len(mains) != N or any(len(v) < 2 for v in mains.values()):
+        return "the output lacks a rank's second run (%s)" % {r: len(v) for r, v in mains.items()}
+    died = rep["start_unix"] + f["failed_s"]
     return {
         "ver": fe["version"],
         "detect": (f["detected_s"] - f["failed_s"]) * 1e3,
@@ -259,6 +297,7 @@ def failed_phases(rep):
         "agree": fe["agree_ms"],
         "fetch": fe["copy_ms"],
         "resumed": (max(e["t"] for e in rest) - f["failed_s"]) * 1e3,
+        "back": (max(v[1] for v in mains.values()) - died) * 1e3,
     }
 
 
@@ -284,7 +323,7 @@ def part2(flavour, shim, prog_calls, prog_cost, sizes, reps, work):
                     env = {"LD_PRELOAD": shim, "FTSHIM_SPARES": str(SPARES), "FTSHIM_RUNDIR": rundir}
                     if w == "failed":
                         env["FTSHIM_INJECT"] = "rank=2 at=call:MPI_Sendrecv:%d" % KILL
-                    wall, out, err, _ = run(launch(flavour, N + SPARES, env, argv, recovery=True))
+                    wall, out, err, _, lines = run(launch(flavour, N + SPARES, env, argv, recovery=True))
                     rep_json = report_of(err, rundir)
                     ok = re.search(r"^result: (\d+) \(expected \1\)$", out, re.M) is not None
                     if not ok or rep_json is None:
@@ -292,13 +331,13 @@ def part2(flavour, shim, prog_calls, prog_cost, sizes, reps, work):
                             flavour, s, w, rep, "wrong or no result" if not ok else "no report",
                             err.strip().splitlines()[-3:]))
                     else:
-                        got[w] = (wall, rep_json)
+                        got[w] = (wall, rep_json, lines)
                 else:
                     env = {"FTSHIM_RUNDIR": rundir}
                     if w == "relaunch-shim":
                         env["LD_PRELOAD"] = shim
-                    wall, out, err, start = run(launch(flavour, N, env, [prog_cost, "relaunch", prefix, str(s)],
-                                                       recovery=True))
+                    wall, out, err, start, _ = run(launch(flavour, N, env, [prog_cost, "relaunch", prefix, str(s)],
+                                                          recovery=True))
                     m = re.search(r"^ready ([0-9.]+)$", out, re.M)
                     if m:
                         got[w] = (wall, float(m.group(1)) - start)
@@ -308,17 +347,16 @@ def part2(flavour, shim, prog_calls, prog_cost, sizes, reps, work):
                 shutil.rmtree(rundir, ignore_errors=True)
             if "failed" not in got or "free" not in got:
                 continue
-            ph = failed_phases(got["failed"][1])
+            ph = failed_phases(got["failed"][1], got["failed"][2])
             st = step_ms(got["free"][1])
-            if ph is None or st is None:
-                print("  (%s %d MiB rep %d: the report lacks the failure, substitution or restore)" % (
-                    flavour, s, rep))
+            if isinstance(ph, str) or st is None:
+                print("  (%s %d MiB rep %d: %s)" % (flavour, s, rep, ph if isinstance(ph, str) else
+                                                   "no step time in the free job's report"))
                 continue
             d = dict(ph)
             d["step"] = st
             d["redo"] = (KILL - ph["ver"]) * st
             d["total"] = (got["failed"][0] - got["free"][0]) * 1e3
-            d["inplace"] = d["total"] - d["redo"]
             for w in ("relaunch-shim", "relaunch-plain"):
                 if w in got:
                     wall, ready = got[w]
@@ -330,8 +368,9 @@ def part2(flavour, shim, prog_calls, prog_cost, sizes, reps, work):
 
     print("\n%s: recovery in place, %d ranks + %d spare, ckpt_calls %d steps (nap S*0.8 ms), checkpoint every %d, "
           "rank 2 killed at step %d; %d reps, medians (ms)" % (flavour, N, SPARES, STEPS, EVERY, KILL, reps))
-    print("%6s %4s %7s %7s %7s %7s %8s %8s %7s %8s %9s" % (
-        "MiB", "ver", "detect", "repair", "agree", "fetch", "resumed", "step", "redo", "total", "in-place"))
+    print("%6s %4s %7s %7s %7s %7s %8s %7s %7s %7s %10s %7s" % (
+        "MiB", "ver", "detect", "repair", "agree", "fetch", "resumed", "back", "step", "redo", "back+redo",
+        "total"))
     for s, per in rows:
         if not per:
             print("%6d no data" % s)
@@ -340,29 +379,29 @@ def part2(flavour, shim, prog_calls, prog_cost, sizes, reps, work):
         def col(k):
             return median([d[k] for d in per])
         vers = sorted(set(d["ver"] for d in per))
-        print("%6d %4s %7.1f %7.1f %7.1f %7.1f %8.1f %8.2f %7.0f %8.0f %9.0f" % (
+        print("%6d %4s %7.1f %7.1f %7.1f %7.0f %8.0f %7.0f %7.2f %7.0f %10.0f %7.0f" % (
             s, "/".join(str(v) for v in vers), col("detect"), col("repair"), col("agree"), col("fetch"),
-            col("resumed"), col("step"), col("redo"), col("total"), col("inplace")))
+            col("resumed"), col("back"), col("step"), col("redo"), median([d["back"] + d["redo"] for d in per]),
+            col("total")))
     print("\n%s: the relaunch anchor (a fresh job of %d ranks reading its state from files in the page "
-          "cache); ratio = relaunch / in-place, medians of per-rep ratios, [whole-wall based]" % (flavour, N))
-    print("%6s %-15s %8s %8s %20s %20s" % ("MiB", "relaunch", "ready", "wall", "ratio without redo",
+          "cache); ratio = relaunch / in place, medians of per-rep ratios, [with the relaunch's whole wall]" %
+          (flavour, N))
+    print("%6s %-10s %7s %7s %22s %22s" % ("MiB", "relaunch", "ready", "wall", "ratio without redo",
                                          "ratio with redo"))
     for s, per in rows:
         for w in ("relaunch-shim", "relaunch-plain"):
             ds = [d for d in per if w in d]
             if not ds:
-                print("%6d %-15s no data" % (s, w))
+                print("%6d %-10s no data" % (s, w))
                 continue
-            no_redo = median([d[w][0] / d["inplace"] for d in ds if d["inplace"] > 0])
-            no_redo_w = median([d[w][1] / d["inplace"] for d in ds if d["inplace"] > 0])
-            redo = median([(d[w][0] + d["redo"]) / d["total"] for d in ds if d["total"] > 0])
-            redo_w = median([(d[w][1] + d["redo"]) / d["total"] for d in ds if d["total"] > 0])
-
-            def fmt(a, b):
-                return "%.2f [%.2f]" % (a, b) if a is not None and b is not None else "n/a"
-            print("%6d %-15s %8.0f %8.0f %20s %20s" % (
-                s, w.replace("relaunch-", "under " if w.endswith("shim") else ""), median([d[w][0] for d in ds]),
-                median([d[w][1] for d in ds]), fmt(no_redo, no_redo_w), fmt(redo, redo_w)), flush=True)
+            no_redo = median([d[w][0] / d["back"] for d in ds])
+            no_redo_w = median([d[w][1] / d["back"] for d in ds])
+            redo = median([(d[w][0] + d["redo"]) / (d["back"] + d["redo"]) for d in ds])
+            redo_w = median([(d[w][1] + d["redo"]) / (d["back"] + d["redo"]) for d in ds])
+            print("%6d %-10s %7.0f %7.0f %22s %22s" % (
+                s, "shim" if w.endswith("shim") else "plain", median([d[w][0] for d in ds]),
+                median([d[w][1] for d in ds]), "%.2f [%.2f]" % (no_redo, no_redo_w),
+                "%.2f [%.2f]" % (redo, redo_w)), flush=True)
 
 
 def main():
@@ -399,11 +438,16 @@ def main():
                                   os.path.join(TOP, "bench", "ckpt_cost.c"), "-lpthread"])
             subprocess.check_call([MPICC[flavour], "-O2"] + inc + ["-o", prog_calls,
                                   os.path.join(TOP, "tests", "mpi", "progs", "ckpt_calls.c")])
+            # The host's load beside each part: a shared machine's other
+            # work shows in the figures.
+            print("(load average at the start: %.1f)" % os.getloadavg()[0])
             if sizes:
                 part1(flavour, shim, prog_cost, sizes, a.reps, a.calls, work)
+                print("(load average: %.1f)" % os.getloadavg()[0])
             if rsizes:
                 part2(flavour, shim, prog_calls, prog_cost, rsizes, a.reps, work)
-            print("(%s: %.0f s)" % (flavour, time.monotonic() - t0), flush=True)
+            print("(%s: %.0f s; load average: %.1f)" % (flavour, time.monotonic() - t0, os.getloadavg()[0]),
+                  flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

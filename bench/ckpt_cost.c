@@ -15,6 +15,8 @@
  *   (MPI_Wtime). Rank 0 prints, for every rank r:
  *     memcpy-touched r MS / memcpy-fresh r MS / socket r MS   (each time)
  *     call r I MS                                             (each call)
+ *     faults r X      (pages faulted in during the calls, in units of
+ *                      MIB MiB: the local copies and those received)
  *     hwm r KIB                                               (peak RSS)
  *   The checkpoint's own split (wait for the previous copy, the local
  *   copy) is in the job's report.json.
@@ -36,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,6 +214,8 @@ static int ckpt(size_t len, int calls, int rank, int size)
 	if (ftshim_protect(0, state, len) != 0)
 		die("ftshim_protect");
 	MPI_Barrier(MPI_COMM_WORLD);
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
 	for (int i = 0; i < calls; i++) {
 		double t0 = MPI_Wtime();
 		int rc = ftshim_checkpoint(i + 1);
@@ -218,7 +223,12 @@ static int ckpt(size_t len, int calls, int rank, int size)
 		if (rc != 0)
 			printf("rank %d: checkpoint %d: %d\n", rank, i + 1, rc);
 	}
+	/* Pages faulted in by the process (its threads too) during the
+	 * calls, in units of the state's size. */
+	getrusage(RUSAGE_SELF, &ru1);
+	double faults = (double)(ru1.ru_minflt - ru0.ru_minflt) * (double)sysconf(_SC_PAGESIZE) / (double)len;
 	print_all("call", call_ms, calls, 1, rank, size);
+	print_all("faults", &faults, 1, 0, rank, size);
 	double hwm = hwm_kib();
 	print_all("hwm", &hwm, 1, 0, rank, size);
 	free(call_ms);
