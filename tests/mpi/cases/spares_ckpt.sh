@@ -67,7 +67,9 @@ expect_no_leftovers ckpt_calls
 note "two ranks killed at random times: both resumed from checkpoints, on a Cartesian ring"
 
 # A spare killed while it waits, then a rank: the other spare takes the
-# rank, with the lost rank's copy.
+# rank, with the lost rank's copy. A waiting spare makes no MPI call to
+# count: its time counts from the moment the job is up (the spares
+# waiting), and the rank's kill comes after 35 steps of at least 5 ms.
 run_job shim 6 FTSHIM_SPARES=2 "FTSHIM_INJECT=rank=spare:0 at=time:50ms; rank=2 at=call:MPI_Sendrecv:35" -- "$prog" 100 --nap-ms 5
 expect_rc "$(death_rc sigkill)"
 expect_main_runs 2
@@ -111,6 +113,11 @@ expect_err_match "error: ftshim_protect\(2, 0x[0-9a-f]+, 8\): overlaps region 1 
 run_job shim 5 FTSHIM_SPARES=1 -- "$prog" 20 --skip-rank 3
 expect_err_match "ftshim\[3\] \+[0-9.]+ error: ftshim_checkpoint: rank 3 waits in MPI_Sendrecv on rank 2, which waits in ftshim_checkpoint \(its checkpoint 1\) for this rank; every rank of MPI_COMM_WORLD must call it: ending the job$"
 grep -q '^result: ' "$OUT" && fail "the program finished although rank 3 never checkpointed"
+# Rank 3 skips the only checkpoint (at the last step) and goes straight
+# to MPI_Finalize: its agreement there meets the others' checkpoint, and
+# the job ends with one line from rank 0.
+run_job shim 5 FTSHIM_SPARES=1 -- "$prog" 10 --skip-rank 3 --no-result
+expect_err_match "ftshim\[0\] \+[0-9.]+ error: ftshim_checkpoint: not every rank called it \(some entered MPI_Finalize while others waited in ftshim_checkpoint\); it is collective over MPI_COMM_WORLD: ending the job$"
 expect_no_leftovers ckpt_calls
 note "bad calls: a pending request, different versions, overlapping regions refused; a missing checkpoint ends the job"
 

@@ -4,7 +4,8 @@
 # (FTSHIM_SPARES=1, 3 processes). Its input writes a restart file every
 # 100 steps, atomically (write_restart to a temporary name, then a
 # rename), and reads it at start when it is there. Rank 1 is killed at a
-# random time in the middle of the run: the spare takes its place, both
+# random point in the middle of the run (its Nth MPI_Irecv, some 4 to a
+# step, so N from 1500 to 6000 lands between steps 300 and 1500): the spare takes its place, both
 # ranks run main again, LAMMPS reads its restart file and ends on the
 # same thermo line at step 2000 as without the failure. LAMMPS makes a
 # Cartesian communicator of the repaired MPI_COMM_WORLD (a view), which
@@ -67,7 +68,7 @@ note "without spares or failures, step $STEPS: $want"
 
 seed=${SPARES_LAMMPS_SEED:-$RANDOM}
 RANDOM=$seed
-at="time:$((500 + RANDOM % 700))ms"
+at="call:MPI_Irecv:$((1500 + RANDOM % 4500))"
 note "rank 1 killed at $at (seed $seed; SPARES_LAMMPS_SEED=$seed replays it)"
 rm -f melt.restart*
 run_job shim 3 OMP_NUM_THREADS=1 FTSHIM_SPARES=1 "FTSHIM_INJECT=rank=1 at=$at" -- "$lmp" -in in.melt -log none
