@@ -428,8 +428,11 @@ static struct ft_ckpt_blob *decide(uint32_t round, const struct ft_ckpt_report *
 	struct ft_ckpt_blob *d = ft_ckpt_blob_new(len);
 	uint32_t got = 1;
 
-	if (!reps || !d)
+	if (!reps || !d) {
+		ft_error("checkpoints: out of memory for the restore's reports of %u ranks; ending the job", ck.n);
+		ftp_detect_abort(1);
 		abort();
+	}
 	reps[0] = *own;
 	while (got < ck.n) {
 		uint32_t from = 0;

@@ -101,8 +101,10 @@ void ftp_ckpt_check_wait(const struct ftp_call *c)
 
 	if (!c->comm)
 		return;
-	if (c->watch.kind == FTP_WATCH_PEER && ahead(ftp_job_at(c->comm, c->watch.rank))) {
-		j = ftp_job_at(c->comm, c->watch.rank);
+	if (c->watch.kind == FTP_WATCH_PEER) {
+		int32_t peer = ftp_job_at(c->comm, c->watch.rank);
+		if (ahead(peer))
+			j = peer;
 	} else if (c->watch.kind == FTP_WATCH_ALL) {
 		const int32_t *members = ftp_member_jobs(c->comm->core);
 		for (uint32_t i = 0; members && i < c->comm->core->local_size && j < 0; i++)
@@ -117,10 +119,11 @@ void ftp_ckpt_check_wait(const struct ftp_call *c)
 	}
 	if (now - since < FT_NSEC_PER_SEC)
 		return;
+	_Atomic uint32_t *entered = atomic_load_explicit(&peer_entered, memory_order_acquire);
 	ft_error("ftshim_checkpoint: rank %d waits in %s on rank %d, which waits in ftshim_checkpoint (its "
 		 "checkpoint %u) for this rank; every rank of MPI_COMM_WORLD must call it: ending the job",
 		 ftp_mode_program_rank(ftp.rank), ftp_fn_name(c->fn), ftp_mode_program_rank(j),
-		 atomic_load_explicit(&atomic_load_explicit(&peer_entered, memory_order_acquire)[j], memory_order_relaxed));
+		 atomic_load_explicit(&entered[j], memory_order_relaxed));
 	ftp_detect_abort(1);
 	ftp_mpi.PMPI_Abort(ftp.world, 1);
 }
