@@ -274,6 +274,7 @@ FT_EXPORT int ftshim_protect(int id, void *base, size_t bytes)
 			 id, base, bytes, ck.restored_version, (unsigned long long)had, id);
 		return -1;
 	}
+	ft_ckpt_advise_huge(base, bytes);
 	memcpy(base, saved, bytes);
 	return 0;
 }

@@ -85,6 +85,11 @@ struct ft_ckpt_blob {
 /* A blob of len bytes (contents undefined), one reference; NULL if out of
  * memory. */
 struct ft_ckpt_blob *ft_ckpt_blob_new(uint64_t len);
+/* Ask the kernel to back the whole 2 MiB blocks of [base, base + len)
+ * with huge pages, when len is several MiB: memory about to be filled
+ * whole (a blob, a region being restored), where fresh 4 KiB pages cost
+ * more to fault in than the copy. Advice only. */
+void ft_ckpt_advise_huge(void *base, size_t len);
 /* Take and drop a reference (the last drop frees). NULL: nothing. Any
  * thread. */
 struct ft_ckpt_blob *ft_ckpt_blob_ref(struct ft_ckpt_blob *b);
