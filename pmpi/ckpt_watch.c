@@ -91,16 +91,12 @@ static bool ahead(int32_t j)
 	       atomic_load_explicit(&entered[j], memory_order_relaxed) > ftp_ckpt_entered;
 }
 
-void ftp_ckpt_check_wait(const struct ftp_call *c)
+int32_t ftp_ckpt_waited_on(const struct ftp_call *c)
 {
-	/* The call found waiting on such a rank, and since when: a message
-	 * the rank sent before it entered may still be on its way. */
-	static const struct ftp_call *suspect;
-	static uint64_t since;
 	int32_t j = -1;
 
 	if (!c->comm)
-		return;
+		return -1;
 	if (c->watch.kind == FTP_WATCH_PEER) {
 		int32_t peer = ftp_job_at(c->comm, c->watch.rank);
 		if (ahead(peer))
@@ -111,6 +107,16 @@ void ftp_ckpt_check_wait(const struct ftp_call *c)
 			if (ahead(members[i]))
 				j = members[i];
 	}
+	return j;
+}
+
+void ftp_ckpt_check_waiting(const struct ftp_call *c, int32_t j)
+{
+	/* The call found waiting on such a rank, and since when: a message
+	 * the rank sent before it entered may still be on its way. */
+	static const struct ftp_call *suspect;
+	static uint64_t since;
+
 	uint64_t now = ft_clock_now();
 	if (j < 0 || suspect != c) {
 		suspect = j < 0 ? NULL : c;
@@ -128,3 +134,7 @@ void ftp_ckpt_check_wait(const struct ftp_call *c)
 	ftp_mpi.PMPI_Abort(ftp.world, 1);
 }
 
+void ftp_ckpt_check_wait(const struct ftp_call *c)
+{
+	ftp_ckpt_check_waiting(c, ftp_ckpt_waited_on(c));
+}

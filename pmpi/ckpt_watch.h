@@ -35,6 +35,12 @@ static inline bool ftp_ckpt_behind(void)
  * second on a rank that waits in ftshim_checkpoint for this one, the job
  * ends with one line. */
 void ftp_ckpt_check_wait(const struct ftp_call *c);
+/* Its two halves, for a call that waits on several requests: the job
+ * rank c (its communicator and watch) waits on that waits in a
+ * checkpoint this rank has not entered, or -1; and the wait of call c on
+ * job rank j (-1: on none such), which ends the job after a second. */
+int32_t ftp_ckpt_waited_on(const struct ftp_call *c);
+void ftp_ckpt_check_waiting(const struct ftp_call *c, int32_t j);
 
 /* Application thread. start: for a job of total processes (at
  * MPI_Init). world: the world was made anew by repair epoch; counts

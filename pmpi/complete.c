@@ -33,6 +33,7 @@
 
 #include "pmpi/complete.h"
 #include "pmpi/block.h"
+#include "pmpi/ckpt_watch.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/mpi_lib.h"
 #include "pmpi/requests.h"
@@ -340,6 +341,40 @@ struct many {
 	bool any_known;
 };
 
+/* While a rank waits in a checkpoint this one has not entered
+ * (pmpi/ckpt_watch.h): whether call c waits on such a rank through its
+ * pending requests (needs_all: the call waits for every request, so one
+ * such is enough; else every pending one must be such, as any other may
+ * complete). After a second the job ends with one line. */
+static void many_ckpt_check(const struct many *m, const MPI_Request requests[], const struct ftp_call *c,
+			    bool needs_all)
+{
+	int32_t j = -1;
+
+	for (int i = 0; i < m->count; i++) {
+		const struct tracked *t = &m->t[i];
+		if (requests[i] == MPI_REQUEST_NULL)
+			continue;
+		int32_t k = -1;
+		if (t->known && !t->r.op) {
+			struct ftp_call one = *c;
+			call_for(&one, &t->r);
+			k = ftp_ckpt_waited_on(&one);
+		}
+		if (needs_all && k >= 0) {
+			j = k;
+			break;
+		}
+		if (!needs_all && k < 0) {
+			j = -1;
+			break;
+		}
+		if (j < 0)
+			j = k;
+	}
+	ftp_ckpt_check_waiting(c, j);
+}
+
 /* Look every request up. false if none is tracked (or out of memory):
  * then the MPI's own call does. */
 static bool many_init(struct many *m, int count, const MPI_Request requests[])
@@ -547,6 +582,8 @@ FTP_HOT int waitall_body(int count, MPI_Request requests[], MPI_Status statuses[
 			}
 		}
 		ftp_ops_progress();
+		if (ftp_ckpt_behind())
+			many_ckpt_check(&m, requests, &c, true);
 		rc = ftp_mpi.PMPI_Testall(count, requests, &flag, statuses);
 		if (rc == MPI_SUCCESS && flag)
 			rc = all_ops_results(&m, requests, &c, statuses, rc);
@@ -649,6 +686,8 @@ FTP_HOT int waitany_body(int count, MPI_Request requests[], int *index, MPI_Stat
 			}
 		}
 		ftp_ops_progress();
+		if (ftp_ckpt_behind())
+			many_ckpt_check(&m, requests, &c, false);
 		rc = ftp_mpi.PMPI_Testany(count, requests, index, &flag, status);
 		if (rc == MPI_SUCCESS && flag && *index != MPI_UNDEFINED)
 			rc = op_result(&m, *index, &c);
@@ -767,6 +806,8 @@ FTP_HOT int waitsome_body(int incount, MPI_Request requests[], int *outcount, in
 			}
 		}
 		ftp_ops_progress();
+		if (ftp_ckpt_behind())
+			many_ckpt_check(&m, requests, &c, false);
 		rc = ftp_mpi.PMPI_Testsome(incount, requests, outcount, indices, statuses);
 		if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
 			rc = some_ops_results(&m, *outcount, indices, &c, statuses, rc);

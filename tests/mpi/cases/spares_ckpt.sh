@@ -113,6 +113,10 @@ expect_err_match "error: ftshim_protect\(2, 0x[0-9a-f]+, 8\): overlaps region 1 
 run_job shim 5 FTSHIM_SPARES=1 -- "$prog" 20 --skip-rank 3
 expect_err_match "ftshim\[3\] \+[0-9.]+ error: ftshim_checkpoint: rank 3 waits in MPI_Sendrecv on rank 2, which waits in ftshim_checkpoint \(its checkpoint 1\) for this rank; every rank of MPI_COMM_WORLD must call it: ending the job$"
 grep -q '^result: ' "$OUT" && fail "the program finished although rank 3 never checkpointed"
+# The same with the ring's exchange in MPI_Waitall: its wait watches too.
+run_job shim 5 FTSHIM_SPARES=1 -- "$prog" 20 --skip-rank 3 --nonblocking
+expect_err_match "ftshim\[3\] \+[0-9.]+ error: ftshim_checkpoint: rank 3 waits in MPI_Waitall on rank 2, which waits in ftshim_checkpoint \(its checkpoint 1\) for this rank; every rank of MPI_COMM_WORLD must call it: ending the job$"
+grep -q '^result: ' "$OUT" && fail "the program finished although rank 3 never checkpointed"
 # Rank 3 skips the only checkpoint (at the last step) and goes straight
 # to MPI_Finalize: its agreement there meets the others' checkpoint, and
 # the job ends with one line from rank 0.

@@ -16,6 +16,8 @@
  *   [--odd-version] (rank 1 gives another version)
  *   [--overlap] (a third region overlapping the vector)
  *   [--cart] (the ring is a Cartesian communicator made in each run)
+ *   [--nonblocking] (the ring's exchange is MPI_Irecv, MPI_Isend and
+ *   MPI_Waitall rather than MPI_Sendrecv)
  *   [--no-result] (no final reduction: MPI_Finalize right after the loop) */
 #include <ftshim.h>
 #include <mpi.h>
@@ -73,11 +75,11 @@ int main(int argc, char **argv)
 {
 	int rank, size;
 	long steps = argc > 1 ? atol(argv[1]) : 0, kib = 4, every = 10, nap = 0, skip = -1;
-	int pending = 0, odd = 0, overlap = 0, cart = 0, result = 1;
+	int pending = 0, odd = 0, overlap = 0, cart = 0, result = 1, nonblocking = 0;
 
 	if (steps <= 0) {
 		fprintf(stderr, "usage: ckpt_calls STEPS [--kib K] [--every E] [--nap-ms MS] [--pending] "
-				"[--skip-rank R] [--odd-version] [--overlap]\n");
+				"[--skip-rank R] [--odd-version] [--overlap] [--cart] [--no-result] [--nonblocking]\n");
 		return 2;
 	}
 	for (int i = 2; i < argc; i++) {
@@ -99,6 +101,8 @@ int main(int argc, char **argv)
 			cart = 1;
 		else if (strcmp(argv[i], "--no-result") == 0)
 			result = 0;
+		else if (strcmp(argv[i], "--nonblocking") == 0)
+			nonblocking = 1;
 	}
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -130,8 +134,16 @@ int main(int argc, char **argv)
 	while (st.step < steps) {
 		step_vec(vec, m, rank, st.step);
 		unsigned long long out = vec[st.step % m], in = 0;
-		MPI_Sendrecv(&out, 1, MPI_UNSIGNED_LONG_LONG, right, 7, &in, 1, MPI_UNSIGNED_LONG_LONG, left, 7,
-			     ring, MPI_STATUS_IGNORE);
+		if (nonblocking) {
+			MPI_Request both[2];
+			MPI_Status sts[2]; /* not MPI_STATUSES_IGNORE: gcc 12 warns of it with MPICH */
+			MPI_Irecv(&in, 1, MPI_UNSIGNED_LONG_LONG, left, 7, ring, &both[0]);
+			MPI_Isend(&out, 1, MPI_UNSIGNED_LONG_LONG, right, 7, ring, &both[1]);
+			MPI_Waitall(2, both, sts);
+		} else {
+			MPI_Sendrecv(&out, 1, MPI_UNSIGNED_LONG_LONG, right, 7, &in, 1, MPI_UNSIGNED_LONG_LONG,
+				     left, 7, ring, MPI_STATUS_IGNORE);
+		}
 		st.acc = st.acc * 3 + in;
 		st.step++;
 		if (nap)
