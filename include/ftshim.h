@@ -97,7 +97,8 @@ int ftshim_ft_keyval(void);
  * process, on another host where there is one. A checkpoint is restored
  * only if every rank's copy of it survived; each call first waits for
  * the previous one's copies to be kept. FTSHIM_CKPT_EVERY=N takes every
- * Nth call. 0 (taken, or skipped), or -1 after one line on every rank
+ * Nth call; FTSHIM_CKPT_DIR also writes each rank's copy to a file there,
+ * in the background, for a rank lost with its buddy. 0 (taken, or skipped), or -1 after one line on every rank
  * (refused: a request pending, versions that differ; or a failure with
  * no spare left). Without FTSHIM_SPARES it keeps nothing and returns 0.
  *

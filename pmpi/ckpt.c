@@ -42,6 +42,7 @@
 #include "pmpi/requests.h"
 #include "pmpi/seam.h"
 #include "pmpi/state.h"
+#include "src/ckpt_disk.h"
 #include "src/ckpt_store.h"
 #include "src/clock.h"
 #include "src/events.h"
@@ -58,6 +59,7 @@ static struct {
 	bool on;                      /* started: a mode restores from checkpoints */
 	struct ft_ckpt_link *link;
 	struct ft_ckpt_held held;     /* copies kept for other ranks (link's thread adds) */
+	struct ft_ckpt_disk *disk;    /* FTSHIM_CKPT_DIR's files, or NULL */
 	struct ft_ckpt_regions regions;
 	struct local_copy cur, prev;  /* this rank's latest two */
 	int store_op;                 /* the link's operation sending cur to the buddy, or -1 */
@@ -72,6 +74,7 @@ static struct {
 	 * ftshim_protect copies a region in from it once. */
 	struct ft_ckpt_blob *restored;
 	long restored_version;
+	bool restored_from_file;      /* the restored copy came from this rank's file */
 	int32_t copied_in[FT_CKPT_REGIONS_MAX];
 	uint32_t ncopied_in;
 } ck = { .store_op = -1, .self = -1, .restored_version = -1 };
@@ -145,6 +148,8 @@ int ftp_ckpt_start(void)
 	}
 	ftp_ckpt_watch_start(total);
 	ck.on = true;
+	if (ftp.cfg.ckpt_dir[0] && ft_ckpt_disk_open(&ck.disk, ftp.cfg.ckpt_dir, ftp.job_id, err, sizeof err) != 0)
+		ft_error("checkpoints: %s; checkpoints are kept in memory only", err);
 	return 0;
 }
 
@@ -247,6 +252,30 @@ static bool cur_kept(void)
 	return true;
 }
 
+/* Wait until the file in flight is written (a death meanwhile is applied
+ * by the mode, which may restart this process), and tell its outcome. */
+static void disk_idle(void)
+{
+	struct ft_ckpt_disk_result res;
+	bool fresh = false;
+
+	if (!ck.disk)
+		return;
+	while (!ft_ckpt_disk_done(ck.disk, &res, &fresh))
+		wait_step();
+	if (!fresh)
+		return;
+	char path[4200];
+	ft_ckpt_disk_path(ck.disk, res.owner, res.tag, path, sizeof path);
+	if (res.err != 0 && res.err != -ECANCELED)
+		ft_warn("checkpoints: rank %u's checkpoint %llu could not be written to %s (%s); its copies in "
+			"memory stand", res.owner, (unsigned long long)res.tag.count, path, strerror(-res.err));
+	if (res.err == 0)
+		ft_events_add(ftp_wall_now(), "checkpoint_file",
+			      ",\"number\":%llu,\"bytes\":%llu,\"write_ms\":%.3f",
+			      (unsigned long long)res.tag.count, (unsigned long long)res.bytes, res.write_ms);
+}
+
 /* --- the public calls ------------------------------------------------------- */
 
 FT_EXPORT int ftshim_protect(int id, void *base, size_t bytes)
@@ -329,6 +358,7 @@ FT_EXPORT int ftshim_checkpoint(long version)
 		ok = false;
 	}
 	ok = cur_kept() && ok;
+	disk_idle();
 	uint64_t t_kept = ft_clock_now();
 	uint32_t mine = FLAG_CKPT | (ok ? FLAG_OK : 0) | version_bits(version);
 	uint32_t value = mine;
@@ -376,6 +406,8 @@ FT_EXPORT int ftshim_checkpoint(long version)
 	 * (FTSHIM_INJECT "at=point:ftshim.checkpoint:N", N its number). */
 	ftp_inject_point("ftshim.checkpoint", (long)ck.cur.tag.count);
 	store_cur();
+	if (ck.disk && ck.cur.tag.count % ftp.cfg.ckpt_disk_every == 0)
+		(void)ft_ckpt_disk_write(ck.disk, (uint32_t)ck.self, ck.cur.tag, ck.cur.blob);
 	ft_events_add(ftp_wall_now(), "checkpoint",
 		      ",\"version\":%ld,\"number\":%llu,\"bytes\":%llu,\"buddy\":%d,\"wait_ms\":%.3f,"
 		      "\"agree_ms\":%.3f,\"copy_ms\":%.3f",
@@ -394,6 +426,12 @@ void ftp_ckpt_finish_check(uint32_t agreed)
 {
 	if (!(agreed & (FLAG_CKPT | FLAG_FINISH)))
 		unmatched(false);
+	/* Every rank is done: its files serve no restore. */
+	if (ck.disk && ck.self >= 0) {
+		ft_ckpt_disk_drop_abandoned(ck.disk, (uint32_t)ck.self, (struct ft_ckpt_tag){ 0 });
+		ft_ckpt_disk_close(ck.disk);
+		ck.disk = NULL;
+	}
 }
 
 /* --- the restore -------------------------------------------------------------- */
@@ -466,8 +504,27 @@ static struct ft_ckpt_blob *decide(uint32_t round, const struct ft_ckpt_report *
 	return d;
 }
 
+/* This rank's copy of tag from its file, or NULL after one line. */
+static struct ft_ckpt_blob *copy_from_file(struct ft_ckpt_tag tag)
+{
+	char err[4400] = "";
+	const char *why = NULL;
+	struct ft_ckpt_blob *b = ck.disk ? ft_ckpt_disk_read(ck.disk, (uint32_t)ck.self, tag, err, sizeof err) : NULL;
+
+	if (b && (ft_ckpt_snapshot_check(b, &why) != 0 || ft_ckpt_snapshot_owner(b) != (uint32_t)ck.self)) {
+		snprintf(err, sizeof err, "malformed: %s", why ? why : "another rank's copy");
+		ft_ckpt_blob_unref(b);
+		b = NULL;
+	}
+	if (!b && ck.disk)
+		ft_error("checkpoints: rank %d's file of checkpoint %llu cannot be read: %s", ck.self,
+			 (unsigned long long)tag.count, err);
+	ck.restored_from_file = b != NULL;
+	return b;
+}
+
 /* This rank's copy of tag from job rank src: from its own memory or
- * fetched. A new reference, or NULL (dead() said a process failed, or
+ * file, or fetched. A new reference, or NULL (dead() said a process failed, or
  * src did not have it). */
 static struct ft_ckpt_blob *copy_from(int32_t src, struct ft_ckpt_tag tag, bool (*dead)(void))
 {
@@ -476,7 +533,8 @@ static struct ft_ckpt_blob *copy_from(int32_t src, struct ft_ckpt_tag tag, bool 
 			return ft_ckpt_blob_ref(ck.cur.blob);
 		if (ck.prev.blob && ft_ckpt_tag_eq(ck.prev.tag, tag))
 			return ft_ckpt_blob_ref(ck.prev.blob);
-		return ft_ckpt_held_get(&ck.held, (uint32_t)ck.self, tag);
+		struct ft_ckpt_blob *b = ft_ckpt_held_get(&ck.held, (uint32_t)ck.self, tag);
+		return b ? b : copy_from_file(tag);
 	}
 	int op = ft_ckpt_link_fetch(ck.link, (uint32_t)src, (uint32_t)ck.self, tag);
 	struct ft_ckpt_blob *b = NULL;
@@ -516,6 +574,7 @@ int ftp_ckpt_restore(bool (*dead)(void))
 	ft_ckpt_blob_unref(ck.restored);
 	ck.restored = NULL;
 	ck.restored_version = -1;
+	ck.restored_from_file = false;
 	ck.ncopied_in = 0;
 	if (ck.self < 0)
 		return 0;
@@ -525,8 +584,12 @@ int ftp_ckpt_restore(bool (*dead)(void))
 		mine[nmine++] = ck.cur.tag;
 	if (ck.prev.blob)
 		mine[nmine++] = ck.prev.tag;
+	/* And this rank's files (a spare's too: it now runs the rank whose
+	 * files they are). */
+	struct ft_ckpt_tag files[2];
+	uint32_t nfiles = ck.disk ? ft_ckpt_disk_list(ck.disk, (uint32_t)ck.self, files, 2) : 0;
 	struct ft_ckpt_report rep;
-	ft_ckpt_report_fill(&rep, ftp.rank, (uint32_t)ck.self, mine, nmine, &ck.held);
+	ft_ckpt_report_fill(&rep, ftp.rank, (uint32_t)ck.self, mine, nmine, files, nfiles, &ck.held);
 	struct ft_ckpt_blob *d;
 	if (ck.self != 0)
 		ft_ckpt_link_note(ck.link, (uint32_t)ck.holder[0], round, &rep, sizeof rep);
@@ -563,6 +626,8 @@ int ftp_ckpt_restore(bool (*dead)(void))
 		abort();
 	}
 	ft_ckpt_held_drop_abandoned(&ck.held, h.found ? h.tag : (struct ft_ckpt_tag){ 0 });
+	if (ck.disk)
+		ft_ckpt_disk_drop_abandoned(ck.disk, (uint32_t)ck.self, h.found ? h.tag : (struct ft_ckpt_tag){ 0 });
 	local_drop(&ck.prev);
 	local_drop(&ck.cur);
 	if (b) {
@@ -578,10 +643,10 @@ int ftp_ckpt_restore(bool (*dead)(void))
 	double redo_s = taken && taken < now ? (double)(now - taken) / 1e9 : 0.0;
 	ft_events_add(now, "restore",
 		      ",\"version\":%ld,\"number\":%llu,\"from\":%d,\"bytes\":%llu,\"agree_ms\":%.3f,"
-		      "\"copy_ms\":%.3f,\"taken_s_ago\":%.3f",
+		      "\"copy_ms\":%.3f,\"taken_s_ago\":%.3f,\"file\":%s",
 		      ck.restored_version, (unsigned long long)(h.found ? h.tag.count : 0), from,
 		      (unsigned long long)(b ? b->len : 0), (double)(t_copy - t0) / 1e6,
-		      (double)(t_end - t_copy) / 1e6, redo_s);
+		      (double)(t_end - t_copy) / 1e6, redo_s, ck.restored_from_file ? "true" : "false");
 	if (ck.self == 0 && h.found)
 		ft_info("checkpoints: every rank goes back to version %ld (checkpoint %llu, taken %.2f s ago: the "
 			"work since is done again)", ck.restored_version, (unsigned long long)h.tag.count, redo_s);
@@ -591,5 +656,12 @@ int ftp_ckpt_restore(bool (*dead)(void))
 		ft_info("checkpoints: rank %d's copy of version %ld (%.1f MiB) came from process %d (%s) in %.1f ms",
 			ck.self, ck.restored_version, (double)(b ? b->len : 0) / (1 << 20), from,
 			ftp.peers[from].host, (double)(t_end - t_copy) / 1e6);
+	if (ck.restored_from_file) {
+		char path[4200];
+		ft_ckpt_disk_path(ck.disk, (uint32_t)ck.self, h.tag, path, sizeof path);
+		ft_info("checkpoints: rank %d's copy of version %ld (%.1f MiB) came from its file %s in %.1f ms",
+			ck.self, ck.restored_version, (double)b->len / (1 << 20), path,
+			(double)(t_end - t_copy) / 1e6);
+	}
 	return 0;
 }

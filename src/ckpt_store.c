@@ -293,18 +293,26 @@ void ft_ckpt_held_drop_abandoned(struct ft_ckpt_held *h, struct ft_ckpt_tag tag)
 	pthread_mutex_unlock(&h->lock);
 }
 
-static void report_add(struct ft_ckpt_report *r, uint32_t owner, struct ft_ckpt_tag tag)
+static void report_add(struct ft_ckpt_report *r, uint32_t owner, struct ft_ckpt_tag tag, uint32_t flags)
 {
 	if (r->nhave < FT_CKPT_REPORT_MAX)
-		r->have[r->nhave++] = (struct ft_ckpt_have){ .owner = owner, .tag = tag };
+		r->have[r->nhave++] = (struct ft_ckpt_have){ .owner = owner, .flags = flags, .tag = tag };
 }
 
 void ft_ckpt_report_fill(struct ft_ckpt_report *r, int32_t job, uint32_t self,
-			 const struct ft_ckpt_tag *mine, uint32_t nmine, struct ft_ckpt_held *h)
+			 const struct ft_ckpt_tag *mine, uint32_t nmine, const struct ft_ckpt_tag *files,
+			 uint32_t nfiles, struct ft_ckpt_held *h)
 {
 	*r = (struct ft_ckpt_report){ .job = job };
 	for (uint32_t i = 0; i < nmine; i++)
-		report_add(r, self, mine[i]);
+		report_add(r, self, mine[i], 0);
+	for (uint32_t i = 0; i < nfiles; i++) {
+		bool in_memory = false;
+		for (uint32_t m = 0; m < nmine; m++)
+			in_memory = in_memory || ft_ckpt_tag_eq(mine[m], files[i]);
+		if (!in_memory)
+			report_add(r, self, files[i], FT_CKPT_HAVE_FILE);
+	}
 	pthread_mutex_lock(&h->lock);
 	/* Latest first: a copy of a higher count before a lower one. */
 	bool *taken = calloc(h->n ? h->n : 1, sizeof *taken);
@@ -314,27 +322,37 @@ void ft_ckpt_report_fill(struct ft_ckpt_report *r, int32_t job, uint32_t self,
 			if (!taken[i] && (best == UINT32_MAX || h->c[i].tag.count > h->c[best].tag.count))
 				best = i;
 		taken[best] = true;
-		report_add(r, h->c[best].owner, h->c[best].tag);
+		report_add(r, h->c[best].owner, h->c[best].tag, 0);
 	}
 	free(taken);
 	pthread_mutex_unlock(&h->lock);
 }
 
-bool ft_ckpt_reported(const struct ft_ckpt_report *reps, uint32_t nrep, int32_t job, uint32_t owner,
-		      struct ft_ckpt_tag tag)
+/* Whether job rank job reported owner's copy tagged tag with flags. */
+static bool reported_as(const struct ft_ckpt_report *reps, uint32_t nrep, int32_t job, uint32_t owner,
+			struct ft_ckpt_tag tag, uint32_t flags)
 {
 	for (uint32_t p = 0; p < nrep; p++) {
 		if (reps[p].job != job)
 			continue;
 		for (uint32_t i = 0; i < reps[p].nhave && i < FT_CKPT_REPORT_MAX; i++)
-			if (reps[p].have[i].owner == owner && ft_ckpt_tag_eq(reps[p].have[i].tag, tag))
+			if (reps[p].have[i].owner == owner && reps[p].have[i].flags == flags &&
+			    ft_ckpt_tag_eq(reps[p].have[i].tag, tag))
 				return true;
 	}
 	return false;
 }
 
-/* Where rank r's copy tagged tag is: its own process, else the lowest job
- * rank that reported it; -1 nowhere. */
+bool ft_ckpt_reported(const struct ft_ckpt_report *reps, uint32_t nrep, int32_t job, uint32_t owner,
+		      struct ft_ckpt_tag tag)
+{
+	return reported_as(reps, nrep, job, owner, tag, 0);
+}
+
+/* Where rank r's copy tagged tag is: its own process's memory, else the
+ * memory of the lowest job rank that reported it, else its own process's
+ * file (a file is read where it is; the memory of a process on another
+ * host is the faster source than a shared filesystem); -1 nowhere. */
 static int32_t source_of(const struct ft_ckpt_report *reps, uint32_t nrep, const int32_t *holder,
 			 uint32_t r, struct ft_ckpt_tag tag)
 {
@@ -344,6 +362,8 @@ static int32_t source_of(const struct ft_ckpt_report *reps, uint32_t nrep, const
 	for (uint32_t p = 0; p < nrep; p++)
 		if ((best < 0 || reps[p].job < best) && ft_ckpt_reported(reps, nrep, reps[p].job, r, tag))
 			best = reps[p].job;
+	if (best < 0 && reported_as(reps, nrep, holder[r], r, tag, FT_CKPT_HAVE_FILE))
+		best = holder[r];
 	return best;
 }
 

@@ -98,16 +98,18 @@ void ft_ckpt_held_drop_abandoned(struct ft_ckpt_held *h, struct ft_ckpt_tag tag)
 
 /* --- which checkpoint a restore goes back to ------------------------- */
 
-/* What one process has: a copy of owner's checkpoint tagged tag. */
+/* What one process has: a copy of owner's checkpoint tagged tag, in its
+ * memory or (FT_CKPT_HAVE_FILE) in owner's file that it can read. */
+#define FT_CKPT_HAVE_FILE 1u
 struct ft_ckpt_have {
 	uint32_t owner;
-	uint32_t reserved;
+	uint32_t flags;
 	struct ft_ckpt_tag tag;
 };
 
-/* Up to this many are reported per process (its own latest two, and the
- * latest of those it keeps for others). */
-#define FT_CKPT_REPORT_MAX 14
+/* Up to this many are reported per process (its own latest two, its
+ * latest two files, and the latest of those it keeps for others). */
+#define FT_CKPT_REPORT_MAX 16
 
 /* What a process reports at a restore; plain data, sent as bytes. */
 struct ft_ckpt_report {
@@ -117,20 +119,24 @@ struct ft_ckpt_report {
 };
 
 /* Fill r with what this process has: its own copies mine[0..nmine)
- * (owner self) and those in h, latest first. */
+ * (owner self), its files[0..nfiles) of those not in memory, and the
+ * copies in h, latest first. */
 void ft_ckpt_report_fill(struct ft_ckpt_report *r, int32_t job, uint32_t self,
-			 const struct ft_ckpt_tag *mine, uint32_t nmine, struct ft_ckpt_held *h);
+			 const struct ft_ckpt_tag *mine, uint32_t nmine, const struct ft_ckpt_tag *files,
+			 uint32_t nfiles, struct ft_ckpt_held *h);
 
 /* The checkpoint to go back to, from the reports of nrep processes, for n
  * program ranks run by holder[r] (job ranks): the latest (highest count)
- * of which every rank's copy is somewhere, taken from its own process
- * where that has it (src[r] = holder[r]), else from the lowest job rank
- * that has it (src[r]). true with *tag and src filled; false if no
+ * of which every rank's copy is somewhere, taken from its own process's
+ * memory where that has it (src[r] = holder[r]), else from the memory of
+ * the lowest job rank that has it, else from its file if its own
+ * process can read that (src[r] = holder[r]). true with *tag and src filled; false if no
  * checkpoint is whole (none taken yet, or a rank's every copy lost). */
 bool ft_ckpt_choose(const struct ft_ckpt_report *reps, uint32_t nrep, const int32_t *holder, uint32_t n,
 		    struct ft_ckpt_tag *tag, int32_t *src);
 
-/* Whether job rank job has owner's copy tagged tag, by the reports. */
+/* Whether job rank job has owner's copy tagged tag in memory, by the
+ * reports. */
 bool ft_ckpt_reported(const struct ft_ckpt_report *reps, uint32_t nrep, int32_t job, uint32_t owner,
 		      struct ft_ckpt_tag tag);
 

@@ -100,6 +100,14 @@
 	X("Spare processes", CKPT_EVERY, ckpt_every, UINT, "1", 1, 1000000, NULL, \
 	  "Under FTSHIM_SPARES, take every Nth ftshim_checkpoint call of the program's and return " \
 	  "at once from the others (the same calls on every rank, so no rank needs to ask the " \
-	  "others); 1: every call")
+	  "others); 1: every call") \
+	X("Spare processes", CKPT_DIR, ckpt_dir, STRING, "", 0, 0, NULL, \
+	  "Under FTSHIM_SPARES, also write checkpoints to files in this directory (made if missing; " \
+	  "best on a filesystem every host sees), in the background, each rank its latest two, " \
+	  "removed when the program ends: a rank lost together with the buddy that kept its copy " \
+	  "is restored from its file. Unset: memory only") \
+	X("Spare processes", CKPT_DISK_EVERY, ckpt_disk_every, UINT, "1", 1, 1000000, NULL, \
+	  "Under FTSHIM_CKPT_DIR, write every Nth checkpoint taken to disk (a checkpoint that goes " \
+	  "to disk first waits for the previous file to be written); 1: every one")
 
 #endif

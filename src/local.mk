@@ -6,6 +6,7 @@ src_libftcore_la_SOURCES = \
 	src/agreement.c src/agreement.h \
 	src/callsite.c src/callsite.h src/callsite_python.c \
 	src/ckpt_link.c src/ckpt_link.h \
+	src/ckpt_disk.c src/ckpt_disk.h \
 	src/ckpt_store.c src/ckpt_store.h \
 	src/clock.c src/clock.h \
 	src/coll_sched.c src/coll_sched.h \

@@ -5,6 +5,7 @@
 FT_UNIT_TESTS = \
 	tests/unit/check_agreement \
 	tests/unit/check_callsite \
+	tests/unit/check_ckpt_disk \
 	tests/unit/check_ckpt_link \
 	tests/unit/check_ckpt_store \
 	tests/unit/check_clock \
@@ -96,6 +97,9 @@ tests_unit_check_repl_log_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_replica_plan_SOURCES = tests/unit/check_replica_plan.c
 tests_unit_check_replica_plan_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_replica_plan_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_ckpt_disk_SOURCES = tests/unit/check_ckpt_disk.c
+tests_unit_check_ckpt_disk_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_ckpt_disk_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_ckpt_store_SOURCES = tests/unit/check_ckpt_store.c
 tests_unit_check_ckpt_store_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_ckpt_store_LDADD = $(FT_UNIT_LDADD)

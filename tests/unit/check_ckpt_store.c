@@ -123,11 +123,11 @@ START_TEST(test_choose)
 	/* Ranks 0, 2, 3 took 8 and have 7; rank 1's buddy (2) got its 7
 	 * only: 8 is not whole, 7 is. */
 	struct ft_ckpt_tag both[2] = { c8, c7 };
-	ft_ckpt_report_fill(&reps[0], 0, 0, both, 2, &none);
-	ft_ckpt_report_fill(&reps[1], 5, 1, NULL, 0, &none);
-	ft_ckpt_report_fill(&reps[2], 2, 2, both, 2, &none);
+	ft_ckpt_report_fill(&reps[0], 0, 0, both, 2, NULL, 0, &none);
+	ft_ckpt_report_fill(&reps[1], 5, 1, NULL, 0, NULL, 0, &none);
+	ft_ckpt_report_fill(&reps[2], 2, 2, both, 2, NULL, 0, &none);
 	reps[2].have[reps[2].nhave++] = (struct ft_ckpt_have){ .owner = 1, .tag = c7 };
-	ft_ckpt_report_fill(&reps[3], 3, 3, both, 2, &none);
+	ft_ckpt_report_fill(&reps[3], 3, 3, both, 2, NULL, 0, &none);
 	ck_assert(ft_ckpt_choose(reps, 4, holder, 4, &got, src));
 	ck_assert(ft_ckpt_tag_eq(got, c7));
 	ck_assert_int_eq(src[0], 0);
@@ -144,9 +144,42 @@ START_TEST(test_choose)
 	ck_assert(!ft_ckpt_choose(reps, 4, holder, 4, &got, src));
 	/* No checkpoint taken yet: none. */
 	for (int i = 0; i < 4; i++)
-		ft_ckpt_report_fill(&reps[i], holder[i], (uint32_t)i, NULL, 0, &none);
+		ft_ckpt_report_fill(&reps[i], holder[i], (uint32_t)i, NULL, 0, NULL, 0, &none);
 	ck_assert(!ft_ckpt_choose(reps, 4, holder, 4, &got, src));
 	ck_assert(!ft_ckpt_reported(reps, 4, 2, 1, c7));
+	ft_ckpt_held_fini(&none);
+}
+END_TEST
+
+/* Files: rank 1 (job 5, a spare) lost its buddy too, and reads its file
+ * of 7; rank 3's 8 is in memory (its own) and on file. */
+START_TEST(test_choose_files)
+{
+	struct ft_ckpt_held none;
+	int32_t holder[4] = { 0, 5, 2, 3 }, src[4];
+	struct ft_ckpt_tag c7 = { 7, 0 }, c8 = { 8, 0 }, got;
+	struct ft_ckpt_tag both[2] = { c8, c7 };
+	struct ft_ckpt_report reps[4];
+
+	ft_ckpt_held_init(&none);
+	ft_ckpt_report_fill(&reps[0], 0, 0, both, 2, NULL, 0, &none);
+	ft_ckpt_report_fill(&reps[1], 5, 1, NULL, 0, &c7, 1, &none);
+	ft_ckpt_report_fill(&reps[2], 2, 2, both, 2, NULL, 0, &none);
+	ft_ckpt_report_fill(&reps[3], 3, 3, both, 2, both, 2, &none);
+	/* Reported once each: the file of a copy in memory is left out. */
+	ck_assert_uint_eq(reps[3].nhave, 2);
+	ck_assert_uint_eq(reps[1].nhave, 1);
+	ck_assert_uint_eq(reps[1].have[0].flags, FT_CKPT_HAVE_FILE);
+	ck_assert(ft_ckpt_choose(reps, 4, holder, 4, &got, src));
+	ck_assert(ft_ckpt_tag_eq(got, c7));
+	ck_assert_int_eq(src[1], 5);
+	/* A file is not a copy the buddy keeps: it is sent again. */
+	ck_assert(!ft_ckpt_reported(reps, 4, 5, 1, c7));
+	/* Another process's memory comes before the rank's own file. */
+	reps[2].have[reps[2].nhave++] = (struct ft_ckpt_have){ .owner = 1, .tag = c7 };
+	ck_assert(ft_ckpt_choose(reps, 4, holder, 4, &got, src));
+	ck_assert(ft_ckpt_tag_eq(got, c7));
+	ck_assert_int_eq(src[1], 2);
 	ft_ckpt_held_fini(&none);
 }
 END_TEST
@@ -159,7 +192,7 @@ START_TEST(test_report_latest_first)
 	ft_ckpt_held_init(&h);
 	for (uint32_t owner = 0; owner < 20; owner++)
 		ft_ckpt_held_put(&h, owner, (struct ft_ckpt_tag){ owner, 0 }, blob_of(8));
-	ft_ckpt_report_fill(&r, 9, 9, NULL, 0, &h);
+	ft_ckpt_report_fill(&r, 9, 9, NULL, 0, NULL, 0, &h);
 	ck_assert_uint_eq(r.nhave, FT_CKPT_REPORT_MAX);
 	ck_assert_uint_eq(r.have[0].tag.count, 19);
 	ck_assert_uint_eq(r.have[FT_CKPT_REPORT_MAX - 1].tag.count, 20 - FT_CKPT_REPORT_MAX);
@@ -189,6 +222,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_snapshot);
 	tcase_add_test(tc, test_held);
 	tcase_add_test(tc, test_choose);
+	tcase_add_test(tc, test_choose_files);
 	tcase_add_test(tc, test_report_latest_first);
 	tcase_add_test(tc, test_buddy);
 	suite_add_tcase(s, tc);

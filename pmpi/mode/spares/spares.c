@@ -47,6 +47,7 @@
 #include "pmpi/inject.h"
 #include "pmpi/ranks.h"
 #include "pmpi/shm_repair.h"
+#include "src/ckpt_disk.h"
 #include "src/events.h"
 #include "src/inject.h"
 #include "src/log.h"
@@ -108,6 +109,8 @@ static int check(char *err, size_t errlen)
 			 ftp.cfg.spares);
 		return -EINVAL;
 	}
+	if (rc == 0 && ftp.cfg.ckpt_dir[0])
+		rc = ft_ckpt_disk_check_dir(ftp.cfg.ckpt_dir, err, errlen);
 	if (rc == 0 && (ft_spare_plan_init(&plan, n, k) != 0 || !(waiting = calloc(n + k, sizeof *waiting)))) {
 		snprintf(err, errlen, "FTSHIM_SPARES: out of memory");
 		return -ENOMEM;
