@@ -8,7 +8,9 @@
  * entries but no handle of the new run names them. Application thread. */
 #include "ftshim_config.h"
 
+#include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "pmpi/restart.h"
@@ -32,6 +34,26 @@ bool ftp_restarted(void)
 unsigned ftp_restart_run(void)
 {
 	return ft_restart_count();
+}
+
+bool ftp_restart_blocked(char *why, size_t len)
+{
+	unsigned threads = ft_program_threads();
+
+	if (threads > 0) {
+		snprintf(why, len, "%u thread%s the program started (pthread_create) still run%s", threads,
+			 threads == 1 ? "" : "s", threads == 1 ? "s" : "");
+		return true;
+	}
+	/* Looked up, not linked: present only in a program that uses an
+	 * OpenMP runtime. */
+	int (*level)(void) = (int (*)(void))(uintptr_t)dlsym(RTLD_DEFAULT, "omp_get_level");
+	int at = level ? level() : 0;
+	if (at > 0) {
+		snprintf(why, len, "it is inside an OpenMP parallel region (nesting level %d)", at);
+		return true;
+	}
+	return false;
 }
 
 _Noreturn void ftp_restart_program(void)

@@ -5,14 +5,18 @@
  * main instead, which saves the arguments, keeps a sigjmp_buf in its
  * frame (live for as long as main runs) and calls main. A static binary
  * or a program started another way never comes here, and is not armed.
+ * It also wraps pthread_create, to count the program's own threads still
+ * running: main cannot be run again beside them.
  *
  * Sharing: written by the main thread before main runs, and by the
- * thread that restarts (the same one); armed is read from any thread. */
+ * thread that restarts (the same one); armed is read from any thread;
+ * the count of the program's threads is an atomic every thread moves. */
 #include "ftshim_config.h"
 
 #include "preload/restart_point.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -82,4 +86,80 @@ unsigned ft_restart_count(void)
 _Noreturn void ft_restart_main(void)
 {
 	siglongjmp(restart_env, 1);
+}
+
+/* --- the program's own threads ----------------------------------------------- */
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static _Atomic unsigned program_threads;
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void thread_gone(void *unused)
+{
+	(void)unused;
+	atomic_fetch_sub_explicit(&program_threads, 1, memory_order_relaxed);
+}
+
+/* Counted until it returns, calls pthread_exit or is cancelled. */
+static void *counted_start(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+	void *ret;
+
+	free(p);
+	pthread_cleanup_push(thread_gone, NULL);
+	ret = s.fn(s.arg);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+/* A thread whose start routine lies in the program's executable, or in
+ * the C++ runtime (std::thread), is the program's; a library's (the
+ * MPI's, ftshim's, an OpenMP runtime's pool) is not. */
+static bool programs_thread(void *(*fn)(void *))
+{
+	Dl_info at, prog;
+
+	if (!program_main || !dladdr((void *)(uintptr_t)fn, &at) ||
+	    !dladdr((void *)(uintptr_t)program_main, &prog))
+		return false;
+	if (at.dli_fbase == prog.dli_fbase)
+		return true;
+	const char *base = at.dli_fname ? strrchr(at.dli_fname, '/') : NULL;
+	base = base ? base + 1 : at.dli_fname;
+	return base && (strncmp(base, "libstdc++.", 10) == 0 || strncmp(base, "libc++.", 7) == 0);
+}
+
+FT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static _Atomic(create_fn) next_create;
+	create_fn next = atomic_load_explicit(&next_create, memory_order_acquire);
+
+	if (!next) {
+		next = (create_fn)(uintptr_t)dlsym(RTLD_NEXT, "pthread_create");
+		if (!next)
+			abort();
+		atomic_store_explicit(&next_create, next, memory_order_release);
+	}
+	struct thread_start *s = programs_thread(fn) ? malloc(sizeof *s) : NULL;
+	if (!s)
+		return next(thread, attr, fn, arg);
+	*s = (struct thread_start){ .fn = fn, .arg = arg };
+	atomic_fetch_add_explicit(&program_threads, 1, memory_order_relaxed);
+	int rc = next(thread, attr, counted_start, s);
+	if (rc != 0) {
+		atomic_fetch_sub_explicit(&program_threads, 1, memory_order_relaxed);
+		free(s);
+	}
+	return rc;
+}
+
+unsigned ft_program_threads(void)
+{
+	return atomic_load_explicit(&program_threads, memory_order_relaxed);
 }

@@ -19,4 +19,9 @@ unsigned ft_restart_count(void);
  * that runs main; never returns. */
 _Noreturn void ft_restart_main(void);
 
+/* How many threads the program started (pthread_create with a start
+ * routine in its executable or, for std::thread, the C++ runtime) still
+ * run. Any thread. */
+unsigned ft_program_threads(void);
+
 #endif

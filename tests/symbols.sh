@@ -4,7 +4,8 @@
 # calls' Fortran bindings (mpix_*_, mpix_*_f08_ and mpix_*_ulfm_f08_, one
 # of each per ULFM call), the public ftshim_* API and, built for MPICH,
 # UCX's ucp_worker_progress (pmpi/ucx_yield.c), glibc's
-# __libc_start_main (its wrapper keeps the restart point,
+# __libc_start_main (its wrapper keeps the restart point) and
+# pthread_create (its wrapper counts the program's threads, both in
 # preload/restart_point.c), and nothing else (no internal ft_/ftp_ symbol).
 set -eu
 lib="$FT_BUILDDIR/.libs/libftshim.so"
@@ -13,9 +14,9 @@ wrapped="$FT_BUILDDIR/pmpi/wrapped.txt"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ${NM:-nm} -D --defined-only "$lib" | awk '$2 ~ /^[TtWwDdBbVvRrIi]$/ {print $3}' | sed 's/@.*//' | sort -u >"$tmp/exported"
-bad=$(grep -vE '^(P?MPIX?_|ftshim_|mpix_[a-z_]+_((ulfm_)?f08_)?$|ucp_worker_progress$|__libc_start_main$)' "$tmp/exported" || true)
+bad=$(grep -vE '^(P?MPIX?_|ftshim_|mpix_[a-z_]+_((ulfm_)?f08_)?$|ucp_worker_progress$|__libc_start_main$|pthread_create$)' "$tmp/exported" || true)
 if [ -n "$bad" ]; then
-	echo "symbols.sh: libftshim.so exports symbols outside (P)MPI_*, (P)MPIX_*, mpix_*_, ftshim_*, ucp_worker_progress, __libc_start_main:" >&2
+	echo "symbols.sh: libftshim.so exports symbols outside (P)MPI_*, (P)MPIX_*, mpix_*_, ftshim_*, ucp_worker_progress, __libc_start_main, pthread_create:" >&2
 	echo "$bad" | head -n 20 >&2
 	exit 1
 fi

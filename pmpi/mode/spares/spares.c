@@ -305,8 +305,17 @@ static void failures(void)
 {
 	if (repairing || !repair_due() || is_spare(ftp.rank) || !ftp_active())
 		return;
-	if (repair() && !exhausted)
+	if (repair() && !exhausted) {
+		char why[160];
+		if (ftp_restart_blocked(why, sizeof why)) {
+			ft_error("spares: rank %d cannot run main again: %s; restart in place needs main's thread "
+				 "alone in the program's code: ending the job", plan.serving[ftp.rank], why);
+			ftp_detect_abort(1);
+			ftp_mpi.PMPI_Abort(ftp.world, 1);
+			abort();
+		}
 		ftp_restart_program();
+	}
 }
 
 /* A call fails because a member failed: the failure reaches this
