@@ -534,7 +534,11 @@ def wrapper(fn, declared):
         lines.append("\tint rc = ftp_pre_%s(&c, %s);" % (fn.cls, ", ".join([obj_param(fn)] + extra)))
     else:
         lines.append("\tint rc = ftp_pre_%s(&c);" % fn.cls)
-    if fn.with_role("ranks", "ranks_out"):
+    if fn.with_role("ranks", "ranks_out") and fn.cls == "create":
+        # A covered communicator's cover decides (a view makes them on
+        # its base, whose ranks are the view's).
+        lines.append("\tif (rc == MPI_SUCCESS && !ftp_seam_covered(c.comm))\n\t\trc = ftp_ranks_unmapped(c.comm);")
+    elif fn.with_role("ranks", "ranks_out"):
         lines.append("\tif (rc == MPI_SUCCESS)\n\t\trc = ftp_ranks_unmapped(c.comm);")
     lines += covered(fn, comms)
     args = translated_args(fn, args)

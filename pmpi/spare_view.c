@@ -17,7 +17,7 @@
  * the nonblocking ones are the same schedules, a round at a time, from
  * the completion calls; a member's death or a revocation fails the
  * collective. A creation from a
- * view (dup, split, create, spawn) runs the MPI's constructor on a
+ * view (dup, split, create, topologies, spawn) runs the MPI's constructor on a
  * communicator of the view's members (its base), made once by
  * MPI_Comm_create_group on ftp.private_world: the program's own creation,
  * with the window any creation has; windows and files made from a view
@@ -321,14 +321,13 @@ static void view_release(struct ftp_comm *e)
 /* Without a form, a call runs on the spare as on any communicator when
  * the seam's translations are all it needs (queries, point-to-point,
  * completion, the fault-tolerance calls), and so do the creations whose
- * base is the view's (view_creation: dup, split, create, a Cartesian
- * topology, spawn, windows and files) or that are collective over a
- * group of its members, and freeing it. What would be collective over
- * the spare's every process (disconnect, intercommunicators), what names
- * ranks the seam would translate to the spare's rather than the base's
- * (graph topologies) or has no schedule yet (persistent and
- * neighbourhood collectives, MPI_Alltoallw and MPI_Ialltoallw) is
- * refused. */
+ * base is the view's (view_creation: dup, split, create, topologies,
+ * spawn, windows and files; the base's ranks are the view's, so a graph's
+ * ranks need no translation) or that are collective over a group of its
+ * members, and freeing it. What would be collective over the spare's
+ * every process (disconnect, intercommunicators) or has no schedule yet
+ * (persistent and neighbourhood collectives, MPI_Alltoallw and
+ * MPI_Ialltoallw) is refused. */
 static bool views_runs_as_is(int fn, enum ftp_mode_role role)
 {
 	switch (role) {
@@ -344,7 +343,8 @@ static bool views_runs_as_is(int fn, enum ftp_mode_role role)
 		       fn == FTP_FN_MPI_Comm_idup || fn == FTP_FN_MPI_Comm_split ||
 		       fn == FTP_FN_MPI_Comm_split_type || fn == FTP_FN_MPI_Comm_create ||
 		       fn == FTP_FN_MPI_Comm_create_group || fn == FTP_FN_MPI_Cart_create ||
-		       fn == FTP_FN_MPI_Comm_free;
+		       fn == FTP_FN_MPI_Graph_create || fn == FTP_FN_MPI_Dist_graph_create ||
+		       fn == FTP_FN_MPI_Dist_graph_create_adjacent || fn == FTP_FN_MPI_Comm_free;
 	case FTP_ROLE_PROCESS:
 		return fn == FTP_FN_MPI_Abort || fn == FTP_FN_MPI_Comm_spawn ||
 		       fn == FTP_FN_MPI_Comm_spawn_multiple;
