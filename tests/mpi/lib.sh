@@ -192,12 +192,15 @@ run_launch() {
 # stacksN.txt, and ends the job, which wait_job then reports as timed
 # out.
 guard() {
-	local margin=$((MPITEST_TIMEOUT / 4)) end
+	local margin=$((MPITEST_TIMEOUT / 4)) end sleeper
 	[ "$margin" -le 8 ] || margin=8
 	end=$((JOB_T0 + MPITEST_TIMEOUT - margin))
+	# It naps in a read that times out, not in sleep: a sleep of its
+	# would outlive the guard that wait_job kills.
+	exec {sleeper}<> <(:)
 	while [ "$SECONDS" -lt "$end" ]; do
 		kill -0 "$1" 2>/dev/null || return 0
-		sleep 1
+		read -rt 1 -u "$sleeper" || true
 	done
 	kill -0 "$1" 2>/dev/null || return 0
 	# Its stderr before the processes are stopped to be looked at.
