@@ -249,8 +249,8 @@ void ft_ckpt_disk_drop_abandoned(struct ft_ckpt_disk *d, uint32_t owner, struct 
 
 /* --- the writer --------------------------------------------------------------- */
 
-/* Write blob to owner's temporary file and sync it: 0 or -errno. */
-static int write_temp(const struct ft_ckpt_disk *d, const char *temp, const struct ft_ckpt_blob *blob)
+/* Write blob to the temporary file temp and sync it: 0 or -errno. */
+static int write_temp(const char *temp, const struct ft_ckpt_blob *blob)
 {
 	int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	int rc;
@@ -262,7 +262,6 @@ static int write_temp(const struct ft_ckpt_disk *d, const char *temp, const stru
 		rc = -errno;
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
-	(void)d;
 	return rc;
 }
 
@@ -296,7 +295,7 @@ static void *writer_main(void *arg)
 		uint64_t t0 = ft_clock_now();
 		temp_path(d, owner, (long)getpid(), temp, sizeof temp);
 		ft_ckpt_disk_path(d, owner, tag, path, sizeof path);
-		int rc = write_temp(d, temp, blob);
+		int rc = write_temp(temp, blob);
 
 		pthread_mutex_lock(&d->lock);
 		if (rc == 0 && d->generation != d->job_slot.generation)

@@ -105,7 +105,8 @@
 	  "Under FTSHIM_SPARES, also write checkpoints to files in this directory (made if missing; " \
 	  "best on a filesystem every host sees), in the background, each rank its latest two, " \
 	  "removed when the program ends: a rank lost together with the buddy that kept its copy " \
-	  "is restored from its file. Unset: memory only") \
+	  "is restored from its file (a job that does not reach MPI_Finalize leaves its files). Unset: " \
+	  "memory only") \
 	X("Spare processes", CKPT_DISK_EVERY, ckpt_disk_every, UINT, "1", 1, 1000000, NULL, \
 	  "Under FTSHIM_CKPT_DIR, write every Nth checkpoint taken to disk (a checkpoint that goes " \
 	  "to disk first waits for the previous file to be written); 1: every one")
