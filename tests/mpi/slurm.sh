@@ -186,13 +186,17 @@ slurm_teardown() {
 	local f pid
 	[ -n "$SLURM_DIR" ] || return 0
 	timeout -k 2 5 scancel --quiet --full --user=root 2>/dev/null || true
+	# The pids are read once: a daemon removes its pid file as it begins
+	# to stop, and slurmctld can take longer than the grace below.
+	local pids=()
 	for f in "${SLURM_PIDFILES[@]}"; do
-		pid=$(cat "$f" 2>/dev/null) || continue
+		pid=$(cat "$f" 2>/dev/null) && pids+=("$pid")
+	done
+	for pid in ${pids[@]+"${pids[@]}"}; do
 		kill "$pid" 2>/dev/null || true
 	done
 	sleep 0.3
-	for f in "${SLURM_PIDFILES[@]}"; do
-		pid=$(cat "$f" 2>/dev/null) || continue
+	for pid in ${pids[@]+"${pids[@]}"}; do
 		kill -9 "$pid" 2>/dev/null || true
 	done
 	# The steps' own daemons, if a job was still running: those of this
