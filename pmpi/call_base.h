@@ -112,11 +112,22 @@ FTP_HOT int ftp_test_done(MPI_Request *req, int *flag, MPI_Status *status)
 		return MPI_SUCCESS;
 	}
 #ifdef MPICH_VERSION
+	bool builtin = ftp_done_at_once(*req);
 	int rc = ftp_mpi.PMPI_Request_get_status(*req, flag, MPI_STATUS_IGNORE);
 
 	if (rc != MPI_SUCCESS || !*flag)
 		return rc;
-	return ftp_mpi.PMPI_Wait(req, status);
+	rc = ftp_mpi.PMPI_Wait(req, status);
+	/* MPICH completes a receive from MPI_PROC_NULL at once with a
+	 * built-in request, and its MPI_Wait (and MPI_Test) on one leaves
+	 * MPI_SOURCE and MPI_TAG 0; the blocking receive, which this twin
+	 * replaces, gives the empty status. A built-in request is that or a
+	 * send done at once, whose status says nothing. */
+	if (rc == MPI_SUCCESS && builtin && status != MPI_STATUS_IGNORE) {
+		status->MPI_SOURCE = MPI_PROC_NULL;
+		status->MPI_TAG = MPI_ANY_TAG;
+	}
+	return rc;
 #else
 	return ftp_mpi.PMPI_Test(req, flag, status);
 #endif
