@@ -283,6 +283,24 @@ int ftp_agree_quiet(struct ftp_comm *e, uint32_t *value)
 	return agree_run(e, value, NULL);
 }
 
+int ftp_agree_failures(struct ftp_comm *e, uint8_t *failed)
+{
+	uint32_t value = 1;
+
+	return agree_run(e, &value, failed);
+}
+
+struct ft_agreement *ftp_agree_begin(struct ftp_comm *e, uint32_t value)
+{
+	return agree_start(e, value);
+}
+
+bool ftp_agree_poll(struct ft_agreement *a, uint32_t *value, uint8_t *failed, int *rc)
+{
+	ftp_hostmail_drain();
+	return agree_take(a, value, failed, rc);
+}
+
 /* The report's word for an agreement's or shrink's result. */
 static const char *result_word(int rc)
 {

@@ -2,6 +2,9 @@
 #ifndef FTSHIM_PMPI_AGREE_H
 #define FTSHIM_PMPI_AGREE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "pmpi/listen.h"
 #include "pmpi/state.h"
 
@@ -20,6 +23,18 @@ int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n);
  * member's *value into *value), not in the job report: MPI_SUCCESS, or
  * an error if a member failed. */
 int ftp_agree_quiet(struct ftp_comm *e, uint32_t *value);
+/* The same, for the failed members it names: into failed (room for
+ * ft_agree_bytes of the members), a bitmap in agreement order
+ * (ft_agree_index). Its code says whether failures were acknowledged;
+ * MPI_ERR_COMM if e is not known. */
+int ftp_agree_failures(struct ftp_comm *e, uint8_t *failed);
+/* The same in steps, for a caller that cannot block: begin contributes
+ * value (NULL: e not known, or out of memory); poll takes the host's
+ * mail, then the decision once it is taken (true: *value, *rc and, when
+ * failed is not NULL, the failed members), after which a is gone. */
+struct ft_agreement;
+struct ft_agreement *ftp_agree_begin(struct ftp_comm *e, uint32_t value);
+bool ftp_agree_poll(struct ft_agreement *a, uint32_t *value, uint8_t *failed, int *rc);
 
 /* MPIX_Comm_ishrink for the Fortran bindings (pmpi/fortran.c): the new
  * communicator's Fortran handle is written to *newcomm at completion. */

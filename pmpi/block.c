@@ -54,6 +54,10 @@ int ftp_check(struct ftp_call *c, bool pending)
 		if (ftp_comm_failed_member(e, events))
 			return FTP_ERR_PROC_FAILED;
 		break;
+	case FTP_WATCH_LIVE:
+		if (ftp_comm_failed_member(e, events) && !ftp_rts_agreed_all(e, events))
+			return FTP_ERR_PROC_FAILED;
+		break;
 	case FTP_WATCH_NONE:
 		break;
 	}

@@ -34,6 +34,7 @@
 #include "pmpi/cover.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/ranks.h"
+#include "pmpi/rts_state.h"
 #include "pmpi/inject.h"
 #include "src/common.h"
 
@@ -159,10 +160,16 @@ static inline int ftp_pre_init_coll(struct ftp_call *c, MPI_Comm comm)
 	return ftp_pre_watch_as(c, comm, FTP_WATCH_ALL, 0, false, false, true);
 }
 
-/* Collectives (and collective creations): every member matters. */
+/* Collectives (and collective creations): every member matters, unless
+ * run-through stabilization runs the collective among the members that
+ * MPI_Comm_validate_all left (pmpi/rts.c). */
 FTP_HOT int ftp_pre_coll(struct ftp_call *c, MPI_Comm comm)
 {
-	return ftp_pre_watch(c, comm, FTP_WATCH_ALL, 0, false);
+	int rc = ftp_pre_watch(c, comm, FTP_WATCH_ALL, 0, false);
+
+	if (__builtin_expect(rc == FTP_ERR_PROC_FAILED, 0))
+		return ftp_rts_pre_coll(c, rc);
+	return rc;
 }
 
 /* Classes that name a communicator but wait on nobody. */

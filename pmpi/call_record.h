@@ -18,6 +18,9 @@ enum ftp_watch_kind {
 	FTP_WATCH_PEER, /* one process: rank (the MPI's, in the remote group of an intercommunicator) */
 	FTP_WATCH_ANY,  /* a receive from MPI_ANY_SOURCE */
 	FTP_WATCH_ALL,  /* every member (collectives) */
+	/* every member but those MPI_Comm_validate_all agreed failed (a
+	 * collective run-through stabilization runs, pmpi/rts_state.h) */
+	FTP_WATCH_LIVE,
 };
 
 struct ftp_watch {

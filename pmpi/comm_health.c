@@ -9,6 +9,7 @@
 #include "pmpi/comm_health.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/ranks.h"
+#include "pmpi/rts_state.h"
 #include "pmpi/seam.h"
 
 /* A member whose failure matters: not one whose program rank another
@@ -45,7 +46,7 @@ bool ftp_comm_unacked_failure(struct ftp_comm *e)
 	uint32_t n = ft_proc_nfailed(&ftp.procs);
 
 	for (uint32_t i = atomic_load_explicit(&e->acked, memory_order_acquire); i < n; i++)
-		if (is_member(e->core, ftp.procs.order[i]))
+		if (is_member(e->core, ftp.procs.order[i]) && !ftp_rts_recognized(e, ftp.procs.order[i]))
 			return true;
 	return false;
 }

@@ -12,7 +12,8 @@
  * still counts: a communicator that lost a member stays so (ULFM). A
  * member whose program rank the recovery mode carries on does not. */
 bool ftp_comm_failed_member(struct ftp_comm *e, uint64_t events);
-/* A failure of a member that e has not acknowledged. */
+/* A failure of a member that e has not acknowledged (nor recognized,
+ * pmpi/rts.c). */
 bool ftp_comm_unacked_failure(struct ftp_comm *e);
 /* Was e revoked, or has a member failed? Then messages for abandoned
  * operations may still be on their way to it (pmpi/retire.c). */

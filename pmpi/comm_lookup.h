@@ -25,6 +25,7 @@
 
 struct ft_rank_map;
 struct ftp_cover;
+struct ftp_rts;
 
 struct ftp_comm {
 	MPI_Comm handle;       /* the application's handle; immutable */
@@ -35,8 +36,11 @@ struct ftp_comm {
 	struct ft_rank_map *map;
 	/* What covers it (pmpi/cover.h: a recovery mode's own type, which
 	 * starts with struct ftp_cover), set with map; NULL: the program's
-	 * calls on it run as the MPI runs them, translated by map. */
-	struct ftp_cover *cover;
+	 * calls on it run as the MPI runs them, translated by map. The one
+	 * exception: run-through stabilization's cover (pmpi/rts.c) is set on
+	 * an entry without map or cover by the first MPI_Comm_validate_all
+	 * that finds a failure, hence atomic. */
+	struct ftp_cover *_Atomic cover;
 	struct ft_comm *core;  /* members, id, revoked flag; owned by this entry */
 	bool in_world;         /* every member is in ftp.world; immutable */
 	/* real is a duplicate of ftp.world (a view on a spare context,
@@ -57,6 +61,10 @@ struct ftp_comm {
 	/* The number of the next agreement (or shrink) on it: every member
 	 * calls them in the same order. Application threads. */
 	_Atomic uint32_t agree_seq;
+	/* Run-through stabilization's state (pmpi/rts.c): NULL until the
+	 * first MPI_Comm_validate* call on it, which sets it once; freed
+	 * with the entry. */
+	struct ftp_rts *_Atomic rts;
 	/* References: the handle until MPI_Comm_free, and each request-table
 	 * entry and operation of ftshim's that names the entry. Application
 	 * threads (ftp_comm_hold, ftp_comm_put). */

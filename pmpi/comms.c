@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pmpi/comms.h"
+#include "pmpi/rts_state.h"
 #include "pmpi/errors.h"
 #include "pmpi/hangwatch.h"
 #include "pmpi/call_base.h"
@@ -165,6 +166,7 @@ static void comm_release_map(struct ftp_comm *e)
 {
 	if (e->cover)
 		ftp_cover_release(e);
+	ftp_rts_release(e);
 	if (e->map) {
 		ft_rank_map_fini(e->map);
 		free(e->map);

@@ -396,8 +396,11 @@ def translate_out(fn):
 
 def has_form(fn):
     """fn has a slot in struct ftp_mode_calls: a wrapped row with a
-    communicator, not a large-count one (those go through their base's)."""
-    return fn.cls not in UNWRAPPED and bool(comm_params(fn)) and not fn.base
+    communicator, not a large-count one (those go through their base's),
+    and with the MPI's types only (run-through stabilization's calls,
+    whose types are ftshim's, are not a mode's)."""
+    return (fn.cls not in UNWRAPPED and bool(comm_params(fn)) and not fn.base
+            and "MPI_Rank_info" not in fn.proto)
 
 
 def covered(fn, comms):

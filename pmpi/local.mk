@@ -64,6 +64,7 @@ libftshim_la_SOURCES = \
 	pmpi/requests.c pmpi/requests.h \
 	pmpi/retire.c pmpi/retire.h \
 	pmpi/revoke.c pmpi/revoke.h \
+	pmpi/rts.c pmpi/rts_state.c pmpi/rts_state.h \
 	pmpi/rundir.c pmpi/rundir.h \
 	pmpi/self_attrs.c pmpi/self_attrs.h \
 	pmpi/spawn.c pmpi/spawn.h \
@@ -96,4 +97,4 @@ pmpi/fn_table.h pmpi/mode_calls.h pmpi/wrapped.txt pmpi/mpi_entry.c pmpi/mpi_ent
 
 # The ULFM extension header, for programs written for Open MPI 5's ULFM.
 ftshimincludedir = $(includedir)/ftshim
-ftshiminclude_HEADERS = include/mpi-ext.h include/wrap/mpi.h
+ftshiminclude_HEADERS = include/mpi-ext.h include/ftshim-rts.h include/wrap/mpi.h

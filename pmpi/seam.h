@@ -20,6 +20,7 @@
 #include "pmpi/comm_lookup.h"
 #include "pmpi/state.h"
 #include "pmpi/inject.h"
+#include "pmpi/rts_state.h"
 #include "src/rank_map.h"
 
 /* The failure-free path of a wrapper is inlined whole: in a file of some
@@ -89,7 +90,14 @@ static inline bool ftp_seam_mapped(void)
 /* Roles dest, source, root, rank: the MPI's rank for a program rank. */
 FTP_HOT int ftp_rank_in(const struct ftp_comm *e, int r)
 {
-	return e && e->map ? ft_rank_map_in(e->map, r) : r;
+	if (!e)
+		return r;
+	if (e->map)
+		return ft_rank_map_in(e->map, r);
+	/* A rank whose failure this process recognized (pmpi/rts.c). */
+	if (__builtin_expect(atomic_load_explicit(&e->rts, memory_order_acquire) != NULL, 0))
+		return ftp_rts_rank_in(e, r);
+	return r;
 }
 
 /* Role peer_rank: a rank of the call's other communicator. */

@@ -149,116 +149,17 @@ static struct ftp_view view_on(const struct ftp_comm *e)
 				  .tag = ftp_coll_p2p_tag_seq(e->core->id, v->colls++) };
 }
 
-/* Wait for one round of a collective: its n requests, or the failure of
- * a member (once the round could not complete anyway) or a revocation. */
-static int round_wait(void *arg, int n, MPI_Request *reqs)
-{
-	struct ftp_call *c = arg;
-	MPI_Status st[n > 0 ? n : 1];
-	uint64_t seen = 0, polls = 0;
-
-	for (;;) {
-		int flag = 0;
-		int rc = ftp_mpi.PMPI_Testall(n, reqs, &flag, st);
-		if (rc != MPI_SUCCESS || flag)
-			return rc;
-		int err = ftp_poll_step(c, false, &seen, &polls);
-		if (err == FTP_ERR_PROC_FAILED && ftp_completes_anyway(reqs, n, st))
-			return MPI_SUCCESS;
-		if (err != MPI_SUCCESS)
-			return err;
-	}
-}
-
 /* The runner of a view's blocking collectives (struct ftp_cover_kind.coll). */
 static int view_coll(struct ftp_call *c, const struct coll_args *a)
 {
-	struct ft_coll_args f;
-	struct ftp_view_bufs b;
-	bool abandoned = false;
-	int rc = ftp_view_coll_args(a, &f, &b);
-
-	c->watch = (struct ftp_watch){ .kind = FTP_WATCH_ALL };
-	if (rc == MPI_SUCCESS) {
-		struct ftp_view on = view_on(c->comm);
-		rc = ftp_view_coll(&on, &f, &b, round_wait, c, &abandoned);
-	}
-	return ftp_post_coll(c, rc);
-}
-
-/* A nonblocking collective on a view: its run, progressed from the
- * completion calls (pmpi/requests.c). */
-struct view_op {
-	struct ftp_op op;
-	struct ftp_call call; /* the call that started it, watching every member */
-	struct ftp_view_run *run;
-	MPI_Request *reqs;    /* the round posted: n of them */
-	int n;
-};
-
-/* Test the round posted; once done, take the next steps. */
-static bool view_op_progress(struct ftp_op *op)
-{
-	struct view_op *o = (struct view_op *)op;
-
-	for (;;) {
-		if (o->n > 0) {
-			MPI_Status st[o->n];
-			int flag = 0, rc = ftp_mpi.PMPI_Testall(o->n, o->reqs, &flag, st);
-			if (rc == MPI_SUCCESS && !flag && ftp_events() != 0) {
-				rc = ftp_check(&o->call, false);
-				if (rc == FTP_ERR_PROC_FAILED && ftp_completes_anyway(o->reqs, o->n, st))
-					rc = MPI_SUCCESS, flag = 1;
-			}
-			if (rc != MPI_SUCCESS) {
-				ftp_view_run_give_up(o->run, rc);
-				op->rc = rc;
-				return true;
-			}
-			if (!flag)
-				return false;
-		}
-		op->rc = ftp_view_run_step(o->run, &o->n, &o->reqs);
-		if (op->rc != MPI_SUCCESS || o->n == 0)
-			return true;
-	}
-}
-
-static void view_op_destroy(struct ftp_op *op)
-{
-	struct view_op *o = (struct view_op *)op;
-
-	ftp_view_run_end(o->run);
-	free(o);
+	return ftp_view_coll_call(c, a, view_on, NULL);
 }
 
 /* The runner of a view's nonblocking collectives (struct
- * ftp_cover_kind.icoll): the schedule is built and its first round
- * posted now; the program's arrays are not read after. */
+ * ftp_cover_kind.icoll). */
 static int view_icoll(struct ftp_call *c, const struct coll_args *a, MPI_Request *request)
 {
-	struct view_op *o = calloc(1, sizeof *o);
-	struct ft_coll_args f;
-	struct ftp_view_bufs b;
-	int rc = o ? ftp_view_coll_args(a, &f, &b) : MPI_ERR_NO_MEM;
-
-	c->watch = (struct ftp_watch){ .kind = FTP_WATCH_ALL };
-	if (rc == MPI_SUCCESS) {
-		struct ftp_view on = view_on(c->comm);
-		o->call = *c;
-		rc = ftp_view_run_start(&on, &f, &b, &o->run);
-		if (rc == MPI_SUCCESS)
-			rc = ftp_view_run_step(o->run, &o->n, &o->reqs);
-	}
-	if (rc != MPI_SUCCESS) {
-		if (o)
-			ftp_view_run_end(o->run);
-		free(o);
-		return ftp_post_plain(c, rc);
-	}
-	o->op.progress = view_op_progress;
-	o->op.destroy = view_op_destroy;
-	return ftp_post_plain(c, ftp_op_start(c, &o->op, request));
+	return ftp_view_icoll_call(c, a, view_on, NULL, request);
 }
 
 /* Whether fn makes a window or opens a file: the object lives on the
@@ -356,14 +257,9 @@ static bool views_runs_as_is(int fn, enum ftp_mode_role role)
 	}
 }
 
-static const struct ftp_mode_calls views_calls = {
-	FTP_COVER_COLL_FORMS,
-	FTP_COVER_ICOLL_FORMS,
-};
-
 static const struct ftp_cover_kind views_kind = {
 	.covered_as = "repaired (MPIX_Comm_shrink's, or MPI_COMM_WORLD once a spare took a rank)",
-	.calls = &views_calls,
+	.calls = &ftp_view_coll_calls,
 	.runs_as_is = views_runs_as_is,
 	.coll = view_coll,
 	.icoll = view_icoll,

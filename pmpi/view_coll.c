@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "pmpi/view_coll.h"
+#include "pmpi/call.h"
+#include "pmpi/mode_calls.h"
+#include "pmpi/requests.h"
 
 /* A buffer of the schedule: where it starts and its type. */
 struct region {
@@ -374,4 +377,136 @@ int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct
 				    .rtype = a->rtype,
 				    .op = a->op};
 	return MPI_SUCCESS;
+}
+
+/* --- the runners of cover kinds whose collectives run on views ------------ */
+
+const struct ftp_mode_calls ftp_view_coll_calls = {
+	FTP_COVER_COLL_FORMS,
+	FTP_COVER_ICOLL_FORMS,
+};
+
+/* Wait for one round of a collective: its n requests, or the failure of
+ * a member (once the round could not complete anyway) or a revocation. */
+static int round_wait(void *arg, int n, MPI_Request *reqs)
+{
+	struct ftp_call *c = arg;
+	MPI_Status st[n > 0 ? n : 1];
+	uint64_t seen = 0, polls = 0;
+
+	for (;;) {
+		int flag = 0;
+		int rc = ftp_mpi.PMPI_Testall(n, reqs, &flag, st);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+		int err = ftp_poll_step(c, false, &seen, &polls);
+		if (err == FTP_ERR_PROC_FAILED && ftp_completes_anyway(reqs, n, st))
+			return MPI_SUCCESS;
+		if (err != MPI_SUCCESS)
+			return err;
+	}
+}
+
+/* What a collective on a view watches: every member, unless the call's
+ * pre-check narrowed it (pmpi/rts_state.h). */
+static void watch_members(struct ftp_call *c)
+{
+	if (c->watch.kind != FTP_WATCH_LIVE)
+		c->watch = (struct ftp_watch){ .kind = FTP_WATCH_ALL };
+}
+
+int ftp_view_coll_call(struct ftp_call *c, const struct coll_args *a, ftp_view_on_fn on, void *owned)
+{
+	struct ft_coll_args f;
+	struct ftp_view_bufs b;
+	bool abandoned = false;
+	int rc = ftp_view_coll_args(a, &f, &b);
+
+	watch_members(c);
+	if (rc == MPI_SUCCESS) {
+		struct ftp_view v = on(c->comm);
+		rc = ftp_view_coll(&v, &f, &b, round_wait, c, &abandoned);
+	}
+	if (!abandoned)
+		free(owned);
+	return ftp_post_coll(c, rc);
+}
+
+/* A nonblocking collective on a view: its run, progressed from the
+ * completion calls (pmpi/requests.c). */
+struct view_op {
+	struct ftp_op op;
+	struct ftp_call call; /* the call that started it, watching every member */
+	struct ftp_view_run *run;
+	MPI_Request *reqs;    /* the round posted: n of them */
+	int n;
+	void *owned;          /* the caller's, freed with the run */
+};
+
+/* Test the round posted; once done, take the next steps. */
+static bool view_op_progress(struct ftp_op *op)
+{
+	struct view_op *o = (struct view_op *)op;
+
+	for (;;) {
+		if (o->n > 0) {
+			MPI_Status st[o->n];
+			int flag = 0, rc = ftp_mpi.PMPI_Testall(o->n, o->reqs, &flag, st);
+			if (rc == MPI_SUCCESS && !flag && ftp_events() != 0) {
+				rc = ftp_check(&o->call, false);
+				if (rc == FTP_ERR_PROC_FAILED && ftp_completes_anyway(o->reqs, o->n, st))
+					rc = MPI_SUCCESS, flag = 1;
+			}
+			if (rc != MPI_SUCCESS) {
+				ftp_view_run_give_up(o->run, rc);
+				op->rc = rc;
+				return true;
+			}
+			if (!flag)
+				return false;
+		}
+		op->rc = ftp_view_run_step(o->run, &o->n, &o->reqs);
+		if (op->rc != MPI_SUCCESS || o->n == 0)
+			return true;
+	}
+}
+
+static void view_op_destroy(struct ftp_op *op)
+{
+	struct view_op *o = (struct view_op *)op;
+
+	/* A round given up may still have its sends read by the MPI: what
+	 * they send from is kept, as the run keeps its scratch. */
+	if (!ftp_view_run_end(o->run))
+		free(o->owned);
+	free(o);
+}
+
+int ftp_view_icoll_call(struct ftp_call *c, const struct coll_args *a, ftp_view_on_fn on,
+			void *owned, MPI_Request *request)
+{
+	struct view_op *o = calloc(1, sizeof *o);
+	struct ft_coll_args f;
+	struct ftp_view_bufs b;
+	int rc = o ? ftp_view_coll_args(a, &f, &b) : MPI_ERR_NO_MEM;
+
+	watch_members(c);
+	if (rc == MPI_SUCCESS) {
+		struct ftp_view v = on(c->comm);
+		o->call = *c;
+		o->owned = owned;
+		rc = ftp_view_run_start(&v, &f, &b, &o->run);
+		if (rc == MPI_SUCCESS)
+			rc = ftp_view_run_step(o->run, &o->n, &o->reqs);
+	}
+	if (rc != MPI_SUCCESS) {
+		if (o)
+			view_op_destroy(&o->op);
+		else
+			free(owned);
+		return ftp_post_plain(c, rc);
+	}
+	o->op.progress = view_op_progress;
+	o->op.destroy = view_op_destroy;
+	return ftp_post_plain(c, ftp_op_start(c, &o->op, request));
 }

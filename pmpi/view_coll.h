@@ -62,4 +62,30 @@ bool ftp_view_run_end(struct ftp_view_run *run);
  * MPI_SUCCESS, or MPI_ERR_INTERN for a call with no schedule. */
 int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct ftp_view_bufs *b);
 
+/* Where a communicator's next collective runs, for a cover kind whose
+ * collectives run on a view: called once per collective that starts
+ * (every member numbers them alike, as MPI has every member call them in
+ * the same order), after its arguments were found good. */
+typedef struct ftp_view (*ftp_view_on_fn)(const struct ftp_comm *e);
+
+/* The calls table of such a kind: the forms of every collective that has
+ * a schedule, blocking and nonblocking (struct ftp_cover_kind.calls). */
+struct ftp_mode_calls;
+extern const struct ftp_mode_calls ftp_view_coll_calls;
+
+/* A cover kind's runners on a view (struct ftp_cover_kind.coll and
+ * .icoll): run a's collective for the call c on on(c->comm), watching
+ * every member, and return through c's post. The blocking one waits a
+ * round at a time; a member's death or a revocation fails it (once the
+ * round could not complete anyway). The nonblocking one builds the
+ * schedule and posts its first round now (the program's arrays are not
+ * read after) and is progressed from the completion calls. Either frees
+ * owned (or NULL: nothing) once the collective is over, unless a round
+ * was given up (then the MPI may still read it, and it is kept). The
+ * watch is every member, or, if the call's pre-check set FTP_WATCH_LIVE,
+ * every member that MPI_Comm_validate_all did not agree failed. */
+int ftp_view_coll_call(struct ftp_call *c, const struct coll_args *a, ftp_view_on_fn on, void *owned);
+int ftp_view_icoll_call(struct ftp_call *c, const struct coll_args *a, ftp_view_on_fn on,
+			void *owned, MPI_Request *request);
+
 #endif
