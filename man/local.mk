@@ -15,6 +15,8 @@ man_MANS += man/ftshim-timeline.1
 EXTRA_DIST += man/ftshim-timeline.1
 man_MANS += man/ftshim-info.1
 EXTRA_DIST += man/ftshim-info.1
+man_MANS += man/ftshim-rts.3
+EXTRA_DIST += man/ftshim-rts.3
 CLEANFILES += man/ftshim.7
 
 man/ftshim.7: $(srcdir)/man/ftshim.7.in tools/config-doc$(EXEEXT)
