@@ -3,7 +3,7 @@
 # needs. This build is installed into a scratch DESTDIR; pkg-config finds
 # the file there (PKG_CONFIG_SYSROOT_DIR prefixes its paths), and a
 # program written for ULFM (MPIX_ calls and error classes from mpi.h and
-# mpi-ext.h, ftshim.h's query API) compiles and links with its flags
+# mpi-ext.h, ftshim.h's query API, ftshim-rts.h's calls) compiles and links with its flags
 # alone; the preload variable names the installed library, fmoddir the
 # Fortran modules when they were built; the installed ftshim-info lists
 # the library and the file. Every command it starts is bounded (timeout -k).
@@ -30,16 +30,20 @@ preload=$tmp/root$(pkg-config --variable=preload "ftshim-$flavour" | sed "s|^$tm
 cat >"$tmp/app.c" <<'C'
 #include <mpi.h>
 #include <mpi-ext.h>
+#include <ftshim-rts.h>
 #include <ftshim.h>
 #include <stdio.h>
 
 int main(int argc, char **argv)
 {
 	int flag = 1;
+	MPI_Rank_info info = { 0, 0, MPI_RANK_OK };
 	MPI_Init(&argc, &argv);
 	if (MPIX_Comm_agree)
 		MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
-	printf("%d %d %d\n", MPI_ERR_PROC_FAILED, MPIX_ERR_REVOKED, FTSHIM_ALIVE);
+	if (MPI_Comm_validate_rank)
+		MPI_Comm_validate_rank(MPI_COMM_WORLD, 0, &info);
+	printf("%d %d %d %d\n", MPI_ERR_PROC_FAILED, MPIX_ERR_REVOKED, FTSHIM_ALIVE, MPI_ERR_RANK_FAIL_STOP + info.state);
 	MPI_Finalize();
 	return 0;
 }
@@ -57,6 +61,8 @@ info=$(find "$tmp/root" -name ftshim-info -path '*/bin/*' -type f)
 [ -n "$info" ] || { echo "pkgconfig.sh: no ftshim-info installed in a bin directory" >&2; exit 1; }
 find "$tmp/root" -name ftshim-info.1 -path '*/man1/*' | grep -q . ||
 	{ echo "pkgconfig.sh: no ftshim-info.1 installed in a man1 directory" >&2; exit 1; }
+find "$tmp/root" -name ftshim-rts.3 -path '*/man3/*' | grep -q . ||
+	{ echo "pkgconfig.sh: no ftshim-rts.3 installed in a man3 directory" >&2; exit 1; }
 timeout -k 5 30 "$info" >"$tmp/info.out" 2>&1 ||
 	{ cat "$tmp/info.out" >&2; echo "pkgconfig.sh: the installed ftshim-info failed" >&2; exit 1; }
 preload_real=$(cd "$(dirname "$preload")" && pwd -P)/libftshim.so
