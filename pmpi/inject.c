@@ -22,6 +22,7 @@
 
 #include "ftshim.h"
 #include "pmpi/inject.h"
+#include "src/thread.h"
 #include "pmpi/ranks.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/leave.h"
@@ -298,12 +299,8 @@ void ftp_inject_arm(void)
 		any_time |= actions[i].when == FT_AT_TIME;
 	if (!any_time)
 		return;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_t timer;
-	int rc = pthread_create(&timer, NULL, timer_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = ft_thread_start(&timer, timer_main, NULL);
 	if (rc != 0)
 		ft_error("cannot start the injection timer: time triggers are ignored");
 	else

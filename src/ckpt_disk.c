@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "src/ckpt_disk.h"
+#include "src/thread.h"
 #include "src/clock.h"
 #include "src/fdio.h"
 
@@ -330,7 +331,6 @@ static void *writer_main(void *arg)
 int ft_ckpt_disk_open(struct ft_ckpt_disk **out, const char *dir, const char *job, char *err, size_t errlen)
 {
 	struct ft_ckpt_disk *d;
-	sigset_t all, old;
 	int rc = ft_ckpt_disk_check_dir(dir, err, errlen);
 
 	*out = NULL;
@@ -349,11 +349,7 @@ int ft_ckpt_disk_open(struct ft_ckpt_disk **out, const char *dir, const char *jo
 	snprintf(d->job, sizeof d->job, "%s", job);
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->cond, NULL);
-	/* The writer takes no signal of the program's. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&d->thread, NULL, writer_main, d);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = ft_thread_start(&d->thread, writer_main, d);
 	if (rc != 0) {
 		snprintf(err, errlen, "checkpoint files: cannot start the writer thread (%s)", strerror(rc));
 		pthread_cond_destroy(&d->cond);

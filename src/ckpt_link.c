@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "src/ckpt_link.h"
+#include "src/thread.h"
 #include "src/common.h"
 #include "src/log.h"
 
@@ -1129,7 +1130,6 @@ int ft_ckpt_link_start(struct ft_ckpt_link **out, const struct ft_ckpt_link_conf
 {
 	uint32_t n = cfg->nprocs;
 	struct ft_ckpt_link *l;
-	sigset_t all, old;
 	int rc;
 
 	*out = NULL;
@@ -1167,11 +1167,7 @@ int ft_ckpt_link_start(struct ft_ckpt_link **out, const struct ft_ckpt_link_conf
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto out_free;
 	}
-	/* The thread takes no signal: they are the application's. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&l->thread, NULL, copier_main, l);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = ft_thread_start(&l->thread, copier_main, l);
 	if (rc != 0) {
 		snprintf(err, errlen, "pthread_create: %s", strerror(rc));
 		rc = -rc;

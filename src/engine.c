@@ -46,6 +46,7 @@
 #include "src/clock.h"
 #include "src/common.h"
 #include "src/engine.h"
+#include "src/thread.h"
 #include "src/log.h"
 #include "src/proc_table.h"
 #include "src/prune.h"
@@ -1010,7 +1011,6 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 				  .excluded = engine_excluded, .lost_quorum = engine_lost_quorum,
 				  .declared_self = engine_declared_self };
 	uint32_t n = cfg->det.nprocs;
-	sigset_t all, old;
 	int rc = -ENOMEM;
 
 	if (!e) {
@@ -1068,15 +1068,10 @@ int ft_engine_start(struct ft_engine **out, const struct ft_engine_config *cfg,
 		e->bell_fd = -1;
 	}
 	watch_local_procs(e, cfg->local_procs);
-	/* The thread takes no signal: the application's handlers (and MPI's
-	 * own, such as MPICH's SIGUSR1) must run on the application's threads. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	/* Before the thread starts: its hooks may use the caller's pointer
 	 * (to ask for an exit) as soon as the first frame arrives. */
 	*out = e;
-	rc = -pthread_create(&e->thread, NULL, engine_main, e);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = -ft_thread_start(&e->thread, engine_main, e);
 	if (rc != 0) {
 		*out = NULL;
 		goto out_free;

@@ -11,7 +11,7 @@ src_libftcore_la_SOURCES = \
 	src/clock.c src/clock.h \
 	src/coll_sched.c src/coll_sched.h \
 	src/comm_table.c src/comm_table.h \
-	src/common.h \
+	src/common.h src/thread.h \
 	src/config.c src/config.h src/config_vars.h \
 	src/detector.c src/detector.h \
 	src/engine.c src/engine.h \
