@@ -50,10 +50,12 @@ stat_field() {
 }
 
 # start_sleeper: a sleep under timeout; sets SPID (the sleep's pid) and
-# STICKS (its start time).
+# STICKS (its start time). It must outlive the test, however slowly a
+# loaded machine runs it (a sleep of 60 s once ended first, and a job
+# whose rank it was counted as finished); the cleanup kills it.
 start_sleeper() {
 	local t p comm
-	timeout -k 2 60 sleep 60 </dev/null &
+	timeout -k 2 900 sleep 900 </dev/null &
 	t=$!
 	disown "$t" # killed at the end: no "Killed" notice
 	timeouts+=("$t")
