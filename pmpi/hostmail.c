@@ -278,7 +278,16 @@ static void on_bell_msg(const struct ft_msg *m)
 	ftp_hostmail_drain();
 }
 
+/* A failure (detector thread): wake whatever of this process sleeps on
+ * its doorbell (a waiting spare; an agreement, which looks again). */
+static void on_failure(uint32_t rank)
+{
+	(void)rank;
+	ftp_hostmail_wake_self();
+}
+
 const struct ftp_listener ftp_hostmail_listener = {
+	.on_failure = on_failure,
 	.on_msg = on_bell_msg,
 	.kinds = 1u << FTP_APP_HOSTMAIL,
 	.on_bell = ftp_hostmail_drain,

@@ -167,14 +167,14 @@ static bool program_ended(void)
 
 /* A spare's wait between looks: the detector thread answers heartbeats
  * meanwhile; this thread takes the host's mail (a revoke it relays) and
- * sleeps, a few microseconds of CPU every 10 ms. */
-static void rest(void)
+ * sleeps until its doorbell moves from seen (read before the looks: a
+ * failure rings it) or 10 ms have passed, a few microseconds of CPU
+ * each time. */
+static void rest(uint32_t seen)
 {
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
-
 	ftp_hostmail_poll();
 	ftp_shm_repair_poll();
-	nanosleep(&ts, NULL);
+	ftp_hostmail_sleep(seen, 10 * FT_NSEC_PER_MSEC);
 }
 
 /* A program rank's process has failed since the last repair, and a
@@ -359,7 +359,10 @@ static enum ftp_admit admit(void)
 		return FTP_ADMIT_RUN;
 	}
 	ft_debug("spare %u: waiting in MPI_Init", (uint32_t)ftp.rank - n);
-	while (!program_ended()) {
+	for (;;) {
+		uint32_t seen = ftp_hostmail_doorbell();
+		if (program_ended())
+			break;
 		if (repair_due()) {
 			if (repair()) {
 				ft_debug("spare %u: runs rank %d from the start of main", (uint32_t)ftp.rank - n,
@@ -368,7 +371,7 @@ static enum ftp_admit admit(void)
 			}
 			continue;
 		}
-		rest();
+		rest(seen);
 	}
 	ft_debug("spare %u: the program has ended; leaving", (uint32_t)ftp.rank - n);
 	return FTP_ADMIT_END;
