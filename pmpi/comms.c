@@ -279,7 +279,8 @@ void ftp_comm_register_dup(struct ftp_call *c, int rc, MPI_Comm *newcomm)
 /* MPI_Comm_create_group is collective over the group only, so the counter
  * is the parent's for this group and tag. The group argument is the new
  * communicator's group. */
-static void register_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm)
+static void register_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm,
+				  const struct ftp_comm *parent)
 {
 	struct members m;
 
@@ -292,7 +293,7 @@ static void register_create_group(struct ftp_call *c, int rc, MPI_Group group, i
 	uint64_t seq = ft_seq_next(&c->comm->core->seqs, key);
 	uint64_t id = ft_comm_child_id(c->comm->core->id, FT_COMM_KIND_GROUP, key, seq,
 				       ft_comm_result_hash(m.local, m.nlocal, NULL, 0));
-	comm_track(*newcomm, id, &m, NULL, NULL);
+	comm_track(*newcomm, id, &m, parent, NULL);
 	members_free(&m);
 }
 
@@ -425,7 +426,7 @@ void ftp_comms_fini(void (*release_obj)(struct ftp_obj *o))
 
 void ftp_register_group_child(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
-	register_create_group(c, MPI_SUCCESS, group, tag, newcomm);
+	register_create_group(c, MPI_SUCCESS, group, tag, newcomm, NULL);
 }
 
 int ftp_track_view(struct ftp_call *c, MPI_Comm handle, const int32_t *jobs, uint32_t n, int tag,
@@ -450,7 +451,9 @@ void ftp_register_inter_child(struct ftp_call *c, int tag, MPI_Comm *newintercom
 int ftp_post_create_group(struct ftp_call *c, int rc, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	ftp_hang_watch_end();
-	register_create_group(c, rc, group, tag, newcomm);
+	/* The program's own: a recovery mode that covers the parent covers
+	 * the new communicator too (replication's derive). */
+	register_create_group(c, rc, group, tag, newcomm, c->comm);
 	return ftp_post_plain(c, rc);
 }
 

@@ -168,9 +168,10 @@ int ftp_pre_create_group(struct ftp_call *c, MPI_Comm comm, MPI_Group group)
 	if (!ranks)
 		return MPI_SUCCESS; /* a process ftshim cannot name: unwatched */
 	/* As for any collective, a member re-admitted since it failed still
-	 * counts (see ftp_comm_failed_member). */
+	 * counts (see ftp_comm_failed_member); one whose program rank the
+	 * recovery mode carries on does not. */
 	for (uint32_t i = 0; i < n && rc == MPI_SUCCESS; i++)
-		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)ranks[i]))
+		if (ft_proc_ever_failed(&ftp.procs, (uint32_t)ranks[i]) && !ftp_mode_covered(ranks[i]))
 			rc = FTP_ERR_PROC_FAILED;
 	/* Collective over the group only, with nothing to fence on: a member
 	 * may still be on its way, or die inside. */

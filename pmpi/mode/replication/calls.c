@@ -26,6 +26,7 @@ const struct ftp_mode_calls ftp_repl_calls = {
 	.MPI_Cart_sub = ftp_repl_MPI_Cart_sub,
 	.MPI_Cartdim_get = ftp_repl_MPI_Cartdim_get,
 	.MPI_Comm_create = ftp_repl_MPI_Comm_create,
+	.MPI_Comm_create_group = ftp_repl_MPI_Comm_create_group,
 	.MPI_Comm_split = ftp_repl_MPI_Comm_split,
 	.MPI_Comm_split_type = ftp_repl_MPI_Comm_split_type,
 	.MPI_Iprobe = ftp_repl_MPI_Iprobe,

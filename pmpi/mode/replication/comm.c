@@ -323,6 +323,80 @@ int ftp_repl_MPI_Comm_create(struct ftp_call *c, MPI_Group group, MPI_Comm *newc
 				 pos == MPI_UNDEFINED ? 0 : pos, NULL, newcomm);
 }
 
+/* The tag of the MPI's creations that MPI_Comm_create_group makes on the
+ * stream (the stream's own tags stop below it, and its bases use
+ * BASE_TAG). */
+#define CREATE_GROUP_TAG 0x5f7b
+
+/* Program rank of e that world rank w is a copy of, or -1. */
+static int program_rank_of(const struct ftp_comm *e, int32_t w)
+{
+	int32_t l = w >= 0 && (uint32_t)w < ftp_repl.plan.n + ftp_repl.plan.r ? ftp_repl.plan.logical_of[w]
+									     : -1;
+
+	for (uint32_t k = 0; l >= 0 && k < ftp_repl_of(e)->size; k++) {
+		int32_t lead = ftp_repl_world_at(e, ftp_repl_lead_of(e, (int)k));
+		if (lead >= 0 && ftp_repl.plan.logical_of[lead] == l)
+			return (int)k;
+	}
+	return -1;
+}
+
+/* MPI_Comm_create_group on a replicated communicator: only the group's
+ * program ranks call it, each with its live copies, and the MPI's
+ * creation runs over those copies: the leading ones in the group's
+ * order, then the others, so that ftp_repl_derive gives the new
+ * communicator the group's order (keyed by the place in the group, as a
+ * split is). It runs on the stream, which nothing receives from with
+ * MPI_ANY_TAG: the MPI's creation sends on its parent with its tag. A
+ * copy that dies inside it is the window every creation has (the hang
+ * watch). */
+int ftp_repl_MPI_Comm_create_group(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	struct ftp_comm *e = c->comm;
+	uint32_t n = 0, m = 0;
+	int32_t *jobs = group != MPI_GROUP_NULL ? ftp_group_jobs(group, &n) : NULL;
+	int32_t *real = jobs ? malloc((2 * (size_t)n + 1) * sizeof *real) : NULL;
+	int *prog = jobs ? malloc(((size_t)n + 1) * sizeof *prog) : NULL;
+	int me = ftp_repl_my_rank_in(e), pos = -1, rc = real && prog ? MPI_SUCCESS : MPI_ERR_GROUP;
+
+	for (uint32_t i = 0; rc == MPI_SUCCESS && i < n; i++) {
+		prog[i] = program_rank_of(e, jobs[i]);
+		if (prog[i] < 0)
+			rc = MPI_ERR_GROUP; /* not a process of the communicator */
+		else
+			real[m++] = ftp_repl_world_at(e, ftp_repl_lead_of(e, prog[i]));
+		if (prog[i] == me)
+			pos = (int)i;
+	}
+	for (uint32_t i = 0; rc == MPI_SUCCESS && i < n; i++)
+		for (int s = FT_SLOT_PRIMARY; s <= FT_SLOT_REPLICA; s++) {
+			int32_t q = ftp_repl_copy(e, prog[i], (enum ft_copy_slot)s);
+			if (q >= 0 && q != ftp_repl_lead_of(e, prog[i]))
+				real[m++] = ftp_repl_world_at(e, q);
+		}
+	*newcomm = MPI_COMM_NULL;
+	/* The pre-check's hang watch was over the group's program copies;
+	 * the creation watches the copies it runs over. */
+	ftp_hang_watch_end();
+	if (rc == MPI_SUCCESS && pos >= 0) {
+		split_key = pos;
+		split_keyed = true;
+		rc = ftp_create_group_of(ftp_repl.stream, real, m, CREATE_GROUP_TAG, c->fn, newcomm);
+		MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+		if (rc == MPI_SUCCESS && ftp_mpi.PMPI_Comm_get_errhandler(e->real, &eh) == MPI_SUCCESS) {
+			ftp_mpi.PMPI_Comm_set_errhandler(*newcomm, eh);
+			ftp_mpi.PMPI_Errhandler_free(&eh);
+		}
+	}
+	rc = ftp_post_create_group(c, rc, group, tag, newcomm);
+	split_keyed = false;
+	free(jobs);
+	free(real);
+	free(prog);
+	return rc;
+}
+
 /* The lowest program rank of e whose leading copy (primary, single, or
  * replica carrying on) is in kind, a communicator of some of e's real
  * processes; MPI_UNDEFINED if none. */

@@ -36,6 +36,9 @@ int ftp_repl_MPI_Comm_split(struct ftp_call *c, int color, int key, MPI_Comm *ne
 /* MPI_Comm_create on a replicated communicator: a split in which the
  * members of group take their order in it, the others MPI_COMM_NULL. */
 int ftp_repl_MPI_Comm_create(struct ftp_call *c, MPI_Group group, MPI_Comm *newcomm);
+/* MPI_Comm_create_group on a replicated communicator: the MPI's creation
+ * over the live copies of the group's program ranks, in its order. */
+int ftp_repl_MPI_Comm_create_group(struct ftp_call *c, MPI_Group group, int tag, MPI_Comm *newcomm);
 /* MPI_Comm_split_type on a replicated communicator: grouped as the
  * leading copies (primaries, singles) are by the MPI, a replica taking
  * its primary's group. */

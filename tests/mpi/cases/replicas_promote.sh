@@ -92,6 +92,11 @@ primary_dies colls 6 2 1 call:MPI_Alltoallv:20
 # in theirs; and on the communicator it made (its 260th MPI_Reduce_scatter:
 # 160 on MPI_COMM_WORLD and 80 on the split come first).
 primary_dies colls 6 2 0 call:MPI_Comm_create:1
+# Right after its MPI_Comm_create_group returned (the even ranks' only),
+# and in a collective on the communicator it made (its 600th
+# MPI_Allreduce: two per round, 280 rounds on the communicators before).
+primary_dies colls 6 2 0 call:MPI_Comm_create_group:1
+primary_dies colls 6 2 0 call:MPI_Allreduce:600
 primary_dies colls 6 2 0 call:MPI_Reduce_scatter:260
 primary_dies mw 6 2 0 call:MPI_Recv:30 '^mw rank [1-9]|polls'
 # On a Cartesian communicator (its topology is ftshim's, kept for the

@@ -20,7 +20,8 @@
  *            MPI_COMM_WORLD, a split (named, with an attribute its
  *            duplicate copies), a duplicate, and a communicator
  *            made by MPI_Comm_create of every rank but 1 in reverse
- *            order
+ *            order, and one made by MPI_Comm_create_group of the even
+ *            ranks in reverse order (only they call it)
  *   cart     a Cartesian communicator (MPI_Dims_create, MPI_Cart_create,
  *            every query, MPI_Cart_sub, a duplicate, one made for fewer
  *            ranks than there are) and a halo exchange over it
@@ -505,11 +506,35 @@ static void colls(void)
 		HASH(h, at);
 		MPI_Comm_free(&made);
 	}
+	/* MPI_Comm_create_group: the even ranks, in reverse order; only
+	 * they call it. */
+	MPI_Group evens;
+	int gr = -1, gs = 0;
+	m = 0;
+	for (int i = size - 1; order && i >= 0; i--)
+		if (i % 2 == 0)
+			order[m++] = i;
+	MPI_Group_incl(world, m, order, &evens);
+	if (rank % 2 == 0) {
+		MPI_Comm grp;
+		MPI_Comm_create_group(MPI_COMM_WORLD, evens, 11, &grp);
+		MPI_Comm_rank(grp, &gr);
+		MPI_Comm_size(grp, &gs);
+		for (int iter = 0; iter < 5 * rounds; iter++)
+			h = colls_on(grp, h, iter);
+		int at = -1;
+		MPI_Sendrecv(&rank, 1, MPI_INT, (gr + 1) % gs, 9, &at, 1, MPI_INT, (gr + gs - 1) % gs, 9,
+			     grp, MPI_STATUS_IGNORE);
+		HASH(h, at);
+		MPI_Comm_free(&grp);
+	}
+	MPI_Group_free(&evens);
 	MPI_Group_free(&rev);
 	MPI_Group_free(&world);
 	free(order);
-	printf("colls rank %d: half rank %d of %d, got %d, made rank %d of %d, hash %016llx\n",
-	       rank, hr, hs, got, rr, rs, (unsigned long long)h);
+	printf("colls rank %d: half rank %d of %d, got %d, made rank %d of %d, group rank %d of %d, "
+	       "hash %016llx\n",
+	       rank, hr, hs, got, rr, rs, gr, gs, (unsigned long long)h);
 }
 
 static void cart(void)
