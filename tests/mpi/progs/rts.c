@@ -21,7 +21,9 @@
  *     works;
  *   - MPI_Icomm_validate_all on dup, completed with MPI_Wait;
  *   - a second death (rank 1, after the validations): collectives fail
- *     again until the next MPI_Comm_validate_all, which says 2.
+ *     again until the next MPI_Comm_validate_all, which says 2;
+ *   - a third (rank 5) during a validation, which it never enters: the
+ *     others' MPI_Comm_validate_all completes and says 3.
  *
  * Rank 0 prints ALL CHECKS PASSED or CHECKS FAILED. */
 #include <signal.h>
@@ -33,6 +35,7 @@
 #define N 6
 #define DEAD 4
 #define DEAD2 1
+#define DEAD3 5
 #define SENTINEL (-7)
 
 static int me;
@@ -359,6 +362,17 @@ int main(int argc, char **argv)
 	n = -1;
 	TU_CHECK(MPI_Comm_validate_all(MPI_COMM_WORLD, &n) == MPI_SUCCESS && n == 2, "second validate_all: %d", n);
 	check_collectives(MPI_COMM_WORLD, (int[]){ DEAD2, DEAD }, 2);
+
+	/* A death during a validation: DEAD3 never enters it, so the
+	 * others' agreement can end only once it knows DEAD3 failed, and
+	 * names it. */
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (me == DEAD3)
+		raise(SIGKILL);
+	n = -1;
+	TU_CHECK(MPI_Comm_validate_all(MPI_COMM_WORLD, &n) == MPI_SUCCESS && n == 3,
+		 "validate_all with a death in it: %d", n);
+	check_collectives(MPI_COMM_WORLD, (int[]){ DEAD3, DEAD2, DEAD }, 3);
 
 	int any = -1;
 	MPI_Allreduce(&tu_failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
