@@ -39,6 +39,7 @@
 #include "pmpi/view_coll.h"
 #include "src/agreement.h"
 #include "src/events.h"
+#include "src/hash.h"
 #include "src/log.h"
 
 static const struct ftp_cover_kind rts_kind;
@@ -223,6 +224,7 @@ static int validated(struct ftp_comm *e, int rc, const uint8_t *failed, int *cou
 		rc = FTP_ERR_PROC_FAILED;
 		goto out;
 	}
+	l->tag_id = ft_mix64(e->core->id ^ (0x5254535f4c495645ull + ++r->validations));
 	l->older = atomic_load_explicit(&r->live, memory_order_relaxed);
 	atomic_store_explicit(&r->live, l, memory_order_release);
 	if (!e->cover)
@@ -327,14 +329,14 @@ FTP_ALSO_PMPI(MPI_Icomm_validate_all);
 static struct ftp_view live_view(const struct ftp_comm *e)
 {
 	struct ftp_rts *r = ftp_rts_of(e);
-	const struct ftp_rts_live *l = atomic_load_explicit(&r->live, memory_order_acquire);
+	struct ftp_rts_live *l = atomic_load_explicit(&r->live, memory_order_acquire);
 
 	return (struct ftp_view){.chan = ftp.private_world,
 				 .rank = l->world,
 				 .job = l->job,
 				 .n = l->n,
 				 .me = l->me,
-				 .tag = ftp_coll_p2p_tag_seq(e->core->id, r->colls++)};
+				 .tag = ftp_coll_p2p_tag_seq(l->tag_id, l->colls++)};
 }
 
 /* The blocks of a reduce-scatter's input (count[r] elements of type for

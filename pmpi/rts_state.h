@@ -36,6 +36,13 @@ enum {
 struct ftp_rts_live {
 	struct ftp_rts_live *older; /* kept for collectives started on it */
 	uint32_t n, me;
+	/* Where its collectives' tags come from (ftp_coll_p2p_tag_seq): not
+	 * the communicator's id, whose tags the MPI's collectives on it
+	 * used before the failure (Open MPI's run over point-to-point on the
+	 * private channel, and a round abandoned at the failure can leave
+	 * a message there); one per validation, the same at every member. */
+	uint64_t tag_id;
+	uint32_t colls; /* collectives started on it */
 	int32_t *world, *job, *prog;
 	int32_t pos[]; /* per program rank: its member index, or -1 */
 };
@@ -44,7 +51,7 @@ struct ftp_rts {
 	struct ftp_cover cover;		   /* the entry's once a validation found a failure */
 	uint32_t size;			   /* the communicator's ranks */
 	struct ftp_rts_live *_Atomic live; /* NULL until a validation found a failure */
-	uint32_t colls;			   /* collectives started on live members */
+	uint32_t validations;		   /* those that found one */
 	/* ftp.events when every failed member was last found agreed. */
 	_Atomic uint64_t agreed_at;
 	_Atomic uint8_t flags[];

@@ -84,6 +84,14 @@ static void check_collectives(MPI_Comm comm, const int *dead, int ndead)
 
 	TU_CHECK(MPI_Barrier(comm) == MPI_SUCCESS, "barrier");
 
+	/* 64 KiB: several rounds of the schedule. */
+	static double big[8192], bigsum[8192];
+	for (int k = 0; k < 8192; k++)
+		big[k] = me + k;
+	TU_CHECK(MPI_Allreduce(big, bigsum, 8192, MPI_DOUBLE, MPI_SUM, comm) == MPI_SUCCESS &&
+			 bigsum[0] == sum && bigsum[8191] == sum + 8191.0 * nlive,
+		 "allreduce of 64 KiB: %g %g", bigsum[0], bigsum[8191]);
+
 	int v = me, r = -1;
 	TU_CHECK(MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS && r == sum,
 		 "allreduce: %d, not %d", r, sum);
@@ -263,6 +271,12 @@ int main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (me == DEAD)
 		raise(SIGKILL);
+	/* Collectives until one fails: a round abandoned then may leave a
+	 * message of the MPI's on its way (Open MPI's run over
+	 * point-to-point), which the collectives after the validation must
+	 * not take. */
+	while (MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS)
+		tu_nap_ms(1);
 	await_state(MPI_COMM_WORLD, DEAD, MPI_RANK_FAILED);
 	await_state(dup, DEAD, MPI_RANK_FAILED);
 
@@ -329,6 +343,16 @@ int main(int argc, char **argv)
 	/* Collective recognition. */
 	n = -1;
 	TU_CHECK(MPI_Comm_validate_all(MPI_COMM_WORLD, &n) == MPI_SUCCESS && n == 1, "validate_all: %d", n);
+	/* More collectives than there are tags in turn: none may take what
+	 * the collectives abandoned at the failure left behind. */
+	for (int k = 0; k < 600; k++) {
+		int one = 1, live_n = 0;
+		rc = MPI_Allreduce(&one, &live_n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		if (rc != MPI_SUCCESS || live_n != N - 1) {
+			TU_CHECK(0, "allreduce %d after the validation: rc %d, %d", k, rc, live_n);
+			break;
+		}
+	}
 	check_collectives(MPI_COMM_WORLD, (int[]){ DEAD }, 1);
 	MPI_Comm made = MPI_COMM_NULL;
 	rc = MPI_Comm_dup(MPI_COMM_WORLD, &made);
