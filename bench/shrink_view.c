@@ -12,9 +12,12 @@
  *   pingpong8 US      half a round trip of 8 bytes between ranks 0 and 1
  *
  * Whether the shrunk communicator is a view on a spare context or the
- * MPI's own is FTSHIM_RECOVERY_CONTEXTS's to say (2 or 0).
+ * MPI's own is FTSHIM_RECOVERY_CONTEXTS's to say (2 or 0). With `rts`,
+ * the survivors do not shrink: MPI_Comm_validate_all (ftshim-rts.h)
+ * recognizes the failure on the duplicate itself, and the operations run
+ * on it among the live ranks.
  *
- * Usage: shrink_view REPS */
+ * Usage: shrink_view REPS [rts] */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ftshim-rts.h"
 #include "mpi-ext.h"
 
 /* The mean seconds per call of reps calls of op at the slowest rank. */
@@ -97,10 +101,17 @@ int main(int argc, char **argv)
 		raise(SIGKILL);
 	while (MPI_Barrier(work) == MPI_SUCCESS)
 		usleep(1000);
-	MPIX_Comm_revoke(work);
-	if (MPIX_Comm_shrink(work, &s) != MPI_SUCCESS)
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	MPI_Comm_free(&work);
+	int failed = 0;
+	if (argc > 2 && strcmp(argv[2], "rts") == 0) {
+		if (MPI_Comm_validate_all(work, &failed) != MPI_SUCCESS || failed != 1)
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		s = work;
+	} else {
+		MPIX_Comm_revoke(work);
+		if (MPIX_Comm_shrink(work, &s) != MPI_SUCCESS)
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		MPI_Comm_free(&work);
+	}
 	struct {
 		const char *name;
 		void (*op)(MPI_Comm, void *);
