@@ -61,6 +61,16 @@ struct ftp_cover {
 	const struct ftp_cover_kind *kind;
 };
 
+/* A call of role role needs no more than the seam's translations on a
+ * communicator whose point-to-point runs on its real communicator (a
+ * view, a validated one): local queries, point-to-point, completion, the
+ * clock, the fault-tolerance calls. Their kinds' runs_as_is start here. */
+static inline bool ftp_cover_role_translated(enum ftp_mode_role role)
+{
+	return role == FTP_ROLE_NONE || role == FTP_ROLE_QUERY || role == FTP_ROLE_P2P ||
+	       role == FTP_ROLE_COMPLETE || role == FTP_ROLE_CLOCK || role == FTP_ROLE_ULFM;
+}
+
 /* e was just made from parent (NULL: e is MPI_COMM_WORLD, at the mode's
  * start): if the active mode covers parent, the mode's derive gives e
  * its map and cover, and the cover gets the mode's kind. A communicator

@@ -231,14 +231,9 @@ static void view_release(struct ftp_comm *e)
  * MPI_Ialltoallw) is refused. */
 static bool views_runs_as_is(int fn, enum ftp_mode_role role)
 {
-	switch (role) {
-	case FTP_ROLE_NONE:
-	case FTP_ROLE_QUERY:
-	case FTP_ROLE_P2P:
-	case FTP_ROLE_COMPLETE:
-	case FTP_ROLE_CLOCK:
-	case FTP_ROLE_ULFM:
+	if (ftp_cover_role_translated(role))
 		return true;
+	switch (role) {
 	case FTP_ROLE_CREATE:
 		return fn == FTP_FN_MPI_Comm_dup || fn == FTP_FN_MPI_Comm_dup_with_info ||
 		       fn == FTP_FN_MPI_Comm_idup || fn == FTP_FN_MPI_Comm_split ||
