@@ -404,6 +404,23 @@ static int pack_live_blocks(const struct ftp_rts_live *l, uint32_t size, const v
 	return rc;
 }
 
+/* One side of a gather, scatter, all-gather or all-to-all among l's
+ * members, into c and d (which *tc and *td then name): member i's count
+ * and displacement are its program rank p's, from the v form's counts
+ * and displs, or count and p * count for the form with one count
+ * (counts NULL); displs NULL: counts only. */
+static void live_side(const struct ftp_rts_live *l, int count, const int *counts, const int *displs,
+		      int *c, int *d, const int **tc, const int **td)
+{
+	for (uint32_t i = 0; i < l->n; i++) {
+		int p = l->prog[i];
+		c[i] = counts ? counts[p] : count;
+		d[i] = counts ? (displs ? displs[p] : 0) : p * count;
+	}
+	*tc = c;
+	*td = displs || !counts ? d : NULL;
+}
+
 /* a's collective as the live members of l run it: *t, whose arrays
  * (*arrays) and packed input (*mem) the caller frees. MPI_SUCCESS, or
  * the error every live member gets alike. */
@@ -434,85 +451,37 @@ static int translate(struct ftp_call *c, const struct ftp_rts_live *l, uint32_t 
 		return MPI_ERR_NO_MEM;
 	int *sd = sc + n + 1, *rcs = sd + n + 1, *rd = rcs + n + 1;
 	*arrays = sc;
-	for (uint32_t i = 0; i < n; i++) {
-		int p = l->prog[i];
-		switch (a->fn) {
-		case FTP_FN_MPI_Gather:
-		case FTP_FN_MPI_Allgather:
-			rcs[i] = a->rcount;
-			rd[i] = p * a->rcount;
-			break;
-		case FTP_FN_MPI_Scatter:
-			sc[i] = a->scount;
-			sd[i] = p * a->scount;
-			break;
-		case FTP_FN_MPI_Alltoall:
-			sc[i] = a->scount;
-			sd[i] = p * a->scount;
-			rcs[i] = a->rcount;
-			rd[i] = p * a->rcount;
-			break;
-		case FTP_FN_MPI_Gatherv:
-			if (at_root) {
-				rcs[i] = a->rcounts[p];
-				rd[i] = a->rdispls[p];
-			}
-			break;
-		case FTP_FN_MPI_Scatterv:
-			if (at_root) {
-				sc[i] = a->scounts[p];
-				sd[i] = a->sdispls[p];
-			}
-			break;
-		case FTP_FN_MPI_Allgatherv:
-			rcs[i] = a->rcounts[p];
-			rd[i] = a->rdispls[p];
-			break;
-		case FTP_FN_MPI_Alltoallv:
-			if (a->sbuf != MPI_IN_PLACE) {
-				sc[i] = a->scounts[p];
-				sd[i] = a->sdispls[p];
-			}
-			rcs[i] = a->rcounts[p];
-			rd[i] = a->rdispls[p];
-			break;
-		case FTP_FN_MPI_Reduce_scatter:
-			rcs[i] = a->rcounts[p];
-			break;
-		default:
-			break;
-		}
-	}
+	/* Every form becomes its v form over the live members. */
 	switch (a->fn) {
 	case FTP_FN_MPI_Gather:
 	case FTP_FN_MPI_Gatherv:
 		t->fn = FTP_FN_MPI_Gatherv;
-		t->rcounts = at_root ? rcs : NULL;
-		t->rdispls = at_root ? rd : NULL;
 		t->rcount = 0;
+		t->rcounts = t->rdispls = NULL;
+		if (at_root)
+			live_side(l, a->rcount, a->rcounts, a->rdispls, rcs, rd, &t->rcounts, &t->rdispls);
 		break;
 	case FTP_FN_MPI_Scatter:
 	case FTP_FN_MPI_Scatterv:
 		t->fn = FTP_FN_MPI_Scatterv;
-		t->scounts = at_root ? sc : NULL;
-		t->sdispls = at_root ? sd : NULL;
 		t->scount = 0;
+		t->scounts = t->sdispls = NULL;
+		if (at_root)
+			live_side(l, a->scount, a->scounts, a->sdispls, sc, sd, &t->scounts, &t->sdispls);
 		break;
 	case FTP_FN_MPI_Allgather:
 	case FTP_FN_MPI_Allgatherv:
 		t->fn = FTP_FN_MPI_Allgatherv;
-		t->rcounts = rcs;
-		t->rdispls = rd;
 		t->rcount = 0;
+		live_side(l, a->rcount, a->rcounts, a->rdispls, rcs, rd, &t->rcounts, &t->rdispls);
 		break;
 	case FTP_FN_MPI_Alltoall:
 	case FTP_FN_MPI_Alltoallv:
 		t->fn = FTP_FN_MPI_Alltoallv;
-		t->scounts = sc;
-		t->sdispls = sd;
-		t->rcounts = rcs;
-		t->rdispls = rd;
 		t->scount = t->rcount = 0;
+		if (a->sbuf != MPI_IN_PLACE)
+			live_side(l, a->scount, a->scounts, a->sdispls, sc, sd, &t->scounts, &t->sdispls);
+		live_side(l, a->rcount, a->rcounts, a->rdispls, rcs, rd, &t->rcounts, &t->rdispls);
 		break;
 	case FTP_FN_MPI_Reduce_scatter_block:
 	case FTP_FN_MPI_Reduce_scatter: {
@@ -528,7 +497,7 @@ static int translate(struct ftp_call *c, const struct ftp_rts_live *l, uint32_t 
 		if (rc != MPI_SUCCESS)
 			return rc;
 		if (a->fn == FTP_FN_MPI_Reduce_scatter)
-			t->rcounts = rcs;
+			live_side(l, 0, a->rcounts, NULL, rcs, rd, &t->rcounts, &t->rdispls);
 		break;
 	}
 	default:
@@ -602,14 +571,9 @@ static int rts_icoll(struct ftp_call *c, const struct coll_args *a, MPI_Request 
  * the live members. */
 static bool rts_runs_as_is(int fn, enum ftp_mode_role role)
 {
-	switch (role) {
-	case FTP_ROLE_NONE:
-	case FTP_ROLE_QUERY:
-	case FTP_ROLE_P2P:
-	case FTP_ROLE_COMPLETE:
-	case FTP_ROLE_CLOCK:
-	case FTP_ROLE_ULFM:
+	if (ftp_cover_role_translated(role))
 		return true;
+	switch (role) {
 	case FTP_ROLE_CREATE:
 		return fn == FTP_FN_MPI_Comm_free;
 	case FTP_ROLE_PROCESS:

@@ -160,6 +160,19 @@ static void check_collectives(MPI_Comm comm, const int *dead, int ndead)
 				 k, i, gvbig[displs[k] + i]);
 	}
 
+	for (int k = 0; k < N * (N + 1) / 2; k++)
+		gvbig[k] = SENTINEL;
+	TU_CHECK(MPI_Allgatherv(sendv, me + 1, MPI_INT, gvbig, counts, displs, MPI_INT, comm) == MPI_SUCCESS,
+		 "allgatherv");
+	for (int k = 0; k < N; k++) {
+		bool alive = false;
+		for (int j = 0; j < nlive; j++)
+			alive |= live[j] == k;
+		for (int i = 0; i <= k; i++)
+			TU_CHECK(gvbig[displs[k] + i] == (alive ? 10 * k + i : SENTINEL),
+				 "allgatherv rank %d item %d: %d", k, i, gvbig[displs[k] + i]);
+	}
+
 	/* Scatter: slot k goes to rank k. */
 	int sc[N], got = SENTINEL;
 	for (int k = 0; k < N; k++)
