@@ -17,6 +17,7 @@
  * without posting it: their hand-written wrappers (pmpi/p2p.c) post. */
 const struct ftp_mode_calls ftp_repl_calls = {
 	FTP_COVER_COLL_FORMS,
+	FTP_COVER_ICOLL_FORMS,
 	.MPI_Cart_coords = ftp_repl_MPI_Cart_coords,
 	.MPI_Cart_create = ftp_repl_MPI_Cart_create,
 	.MPI_Cart_get = ftp_repl_MPI_Cart_get,

@@ -4,8 +4,11 @@
  * logs its input first (coll_log.c), and a collective under way when a
  * promotion rebuilds the team runs again on the new one (team.c). The
  * wrappers' forms (pmpi/coll_forms.c) hand every blocking collective to
- * ftp_repl_coll_run; what a call reads and writes, and starting it, are
- * coll_args.c's. Application thread. */
+ * ftp_repl_coll_run, and every nonblocking one to ftp_repl_icoll_run,
+ * whose runs on the team are team.c's. Collectives on a communicator
+ * complete in the order they started, at every copy, so that forwarded
+ * results travel in that order. What a call reads and writes, and
+ * starting it, are coll_args.c's. Application thread. */
 #include "ftshim_config.h"
 
 #include <limits.h>
@@ -82,6 +85,207 @@ static int fwd_take(struct ftp_repl_comm *x, const struct coll_span *out)
 	return rc;
 }
 
+/* A nonblocking collective on a replicated communicator, as an ftshim
+ * operation (the program holds a generalized request): a primary,
+ * single or promoted replica runs it on the team (run), and a primary
+ * forwards its result once it is over; a follower receives that result
+ * (fwd), or, if its primary dies first, runs it on the team as a
+ * promoted replica. The communicator's list (struct ftp_repl_comm's
+ * icoll_head) keeps them in the order started: one completes only after
+ * those before it. */
+struct icoll {
+	struct ftp_op op;
+	struct icoll *next;
+	struct ftp_comm *e;
+	struct coll_rec *r;	/* its log entry, pinned until it completes */
+	struct team_run *run;	/* its run on the team, or NULL */
+	MPI_Request fwd;	/* a follower's receive of the result */
+	struct coll_span out;	/* what is forwarded */
+	MPI_Datatype built;	/* out's type, if made for it */
+	bool over;		/* its result is in; op.rc set */
+};
+
+/* Take the completed collectives at the head of e's list off it, in
+ * order: counted as done, their log entries unpinned. */
+static void icolls_pop(struct ftp_repl_comm *x)
+{
+	struct icoll *o;
+
+	while ((o = x->icoll_head) && o->over) {
+		x->icoll_head = o->next;
+		if (!x->icoll_head)
+			x->icoll_tail = NULL;
+		o->r->pinned = false;
+		if (o->op.rc == MPI_SUCCESS)
+			ftp_repl_coll_completed(x, o->r, o->r->a.fn, o->r->seq, false);
+	}
+}
+
+/* Bring e's nonblocking collectives on in order: a run over is
+ * forwarded by a primary; a follower's received result completes it. A
+ * primary's forward waits for the replica to take it, meanwhile the
+ * other communicators' collectives are brought on, not this one's. */
+static void icolls_poll(struct ftp_comm *e)
+{
+	struct ftp_repl_comm *x = ftp_repl_of(e);
+	struct icoll *o;
+
+	if (x->icolls_polling)
+		return;
+	x->icolls_polling = true;
+	while ((o = x->icoll_head) && !o->over) {
+		int rc = MPI_SUCCESS, flag = 0;
+		bool ran = o->run != NULL;
+		if (ran) {
+			if (!ftp_repl_team_irun_over(e, o->run, &rc))
+				break;
+			ftp_repl_team_irun_end(e, o->run);
+			o->run = NULL;
+		} else if (o->fwd != MPI_REQUEST_NULL) {
+			rc = ftp_mpi.PMPI_Test(&o->fwd, &flag, MPI_STATUS_IGNORE);
+			if (rc == MPI_SUCCESS && !flag)
+				break;
+		}
+		o->op.rc = rc;
+		o->over = true;
+		/* Counted as done before the forward, in which a rebuild of the
+		 * team may ask how far this process got. */
+		icolls_pop(x);
+		if (ran && rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() &&
+		    stream_out(true, &o->out, x->stream_tag) != MPI_SUCCESS)
+			ftp_repl_drop_replica();
+	}
+	x->icolls_polling = false;
+}
+
+static bool icoll_progress(struct ftp_op *op)
+{
+	struct icoll *o = (struct icoll *)op;
+
+	/* The completion calls wait on ftshim's operations without a check
+	 * of their own: a death is applied here (a promotion rebuilds the
+	 * team, and the run starts again on it). */
+	if (!o->over) {
+		ftp_mode_failures();
+		icolls_poll(o->e);
+	}
+	return o->over;
+}
+
+static void icoll_destroy(struct ftp_op *op)
+{
+	struct icoll *o = (struct icoll *)op;
+
+	/* Still listed only if its request could not be made (ftp_op_start
+	 * failed): then it is the list's tail. */
+	if (!o->over) {
+		struct ftp_repl_comm *x = ftp_repl_of(o->e);
+		struct icoll **p = &x->icoll_head, *prev = NULL;
+		while (*p && *p != o) {
+			prev = *p;
+			p = &(*p)->next;
+		}
+		if (*p) {
+			*p = o->next;
+			if (x->icoll_tail == o)
+				x->icoll_tail = prev;
+		}
+		if (o->run)
+			ftp_repl_team_irun_end(o->e, o->run);
+		o->r->pinned = false;
+	}
+
+	if (o->built != MPI_DATATYPE_NULL && ftp_active())
+		ftp_mpi.PMPI_Type_free(&o->built);
+	free(o);
+}
+
+/* Complete c's communicator's nonblocking collectives, before a blocking
+ * one starts. */
+static void icolls_drain(struct ftp_call *c)
+{
+	struct ftp_repl_comm *x = ftp_repl_of(c->comm);
+	uint64_t seen = 0, polls = 0;
+
+	while (x->icoll_head) {
+		icolls_poll(c->comm);
+		if (x->icoll_head)
+			(void)ftp_poll_step(c, false, &seen, &polls); /* their own check ends them */
+	}
+}
+
+int ftp_repl_icoll_run(struct ftp_call *c, const struct coll_args *a, MPI_Request *request)
+{
+	struct ftp_comm *e = c->comm;
+	struct ftp_repl_comm *x = ftp_repl_of(e);
+	uint64_t seq = x->coll_started + 1;
+	struct icoll *o = calloc(1, sizeof *o);
+	struct coll_rec *r = o ? ftp_repl_coll_log_add(e, a, seq) : NULL;
+	int rc = MPI_SUCCESS;
+
+	if (!r) {
+		free(o);
+		return ftp_post_plain(c, MPI_ERR_NO_MEM);
+	}
+	x->coll_started = seq;
+	r->pinned = true;
+	o->e = e;
+	o->r = r;
+	o->fwd = MPI_REQUEST_NULL;
+	o->out = forwarded_span(e, a, &o->built);
+	if (ftp_repl_following() && ftp_repl.copy == FTP_COPY_REPLICA) {
+		int count = o->out.count > INT_MAX ? -1 : (int)o->out.count;
+		rc = count < 0 ? MPI_ERR_COUNT
+			       : ftp_mpi.PMPI_Irecv(count ? (void *)o->out.buf : NULL, count,
+						    count ? o->out.type : MPI_BYTE, ftp_repl.partner,
+						    x->stream_tag, ftp_repl.stream, &o->fwd);
+		o->over = rc != MPI_SUCCESS;
+	} else if (x->fwd_head && seq <= x->replay_lo) {
+		rc = fwd_take(x, &o->out);
+		o->over = true;
+	} else {
+		if (x->fwd_head)
+			ftp_repl_fwd_drop(x);
+		o->run = ftp_repl_team_irun(e, r);
+		rc = o->run ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+		o->over = !o->run;
+	}
+	o->op.rc = rc;
+	*(x->icoll_tail ? &x->icoll_tail->next : &x->icoll_head) = o;
+	x->icoll_tail = o;
+	icolls_pop(x);
+	o->op.progress = icoll_progress;
+	o->op.destroy = icoll_destroy;
+	return ftp_post_plain(c, ftp_op_start(c, &o->op, request));
+}
+
+void ftp_repl_icolls_promoted(int32_t dead)
+{
+	for (size_t i = 0; i < ftp_repl_ncomms; i++) {
+		struct ftp_comm *e = ftp_repl_comms[i];
+		struct ftp_repl_comm *x = ftp_repl_of(e);
+		for (struct icoll *o = x->icoll_head; o; o = o->next) {
+			if (o->over || o->run)
+				continue;
+			if (o->fwd != MPI_REQUEST_NULL) {
+				MPI_Status st;
+				if (ftp_cancel_p2p(&o->fwd, dead, FTP_P2P_RECV, FTP_ERR_PROC_FAILED,
+						   &st) == MPI_SUCCESS) {
+					o->op.rc = MPI_SUCCESS;
+					o->over = true;
+					continue;
+				}
+			}
+			o->fwd = MPI_REQUEST_NULL;
+			if (!(o->run = ftp_repl_team_irun(e, o->r))) {
+				o->op.rc = MPI_ERR_NO_MEM;
+				o->over = true;
+			}
+		}
+		icolls_pop(x);
+	}
+}
+
 /* Run a collective on e's team (c->comm's): a follower takes what its
  * primary forwards; a primary, single or promoted replica runs it on the
  * team, again on the new team if the team is rebuilt meanwhile, and a
@@ -91,7 +295,10 @@ int ftp_repl_coll_run(struct ftp_call *c, const struct coll_args *a)
 {
 	struct ftp_comm *e = c->comm;
 	struct ftp_repl_comm *x = ftp_repl_of(e);
-	uint64_t seq = x->coll_done + 1;
+
+	icolls_drain(c);
+	uint64_t seq = x->coll_started + 1;
+	x->coll_started = seq;
 	struct coll_rec *r = ftp_repl_coll_log_add(e, a, seq);
 	MPI_Datatype built = MPI_DATATYPE_NULL;
 	struct coll_span out = forwarded_span(e, a, &built);
@@ -122,7 +329,7 @@ int ftp_repl_coll_run(struct ftp_call *c, const struct coll_args *a)
 			ftp_repl_drop_replica();
 	}
 	if (rc == MPI_SUCCESS)
-		ftp_repl_coll_completed(x, r, a->fn, seq);
+		ftp_repl_coll_completed(x, r, a->fn, seq, true);
 	if (built != MPI_DATATYPE_NULL)
 		ftp_mpi.PMPI_Type_free(&built);
 	return ftp_post_coll(c, rc);

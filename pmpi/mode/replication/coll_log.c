@@ -14,8 +14,11 @@
 #include "pmpi/mode/replication/coll_args.h"
 
 /* Every member's output depends on every member's input: once this
- * process has completed one, every member has entered it, so none will
- * need an older one run again. */
+ * process has completed a blocking one, every member has entered it,
+ * and so completed every older one (a blocking collective starts once
+ * the nonblocking ones before it completed, coll.c): none will need an
+ * older one run again. A nonblocking one does not say so: a member may
+ * have entered it with an older one still under way. */
 static bool coll_syncs(enum ftp_fn fn)
 {
 	return fn == FTP_FN_MPI_Barrier || fn == FTP_FN_MPI_Allreduce ||
@@ -119,7 +122,8 @@ struct coll_rec *ftp_repl_coll_log_add(struct ftp_comm *e, const struct coll_arg
 	coll_log_bytes += r->in_bytes;
 	/* Within FTSHIM_REPLICA_LOG_MIB, the oldest of this communicator go
 	 * first (running one again then ends the job, saying so). */
-	while (x->coll_log && coll_log_bytes > ((size_t)ftp.cfg.replica_log_mib << 20)) {
+	while (x->coll_log && !x->coll_log->pinned &&
+	       coll_log_bytes > ((size_t)ftp.cfg.replica_log_mib << 20)) {
 		struct coll_rec *old = x->coll_log;
 		x->coll_log = old->next;
 		coll_rec_free(old);
@@ -133,10 +137,10 @@ struct coll_rec *ftp_repl_coll_log_add(struct ftp_comm *e, const struct coll_arg
 
 /* A collective completed here (or its result was received). */
 void ftp_repl_coll_completed(struct ftp_repl_comm *x, const struct coll_rec *r, enum ftp_fn fn,
-			     uint64_t seq)
+			     uint64_t seq, bool blocking)
 {
 	x->coll_done = seq;
-	if (coll_syncs(fn))
+	if (blocking && coll_syncs(fn))
 		ftp_repl_coll_log_trim(x, seq);
 	else if (!r)
 		ftp_repl_coll_log_trim(x,

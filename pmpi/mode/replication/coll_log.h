@@ -11,6 +11,6 @@ void ftp_repl_coll_log_trim(struct ftp_repl_comm *x, uint64_t seq);
 struct coll_rec *ftp_repl_coll_log_add(struct ftp_comm *e, const struct coll_args *a,
 				       uint64_t seq);
 void ftp_repl_coll_completed(struct ftp_repl_comm *x, const struct coll_rec *r, enum ftp_fn fn,
-			     uint64_t seq);
+			     uint64_t seq, bool blocking);
 
 #endif

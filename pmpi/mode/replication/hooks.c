@@ -79,6 +79,7 @@ static const struct ftp_cover_kind cover_kind = {
 	.calls = &ftp_repl_calls,
 	.runs_as_is = ftp_repl_runs_as_is,
 	.coll = ftp_repl_coll_run,
+	.icoll = ftp_repl_icoll_run,
 	.creation = ftp_repl_creation,
 	.release = ftp_repl_release,
 };

@@ -49,15 +49,16 @@
  *               resends from the send log
  *   recv.c      receives that a death may move, settled and posted
  *               again; a follower's receives from MPI_ANY_SOURCE
- *   team.c      waiting on a team; its agreement and rebuild after a
- *               promotion
+ *   team.c      waiting on a team; nonblocking collectives' runs on it;
+ *               its agreement and rebuild after a promotion
  *   complete.c  the completion calls; the stream's record buffers
  *   comm.c      a communicator's replication (derive, release, a copy
  *               forgotten), the creations on one (splits), refusing a
  *               call
  *   p2p.c       sends, receives and probes
  *   cart.c      Cartesian topologies
- *   coll.c      collectives on the team, their results forwarded
+ *   coll.c      collectives on the team, blocking and nonblocking,
+ *               their results forwarded
  *   promote.c   a dead primary's replica carrying its rank on
  *   views.c     applying failures to the views; a dead replica dropped
  *   setup.c     the plan at MPI_Init, the start (stream, MPI_COMM_WORLD,
@@ -133,6 +134,22 @@ struct ftp_repl_comm {
 	 * completed them (coll_log.c, team.c). */
 	uint64_t coll_done;
 	struct coll_rec *coll_log, *coll_log_tail;
+	/* The number of the latest collective this process started on it:
+	 * coll_done, unless nonblocking ones are under way. coll.c writes
+	 * it. */
+	uint64_t coll_started;
+	/* The nonblocking collectives started and not yet completed, in
+	 * the order started (struct icoll): coll.c links and unlinks them,
+	 * and moves a follower's onto the team at its promotion. */
+	struct icoll *icoll_head, *icoll_tail;
+	bool icolls_polling; /* coll.c is bringing them on (not reentered) */
+	/* Their runs on the team (struct team_run) in that order: team.c
+	 * starts them, starts them again on a rebuilt team, steps them,
+	 * and frees them when coll.c has taken their result. runs_held: a
+	 * rebuild of the team is under way, and no run starts again until
+	 * this process has run again what it owes the members (team.c). */
+	struct team_run *runs_head, *runs_tail;
+	bool runs_held;
 	/* Once rebuilt after a promotion, the team is a view (team.c): its
 	 * members' world ranks, in program rank order (size of them), this
 	 * process's index among them, and the tag of its collectives on the
@@ -387,6 +404,9 @@ struct coll_rec {
 	MPI_Aint in_lb;
 	bool in_rbuf; /* the input is in rbuf (MPI_IN_PLACE, Bcast's root) */
 	bool own_stype, own_rtype;
+	/* A nonblocking collective under way still reads it (coll.c sets
+	 * and clears it): the log keeps it past its byte budget. */
+	bool pinned;
 };
 
 /* A result the dead primary forwarded, as received (its bytes). */

@@ -69,6 +69,11 @@ replicated cart 5 2
 # depend on timing) are compared between copies only.
 replicated timed 6 2 '^timed'
 replicated node 6 2
+# Nonblocking collectives, completed by every completion call, one under
+# way while a blocking one runs, and the sparse exchange that ends with
+# an MPI_Ibarrier (MPI_Iprobe and MPI_Test decided by the primaries).
+replicated nbx 6 2
+replicated nbx 8 100%
 # MPI-4's large-count calls (MPICH; Open MPI 4.1 has none, and the
 # program says so alike with and without replicas): replicated as their
 # base calls while their counts fit an int (send-receives, sends and

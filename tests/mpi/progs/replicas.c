@@ -37,6 +37,14 @@
  *            round the ring, MPI_Bcast_c, MPI_Allreduce_c,
  *            MPI_Allgather_c and MPI_Allgatherv_c, each rank checking
  *            what it received (an MPI without them says so)
+ *   nbc      nonblocking collectives on MPI_COMM_WORLD and a split:
+ *            several started together with a ring exchange and
+ *            completed by MPI_Waitall, MPI_Testall polling,
+ *            MPI_Waitany and MPI_Waitsome; an MPI_Ibarrier under way
+ *            while a blocking collective runs; in place
+ *   nbx      the same, and a sparse exchange that ends by MPI_Issend,
+ *            MPI_Iprobe and an MPI_Ibarrier polled with MPI_Test (the
+ *            NBX pattern)
  *   bigrefused MPI_Bcast_c with a count beyond INT_MAX under
  *            MPI_ERRORS_RETURN: replication refuses it before touching
  *            the buffer, and the program goes on (only with replicas: an
@@ -537,6 +545,168 @@ static void colls(void)
 	       rank, hr, hs, got, rr, rs, gr, gs, (unsigned long long)h);
 }
 
+/* One round of nonblocking collectives on comm; h hashes what came. */
+static uint64_t nbc_on(MPI_Comm comm, uint64_t h, int iter)
+{
+	int r, n;
+	MPI_Comm_rank(comm, &r);
+	MPI_Comm_size(comm, &n);
+	int root = iter % n, right = (r + 1) % n, left = (r + n - 1) % n;
+	int *a = calloc((size_t)4 * n + 4, sizeof *a), *b = calloc((size_t)4 * n, sizeof *b);
+	int *counts = calloc((size_t)n, sizeof *counts), *displs = calloc((size_t)n, sizeof *displs);
+	int sum[4], mine[4], bc[3] = {0, 0, 0}, ring = -1, token = r * 100 + iter;
+	MPI_Request q[8];
+	MPI_Status st[8];
+
+	for (int i = 0; i < 4; i++)
+		mine[i] = r * 7 + i + iter;
+	if (r == root)
+		for (int i = 0; i < 3; i++)
+			bc[i] = iter * 31 + i;
+	/* Started together, with a ring exchange among them. */
+	MPI_Iallreduce(mine, sum, 4, MPI_INT, MPI_SUM, comm, &q[0]);
+	MPI_Irecv(&ring, 1, MPI_INT, left, 5, comm, &q[1]);
+	MPI_Ibcast(bc, 3, MPI_INT, root, comm, &q[2]);
+	MPI_Isend(&token, 1, MPI_INT, right, 5, comm, &q[3]);
+	MPI_Waitall(4, q, st);
+	h = hash_bytes(h, sum, sizeof sum);
+	h = hash_bytes(h, bc, sizeof bc);
+	HASH(h, ring);
+	/* Polled with MPI_Testall. */
+	for (int i = 0; i < n; i++) {
+		counts[i] = 1 + (i + iter) % 3;
+		displs[i] = i == 0 ? 0 : displs[i - 1] + counts[i - 1];
+	}
+	int mycount = counts[r], gathered[4], scanned = 0, exscanned = -1, reduced = -1;
+	for (int i = 0; i < mycount; i++)
+		a[i] = r * 10 + i + iter;
+	MPI_Iallgatherv(a, mycount, MPI_INT, b, counts, displs, MPI_INT, comm, &q[0]);
+	for (int i = 0; i < n; i++)
+		a[2 * n + i] = r * 1000 + i + iter;
+	int *c = malloc((size_t)n * sizeof *c);
+	MPI_Ialltoall(a + 2 * n, 1, MPI_INT, c, 1, MPI_INT, comm, &q[1]);
+	MPI_Ireduce(&token, &reduced, 1, MPI_INT, MPI_MAX, root, comm, &q[2]);
+	MPI_Iscan(&token, &scanned, 1, MPI_INT, MPI_SUM, comm, &q[3]);
+	MPI_Iexscan(&token, &exscanned, 1, MPI_INT, MPI_SUM, comm, &q[4]);
+	MPI_Igather(&token, 1, MPI_INT, r == root ? gathered : NULL, 1, MPI_INT, root, comm, &q[5]);
+	int flag = 0;
+	while (!flag)
+		MPI_Testall(6, q, &flag, st);
+	h = hash_bytes(h, b, (size_t)(displs[n - 1] + counts[n - 1]) * sizeof *b);
+	h = hash_bytes(h, c, (size_t)n * sizeof *c);
+	HASH(h, scanned);
+	if (r != 0)
+		HASH(h, exscanned);
+	if (r == root) {
+		HASH(h, reduced);
+		h = hash_bytes(h, gathered, (size_t)(n < 4 ? n : 4) * sizeof *gathered);
+	}
+	/* An MPI_Ibarrier under way while a blocking collective runs, and an
+	 * in-place reduction. */
+	int total = 0, inplace[2] = {r, iter};
+	MPI_Ibarrier(comm, &q[0]);
+	MPI_Allreduce(&token, &total, 1, MPI_INT, MPI_SUM, comm);
+	MPI_Iallreduce(MPI_IN_PLACE, inplace, 2, MPI_INT, MPI_SUM, comm, &q[1]);
+	MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+	MPI_Wait(&q[1], MPI_STATUS_IGNORE);
+	HASH(h, total);
+	h = hash_bytes(h, inplace, sizeof inplace);
+	/* MPI_Waitany and MPI_Waitsome over collectives and messages. */
+	int scat[3] = {-1, -1, -1}, any_sum = 0, bmax = 0;
+	for (int i = 0; i < n; i++)
+		a[i] = i * 3 + iter;
+	MPI_Iscatterv(a, counts, displs, MPI_INT, scat, counts[r], MPI_INT, root, comm, &q[0]);
+	MPI_Iallreduce(&token, &any_sum, 1, MPI_INT, MPI_SUM, comm, &q[1]);
+	MPI_Ireduce_scatter_block(a, &bmax, 1, MPI_INT, MPI_MAX, comm, &q[2]);
+	for (int left_ = 3; left_ > 0;) {
+		int idx = MPI_UNDEFINED, out = 0, idxs[3];
+		if (left_ % 2) {
+			MPI_Waitany(3, q, &idx, MPI_STATUS_IGNORE);
+			left_--;
+		} else {
+			MPI_Waitsome(3, q, &out, idxs, st);
+			left_ -= out;
+		}
+	}
+	h = hash_bytes(h, scat, (size_t)counts[r] * sizeof *scat);
+	HASH(h, any_sum);
+	HASH(h, bmax);
+	free(a);
+	free(b);
+	free(c);
+	free(counts);
+	free(displs);
+	pace();
+	return h;
+}
+
+/* A sparse exchange that ends without anyone knowing who sends to whom:
+ * synchronous sends, MPI_Iprobe, and an MPI_Ibarrier once this rank's
+ * sends are matched (Hoefler's NBX). The sum of what came is fixed. */
+static long nbx_on(MPI_Comm comm, int iter)
+{
+	int r, n;
+	MPI_Comm_rank(comm, &r);
+	MPI_Comm_size(comm, &n);
+	int to[2] = {(r + 1) % n, (r + 3) % n}, val[2] = {r * 10 + iter, r * 20 + iter};
+	MPI_Request s[2], bar = MPI_REQUEST_NULL;
+	MPI_Status sst[2];
+	long got = 0;
+	bool barrier = false;
+
+	for (int i = 0; i < 2; i++)
+		MPI_Issend(&val[i], 1, MPI_INT, to[i], 21, comm, &s[i]);
+	for (;;) {
+		int flag = 0, v;
+		MPI_Status st;
+		MPI_Iprobe(MPI_ANY_SOURCE, 21, comm, &flag, &st);
+		if (flag) {
+			MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 21, comm, MPI_STATUS_IGNORE);
+			got += v;
+		}
+		if (!barrier) {
+			int sent = 0;
+			MPI_Testall(2, s, &sent, sst);
+			if (sent) {
+				MPI_Ibarrier(comm, &bar);
+				barrier = true;
+			}
+		} else {
+			int done = 0;
+			MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+			if (done)
+				break;
+		}
+	}
+	return got;
+}
+
+static void nbc(bool with_nbx)
+{
+	uint64_t h = FNV;
+	long sparse = 0;
+	MPI_Comm half;
+
+	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+	for (int iter = 0; iter < 10 * rounds; iter++) {
+		h = nbc_on(MPI_COMM_WORLD, h, iter);
+		h = nbc_on(half, h, iter);
+		if (with_nbx)
+			sparse += nbx_on(MPI_COMM_WORLD, iter);
+	}
+	/* Collectives on two communicators under way together. */
+	int x = rank, y = -1, z = -1;
+	MPI_Request q[2];
+	MPI_Status st[2];
+	MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[0]);
+	MPI_Iallreduce(&x, &z, 1, MPI_INT, MPI_MAX, half, &q[1]);
+	MPI_Waitall(2, q, st);
+	HASH(h, y);
+	HASH(h, z);
+	MPI_Comm_free(&half);
+	printf("nbc rank %d: sparse %ld, hash %016llx\n", rank, sparse, (unsigned long long)h);
+}
+
 static void cart(void)
 {
 	int dims[2] = {0, 0}, periods[2] = {1, 0}, coords[2], d[2], p[2], c[2];
@@ -681,6 +851,8 @@ int main(int argc, char **argv)
 		colls();
 	} else if (strcmp(what, "cart") == 0) {
 		cart();
+	} else if (strcmp(what, "nbc") == 0 || strcmp(what, "nbx") == 0) {
+		nbc(strcmp(what, "nbx") == 0);
 	} else if (strcmp(what, "timed") == 0) {
 		timed();
 	} else if (strcmp(what, "bigcount") == 0) {
@@ -707,7 +879,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|node|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|node|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Op_free(&compose_op);
