@@ -51,6 +51,7 @@ libftshim_la_SOURCES = \
 	pmpi/mode/replication/p2p.c pmpi/mode/replication/p2p.h \
 	pmpi/mode/replication/promote.c pmpi/mode/replication/promote.h \
 	pmpi/mode/replication/recv.c pmpi/mode/replication/recv.h \
+	pmpi/mode/replication/runs.c pmpi/mode/replication/runs.h \
 	pmpi/mode/replication/setup.c pmpi/mode/replication/setup.h \
 	pmpi/mode/replication/state.c pmpi/mode/replication/state.h \
 	pmpi/mode/replication/stream.c pmpi/mode/replication/stream.h \

@@ -19,6 +19,7 @@
 #include "pmpi/mode/replication/coll_args.h"
 #include "pmpi/mode/replication/coll_log.h"
 #include "pmpi/mode/replication/stream.h"
+#include "pmpi/mode/replication/runs.h"
 #include "pmpi/mode/replication/team.h"
 
 /* The result of a collective, out, over the stream: sent by a primary,

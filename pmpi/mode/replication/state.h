@@ -49,8 +49,9 @@
  *               resends from the send log
  *   recv.c      receives that a death may move, settled and posted
  *               again; a follower's receives from MPI_ANY_SOURCE
- *   team.c      waiting on a team; nonblocking collectives' runs on it;
- *               its agreement and rebuild after a promotion
+ *   runs.c      nonblocking collectives' runs on a team
+ *   team.c      waiting on a team; its agreement and rebuild after a
+ *               promotion
  *   complete.c  the completion calls; the stream's record buffers
  *   comm.c      a communicator's replication (derive, release, a copy
  *               forgotten), the creations on one (splits), refusing a
@@ -143,11 +144,12 @@ struct ftp_repl_comm {
 	 * and moves a follower's onto the team at its promotion. */
 	struct icoll *icoll_head, *icoll_tail;
 	bool icolls_polling; /* coll.c is bringing them on (not reentered) */
-	/* Their runs on the team (struct team_run) in that order: team.c
+	/* Their runs on the team (struct team_run) in that order: runs.c
 	 * starts them, starts them again on a rebuilt team, steps them,
-	 * and frees them when coll.c has taken their result. runs_held: a
-	 * rebuild of the team is under way, and no run starts again until
-	 * this process has run again what it owes the members (team.c). */
+	 * and frees them when coll.c has taken their result. runs_held
+	 * (team.c writes it, runs.c reads it): a rebuild of the team is
+	 * under way, and no run starts again until this process has run
+	 * again what it owes the members. */
 	struct team_run *runs_head, *runs_tail;
 	bool runs_held;
 	/* Once rebuilt after a promotion, the team is a view (team.c): its

@@ -11,17 +11,6 @@
  * caller keeps them). */
 int ftp_repl_team_run(struct ftp_call *c, const struct coll_args *a, uint32_t epoch,
 		      bool *abandoned);
-/* A nonblocking collective's run on a team (team.c). */
-struct team_run;
-/* Run r's collective (logged and pinned, its seq the next started) on
- * e's team after the runs before it: a run that team.c steps whenever
- * this process waits on a team, and that this function and the two
- * below step too. NULL: out of memory. */
-struct team_run *ftp_repl_team_irun(struct ftp_comm *e, struct coll_rec *r);
-/* Step e's runs; whether t is over (then *rc is its result). */
-bool ftp_repl_team_irun_over(struct ftp_comm *e, const struct team_run *t, int *rc);
-/* The caller is done with t (over, or abandoned): free it. */
-void ftp_repl_team_irun_end(struct ftp_comm *e, struct team_run *t);
 /* The hash of a team's members (world ranks, in order). */
 uint64_t ftp_repl_team_hash(const int32_t *w, uint32_t n);
 /* After a promotion: rebuild every team, and run again what some member
