@@ -22,16 +22,33 @@
 #include "pmpi/mode/replication/runs.h"
 #include "pmpi/mode/replication/team.h"
 
+/* The message that carries a collective's result, out, on the stream:
+ * MPI_ERR_COUNT if it does not fit one. */
+struct fwd_msg {
+	void *buf;
+	int count;
+	MPI_Datatype type;
+};
+
+static int fwd_msg_of(const struct coll_span *out, struct fwd_msg *m)
+{
+	if (out->count > INT_MAX || out->count < 0)
+		return MPI_ERR_COUNT;
+	m->count = (int)out->count;
+	m->buf = m->count ? (void *)out->buf : NULL;
+	m->type = m->count ? out->type : MPI_BYTE;
+	return MPI_SUCCESS;
+}
+
 /* The result of a collective, out, over the stream: sent by a primary,
  * received by its replica. */
 static int stream_out(bool send, const struct coll_span *out, int tag)
 {
-	int count = out->count > INT_MAX ? -1 : (int)out->count;
+	struct fwd_msg m;
+	int rc = fwd_msg_of(out, &m);
 
-	if (count < 0)
-		return MPI_ERR_COUNT;
-	return ftp_repl_stream_io(send, count ? (void *)out->buf : NULL, count,
-				  count ? out->type : MPI_BYTE, tag, MPI_STATUS_IGNORE);
+	return rc != MPI_SUCCESS ? rc
+				 : ftp_repl_stream_io(send, m.buf, m.count, m.type, tag, MPI_STATUS_IGNORE);
 }
 
 /* The result of a v-collective is a set of blocks of its buffer: sent as
@@ -235,11 +252,11 @@ int ftp_repl_icoll_run(struct ftp_call *c, const struct coll_args *a, MPI_Reques
 	o->fwd = MPI_REQUEST_NULL;
 	o->out = forwarded_span(e, a, &o->built);
 	if (ftp_repl_following() && ftp_repl.copy == FTP_COPY_REPLICA) {
-		int count = o->out.count > INT_MAX ? -1 : (int)o->out.count;
-		rc = count < 0 ? MPI_ERR_COUNT
-			       : ftp_mpi.PMPI_Irecv(count ? (void *)o->out.buf : NULL, count,
-						    count ? o->out.type : MPI_BYTE, ftp_repl.partner,
-						    x->stream_tag, ftp_repl.stream, &o->fwd);
+		struct fwd_msg m;
+		rc = fwd_msg_of(&o->out, &m);
+		if (rc == MPI_SUCCESS)
+			rc = ftp_mpi.PMPI_Irecv(m.buf, m.count, m.type, ftp_repl.partner, x->stream_tag,
+						ftp_repl.stream, &o->fwd);
 		o->over = rc != MPI_SUCCESS;
 	} else if (x->fwd_head && seq <= x->replay_lo) {
 		rc = fwd_take(x, &o->out);

@@ -26,6 +26,19 @@ int32_t *ftp_repl_team_members(const struct ftp_comm *e)
 	return w;
 }
 
+struct ftp_view ftp_repl_team_view(const struct ftp_repl_comm *x, int32_t **members)
+{
+	*members = malloc(((size_t)x->size + 1) * sizeof **members);
+	if (*members)
+		memcpy(*members, x->team_view, x->size * sizeof **members);
+	return (struct ftp_view){.chan = ftp_repl.stream,
+				 .rank = *members,
+				 .job = *members,
+				 .n = x->size,
+				 .me = x->team_view_me,
+				 .tag = x->team_view_tag};
+}
+
 /* A nonblocking collective of the program's on e's team. On a team the
  * MPI made, it starts with the program's call, as the MPI's own
  * nonblocking collective; on a view (a rebuilt team), once the runs
@@ -47,32 +60,26 @@ struct team_run {
 	uint64_t events;    /* ftp_events() when it last looked for a lost member */
 };
 
-/* t's run on a team is given up (its team was rebuilt, or a member of
- * it lost): what it posted is left to the MPI, which may still use the
- * program's buffers, as a blocking collective given up on does. */
+/* t's run on a team ends: done (err MPI_SUCCESS), or given up with err
+ * (its team was rebuilt, or a member of it lost; what it posted is left
+ * to the MPI, which may still use the program's buffers, as a blocking
+ * collective given up on does). */
 static void run_give_up(struct team_run *t, int err)
 {
-	if (t->vrun) {
+	if (t->vrun && err != MPI_SUCCESS)
 		ftp_view_run_give_up(t->vrun, err);
-		ftp_view_run_end(t->vrun);
-		t->vrun = NULL;
-	}
+	ftp_view_run_end(t->vrun);
+	t->vrun = NULL;
 	free(t->members);
 	t->members = NULL;
 	t->req = MPI_REQUEST_NULL; /* left to the MPI, never waited on */
 	t->vn = 0;
 }
 
+/* t is over with rc (what a successful run posted has completed). */
 static void run_over(struct team_run *t, int rc)
 {
-	if (rc != MPI_SUCCESS)
-		run_give_up(t, rc);
-	else if (t->vrun) {
-		ftp_view_run_end(t->vrun);
-		t->vrun = NULL;
-		free(t->members);
-		t->members = NULL;
-	}
+	run_give_up(t, rc);
 	t->over = true;
 	t->rc = rc;
 }
@@ -96,18 +103,10 @@ static void run_start(struct ftp_comm *e, struct team_run *t)
 	if (x->team_view) {
 		struct ft_coll_args f;
 		struct ftp_view_bufs b;
-		t->members = malloc(((size_t)x->size + 1) * sizeof *t->members);
+		struct ftp_view v = ftp_repl_team_view(x, &t->members);
 		rc = t->members ? ftp_view_coll_args(&r->a, &f, &b) : MPI_ERR_NO_MEM;
-		if (rc == MPI_SUCCESS) {
-			memcpy(t->members, x->team_view, x->size * sizeof *t->members);
-			struct ftp_view v = {.chan = ftp_repl.stream,
-					     .rank = t->members,
-					     .job = t->members,
-					     .n = x->size,
-					     .me = x->team_view_me,
-					     .tag = x->team_view_tag};
+		if (rc == MPI_SUCCESS)
 			rc = ftp_view_run_start(&v, &f, &b, &t->vrun);
-		}
 		if (rc == MPI_SUCCESS)
 			rc = ftp_view_run_step(t->vrun, &t->vn, &t->vreqs);
 		if (rc != MPI_SUCCESS || t->vn == 0)

@@ -3,6 +3,7 @@
 #define FTSHIM_PMPI_MODE_REPLICATION_RUNS_H
 
 #include "pmpi/mode/replication/state.h"
+#include "pmpi/view_coll.h"
 
 struct team_run;
 
@@ -29,6 +30,9 @@ void ftp_repl_runs_redo_after(struct ftp_repl_comm *x, uint64_t done);
 /* The world ranks of e's team now, in program rank order (malloc'd,
  * NULL if out of memory). */
 int32_t *ftp_repl_team_members(const struct ftp_comm *e);
+/* x's team as a view (x->team_view set), on a copy of its members in
+ * *members (malloc'd, the caller's; NULL if out of memory). */
+struct ftp_view ftp_repl_team_view(const struct ftp_repl_comm *x, int32_t **members);
 /* Whether the n requests are done, each tested; *rc: the MPI's error. */
 bool ftp_repl_reqs_done(int n, MPI_Request *reqs, int *rc);
 

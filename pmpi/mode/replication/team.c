@@ -137,19 +137,13 @@ int ftp_repl_team_run(struct ftp_call *c, const struct coll_args *a, uint32_t ep
 	if (x->team_view) {
 		/* Its own copy of the members: a rebuild while it waits
 		 * replaces the team's. */
-		int32_t *members = malloc(((size_t)x->size + 1) * sizeof *members);
+		int32_t *members;
+		struct ftp_view v = ftp_repl_team_view(x, &members);
 		struct ft_coll_args f;
 		struct ftp_view_bufs b;
 		struct team_round t = {.c = c, .epoch = epoch};
 		int rc = members ? ftp_view_coll_args(a, &f, &b) : MPI_ERR_NO_MEM;
 		if (rc == MPI_SUCCESS) {
-			memcpy(members, x->team_view, x->size * sizeof *members);
-			struct ftp_view v = {.chan = ftp_repl.stream,
-					     .rank = members,
-					     .job = members,
-					     .n = x->size,
-					     .me = x->team_view_me,
-					     .tag = x->team_view_tag};
 			c->real = ftp_repl.stream;
 			rc = ftp_view_coll(&v, &f, &b, team_round_wait, &t, abandoned);
 		}
