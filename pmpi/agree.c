@@ -365,30 +365,32 @@ struct shrink {
 	struct ftp_call call; /* the shrink's call, resolved */
 	uint32_t n;           /* members, both groups of an intercommunicator */
 	uint8_t *failed;      /* bytes(n): the agreed failures, in agreement order */
+	uint8_t *next;        /* bytes(n): those of the agreement that settles them */
 	int *ranks;           /* room for n */
 	MPI_Comm *newcomm;
 };
+
+static void shrink_fini(struct shrink *s)
+{
+	free(s->failed);
+	free(s->next);
+	free(s->ranks);
+	s->failed = s->next = NULL;
+	s->ranks = NULL;
+}
 
 static bool shrink_init(struct shrink *s, const struct ftp_call *c, MPI_Comm *newcomm)
 {
 	s->call = *c;
 	s->n = c->comm->core->local_size + c->comm->core->remote_size;
 	s->failed = calloc(1, ft_agree_bytes(s->n) + 1);
+	s->next = calloc(1, ft_agree_bytes(s->n) + 1);
 	s->ranks = malloc((s->n + 1) * sizeof *s->ranks);
 	s->newcomm = newcomm;
-	if (s->failed && s->ranks)
+	if (s->failed && s->next && s->ranks)
 		return true;
-	free(s->failed);
-	free(s->ranks);
-	s->failed = NULL;
-	s->ranks = NULL;
+	shrink_fini(s);
 	return false;
-}
-
-static void shrink_fini(struct shrink *s)
-{
-	free(s->failed);
-	free(s->ranks);
 }
 
 /* Whether member j of the local group (or, if remote, of the remote
@@ -424,6 +426,30 @@ static bool survivors(struct shrink *s, uint32_t *nlocal, uint32_t *nremote)
 	}
 	*nremote = k - *nlocal;
 	return settled;
+}
+
+/* The agreed failures made final together, before the MPI's constructor
+ * is entered with the survivors: each member says in one more agreement
+ * whether it knew of no other death among them, and all keep them only
+ * if every member did; else the failures that agreement names are added
+ * and tried the same way. A member that agreed again alone, on learning
+ * of a death the others had not seen yet, would wait in an agreement the
+ * others never join, or take the others' next one for this one. Returns
+ * MPI_SUCCESS with s->ranks the survivors, or MPI_ERR_COMM. */
+static int settle(struct shrink *s, uint32_t *nlocal, uint32_t *nremote)
+{
+	size_t bytes = ft_agree_bytes(s->n);
+
+	for (;;) {
+		uint32_t settled = survivors(s, nlocal, nremote);
+		memset(s->next, 0, bytes);
+		if (agree_run(s->call.comm, &settled, s->next) == MPI_ERR_COMM)
+			return MPI_ERR_COMM;
+		if (settled)
+			return MPI_SUCCESS;
+		for (size_t i = 0; i < bytes; i++)
+			s->failed[i] |= s->next[i];
+	}
 }
 
 /* The shrunk communicator keeps its parent's error handler, as under
@@ -496,15 +522,14 @@ static int shrink_build_inter(struct shrink *s, uint32_t nlocal, uint32_t nremot
  * spare context where the members agreed on one (pmpi/spare_view.h),
  * with no call of the MPI's that another process takes part in, so that
  * a member dying now cannot stop the others; it stays a member, as ULFM's
- * shrink may keep one that died during it. Else build it with the MPI
- * and return its result, or return -1 if one of them has died since
- * (agree again then, so that nobody enters the creation with a member it
- * knows dead). */
+ * shrink may keep one that died during it. Else settle the failures
+ * (so that nobody enters the creation with a member it knows dead), then
+ * build it with the MPI and return its result. */
 static int shrink_build(struct shrink *s, uint32_t agreed)
 {
 	uint32_t nalive = 0, nremote = 0;
-	bool settled = survivors(s, &nalive, &nremote);
 
+	(void)survivors(s, &nalive, &nremote);
 	ftp_inject_point("ftshim.shrink", (long)++shrinks_decided);
 	if (!s->call.comm->core->remote_size) {
 		int rc = ftp_spare_view_make(&s->call, agreed, s->ranks, nalive, SHRINK_TAG, s->newcomm);
@@ -513,14 +538,15 @@ static int shrink_build(struct shrink *s, uint32_t agreed)
 		if (rc != -1)
 			return rc;
 	}
-	if (!settled)
-		return -1;
+	int rc = settle(s, &nalive, &nremote);
+	if (rc != MPI_SUCCESS)
+		return rc;
 	if (s->call.comm->core->remote_size)
 		return shrink_build_inter(s, nalive, nremote);
 	/* A view's creation talks on the private channel, where the
 	 * program's receives on its spare cannot match the MPI's messages. */
 	MPI_Comm parent = s->call.comm->real_is_world ? ftp.private_world : s->call.real;
-	int rc = ftp_create_group_of(parent, s->ranks, nalive, SHRINK_TAG, s->call.fn, s->newcomm);
+	rc = ftp_create_group_of(parent, s->ranks, nalive, SHRINK_TAG, s->call.fn, s->newcomm);
 	if (rc == MPI_SUCCESS && *s->newcomm != MPI_COMM_NULL)
 		inherit_errhandler(s->call.real, *s->newcomm);
 	if (rc == MPI_SUCCESS)
@@ -538,18 +564,11 @@ int ftp_agree_alive(struct ftp_call *c, int32_t *alive, uint32_t *n)
 		return MPI_ERR_COMM;
 	if (!shrink_init(&s, c, NULL))
 		return MPI_ERR_NO_MEM;
-	for (;;) {
-		uint32_t value = 1;
-		memset(s.failed, 0, ft_agree_bytes(s.n));
-		if (agree_run(c->comm, &value, s.failed) == MPI_ERR_COMM)
-			break;
-		if (survivors(&s, n, &nremote)) {
-			for (uint32_t i = 0; i < *n; i++)
-				alive[i] = s.ranks[i];
-			rc = MPI_SUCCESS;
-			break;
-		}
-	}
+	uint32_t value = 1;
+	if (agree_run(c->comm, &value, s.failed) != MPI_ERR_COMM)
+		rc = settle(&s, n, &nremote);
+	for (uint32_t i = 0; rc == MPI_SUCCESS && i < *n; i++)
+		alive[i] = s.ranks[i];
 	shrink_fini(&s);
 	return rc;
 }
@@ -568,17 +587,11 @@ FT_EXPORT int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 	if (!shrink_init(&s, &c, newcomm))
 		return ftp_post_plain(&c, MPI_ERR_NO_MEM);
 	uint64_t start = ftp_wall_now();
-	do {
-		uint32_t value = ftp_spare_view_offer(c.comm);
-		memset(s.failed, 0, ft_agree_bytes(s.n));
-		/* Its code says whether failures were acknowledged, which
-		 * does not matter here. */
-		if (agree_run(c.comm, &value, s.failed) == MPI_ERR_COMM) {
-			rc = MPI_ERR_COMM;
-			break;
-		}
+	uint32_t value = ftp_spare_view_offer(c.comm);
+	/* Its code says whether failures were acknowledged, which does not
+	 * matter here. */
+	if (agree_run(c.comm, &value, s.failed) != MPI_ERR_COMM)
 		rc = shrink_build(&s, value);
-	} while (rc == -1);
 	record_shrink("shrink", c.comm, *newcomm, rc, start);
 	shrink_fini(&s);
 	return ftp_post_plain(&c, rc);
@@ -646,8 +659,9 @@ FT_EXPORT int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 FTP_ALSO_PMPI(MPIX_Comm_iagree);
 
 /* The agreement runs on the detector thread; the creation, which needs
- * every survivor, runs in whichever completion call or waiting loop of
- * this process comes next once it is decided. */
+ * every survivor (and, where the MPI makes it, the agreement that settles
+ * the failures first), runs in whichever completion call or waiting loop
+ * of this process comes next once it is decided. */
 static bool ishrink_progress(struct ftp_op *op)
 {
 	struct agree_op *o = (struct agree_op *)op;
@@ -658,15 +672,7 @@ static bool ishrink_progress(struct ftp_op *op)
 	if (!agree_take(o->a, &value, o->s.failed, &rc))
 		return false;
 	op->rc = shrink_build(&o->s, value);
-	if (op->rc != -1) {
-		record_shrink("ishrink", o->s.call.comm, *o->s.newcomm, op->rc, o->start);
-	} else {
-		memset(o->s.failed, 0, ft_agree_bytes(o->s.n));
-		o->a = agree_start(o->s.call.comm, ftp_spare_view_offer(o->s.call.comm));
-		if (o->a)
-			return false;
-		op->rc = MPI_ERR_COMM;
-	}
+	record_shrink("ishrink", o->s.call.comm, *o->s.newcomm, op->rc, o->start);
 	if (o->fnewcomm) /* shrink_build made it MPI_COMM_NULL first */
 		*o->fnewcomm = MPI_Comm_c2f(o->result);
 	return true;
