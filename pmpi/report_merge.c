@@ -443,9 +443,20 @@ static bool merge_start(void)
 
 static void report_write(int32_t dead_reporter);
 
+static bool report_on_disk(void)
+{
+	const char *jobdir = ftp_rundir_dir();
+	char path[PATH_MAX];
+
+	if (!jobdir || snprintf(path, sizeof path, "%s/report.json", jobdir) >= (int)sizeof path)
+		return false;
+	return access(path, F_OK) == 0;
+}
+
 /* As the reporting rank's backup: whether to stay, until it says the
- * report is written; if its process ends without a word, take the
- * report over (ftp_job_report writes it once this rank has left). */
+ * report is written; if its process ends without a word and without a
+ * report on disk, take the report over (ftp_job_report writes it once
+ * this rank has left). */
 static bool backup_step(uint32_t reporter)
 {
 	if (merge.heard_written || merge.took_over >= 0)
@@ -453,6 +464,13 @@ static bool backup_step(uint32_t reporter)
 	/* Unwatched, it would wait for a word that may never come. */
 	if (!process_ended(reporter))
 		return !merge.unwatchable;
+	/* The report itself, in this host's run directory (written whole, by
+	 * a rename, before the word leaves): the word may have been lost
+	 * with the process, or not read yet. */
+	if (report_on_disk()) {
+		merge.heard_written = true;
+		return false;
+	}
 	uint64_t now = ft_clock_now();
 	if (!merge.gone_at)
 		merge.gone_at = now;
