@@ -1,11 +1,13 @@
 /* coll_forms.c: the collectives' forms on a covered communicator
  * (pmpi/coll_forms.h): each names its call's arguments and hands them to
  * the runner of its cover's kind, the blocking one or the nonblocking
- * one (the same arguments, and a request). Application thread. */
+ * one (the same arguments, and a request); a persistent form's every
+ * start is its nonblocking form (pmpi/persist.c). Application thread. */
 #include "ftshim_config.h"
 
 #include "pmpi/coll_forms.h"
 #include "pmpi/cover.h"
+#include "pmpi/persist.h"
 
 static int run(struct ftp_call *c, const struct coll_args *a)
 {
@@ -17,9 +19,23 @@ static int irun(struct ftp_call *c, const struct coll_args *a, MPI_Request *requ
 	return c->comm->cover->kind->icoll(c, a, request);
 }
 
-/* The blocking form B and the nonblocking form I of one collective, of
- * parameters ... (less the communicator and the request), whose
- * arguments are ARGS (a parenthesized struct coll_args). */
+/* The persistent form of B, whose every start is I (MPI-4). */
+#if MPI_VERSION >= 4
+#define PERSISTENT_FORM(B, I, ARGS, ...)                                                         \
+	int ftp_cover_MPI_##B##_init(struct ftp_call *c, __VA_ARGS__, MPI_Info info,             \
+				     MPI_Request *request)                                       \
+	{                                                                                        \
+		(void)info;                                                                      \
+		return ftp_persist_coll(c, &ARGS, request);                      \
+	}
+#else
+#define PERSISTENT_FORM(B, I, ARGS, ...)
+#endif
+
+/* The blocking form B, the nonblocking form I and the persistent form
+ * of one collective, of parameters ... (less the communicator, the info
+ * and the request), whose arguments are ARGS (a parenthesized struct
+ * coll_args). */
 #define FORMS(B, I, ARGS, ...)                                                                   \
 	int ftp_cover_MPI_##B(struct ftp_call *c, __VA_ARGS__)                                   \
 	{                                                                                        \
@@ -28,7 +44,8 @@ static int irun(struct ftp_call *c, const struct coll_args *a, MPI_Request *requ
 	int ftp_cover_MPI_##I(struct ftp_call *c, __VA_ARGS__, MPI_Request *request)             \
 	{                                                                                        \
 		return irun(c, &ARGS, request);                                                  \
-	}
+	}                                                                                        \
+	PERSISTENT_FORM(B, I, ARGS, __VA_ARGS__)
 
 #define BARRIER ((struct coll_args){.fn = FTP_FN_MPI_Barrier, .stype = MPI_DATATYPE_NULL, .rtype = MPI_DATATYPE_NULL})
 
@@ -41,6 +58,14 @@ int ftp_cover_MPI_Ibarrier(struct ftp_call *c, MPI_Request *request)
 {
 	return irun(c, &BARRIER, request);
 }
+
+#if MPI_VERSION >= 4
+int ftp_cover_MPI_Barrier_init(struct ftp_call *c, MPI_Info info, MPI_Request *request)
+{
+	(void)info;
+	return ftp_persist_coll(c, &BARRIER, request);
+}
+#endif
 
 FORMS(Bcast, Ibcast,
       ((struct coll_args){.fn = FTP_FN_MPI_Bcast, .rbuf = buffer, .rcount = count, .rtype = datatype,

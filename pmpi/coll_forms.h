@@ -11,17 +11,7 @@
 #include <mpi.h>
 
 #include "pmpi/call_base.h"
-
-/* A collective call's arguments, as the program gave them. */
-struct coll_args {
-	enum ftp_fn fn;
-	const void *sbuf;
-	void *rbuf;
-	int scount, rcount, root;
-	const int *scounts, *sdispls, *rcounts, *rdispls;
-	MPI_Datatype stype, rtype; /* the one type of a reduction or Bcast: rtype */
-	MPI_Op op;
-};
+#include "pmpi/coll_call.h"
 
 /* The forms: the call's arguments less its communicator (c's). */
 int ftp_cover_MPI_Barrier(struct ftp_call *c);
@@ -107,6 +97,77 @@ int ftp_cover_MPI_Ialltoallv(struct ftp_call *c, const void *sendbuf, const int 
 			     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
 			     const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
 			     MPI_Request *request);
+
+/* The persistent forms (MPI-4's MPI_Allreduce_init, ...): the same, an
+ * info, and the request (pmpi/persist.h: each MPI_Start runs the
+ * nonblocking form). */
+#if MPI_VERSION >= 4
+int ftp_cover_MPI_Barrier_init(struct ftp_call *c, MPI_Info info, MPI_Request *request);
+int ftp_cover_MPI_Bcast_init(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype,
+			     int root, MPI_Info info, MPI_Request *request);
+int ftp_cover_MPI_Reduce_init(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			      MPI_Datatype datatype, MPI_Op op, int root, MPI_Info info,
+			      MPI_Request *request);
+int ftp_cover_MPI_Allreduce_init(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+				 MPI_Datatype datatype, MPI_Op op, MPI_Info info,
+				 MPI_Request *request);
+int ftp_cover_MPI_Scan_init(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			    MPI_Datatype datatype, MPI_Op op, MPI_Info info, MPI_Request *request);
+int ftp_cover_MPI_Exscan_init(struct ftp_call *c, const void *sendbuf, void *recvbuf, int count,
+			      MPI_Datatype datatype, MPI_Op op, MPI_Info info,
+			      MPI_Request *request);
+int ftp_cover_MPI_Reduce_scatter_block_init(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+					    int recvcount, MPI_Datatype datatype, MPI_Op op,
+					    MPI_Info info, MPI_Request *request);
+int ftp_cover_MPI_Reduce_scatter_init(struct ftp_call *c, const void *sendbuf, void *recvbuf,
+				      const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+				      MPI_Info info, MPI_Request *request);
+int ftp_cover_MPI_Gather_init(struct ftp_call *c, const void *sendbuf, int sendcount,
+			      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			      MPI_Datatype recvtype, int root, MPI_Info info, MPI_Request *request);
+int ftp_cover_MPI_Gatherv_init(struct ftp_call *c, const void *sendbuf, int sendcount,
+			       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+			       const int displs[], MPI_Datatype recvtype, int root, MPI_Info info,
+			       MPI_Request *request);
+int ftp_cover_MPI_Scatter_init(struct ftp_call *c, const void *sendbuf, int sendcount,
+			       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			       MPI_Datatype recvtype, int root, MPI_Info info,
+			       MPI_Request *request);
+int ftp_cover_MPI_Scatterv_init(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+				const int displs[], MPI_Datatype sendtype, void *recvbuf,
+				int recvcount, MPI_Datatype recvtype, int root, MPI_Info info,
+				MPI_Request *request);
+int ftp_cover_MPI_Allgather_init(struct ftp_call *c, const void *sendbuf, int sendcount,
+				 MPI_Datatype sendtype, void *recvbuf, int recvcount,
+				 MPI_Datatype recvtype, MPI_Info info, MPI_Request *request);
+int ftp_cover_MPI_Allgatherv_init(struct ftp_call *c, const void *sendbuf, int sendcount,
+				  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+				  const int displs[], MPI_Datatype recvtype, MPI_Info info,
+				  MPI_Request *request);
+int ftp_cover_MPI_Alltoall_init(struct ftp_call *c, const void *sendbuf, int sendcount,
+				MPI_Datatype sendtype, void *recvbuf, int recvcount,
+				MPI_Datatype recvtype, MPI_Info info, MPI_Request *request);
+int ftp_cover_MPI_Alltoallv_init(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+				 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+				 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+				 MPI_Info info, MPI_Request *request);
+/* As a calls table's slots (MPI-4 only). */
+#define FTP_COVER_PCOLL_FORMS                                                                      \
+	.MPI_Allgather_init = ftp_cover_MPI_Allgather_init,                                        \
+	.MPI_Allgatherv_init = ftp_cover_MPI_Allgatherv_init,                                      \
+	.MPI_Allreduce_init = ftp_cover_MPI_Allreduce_init,                                        \
+	.MPI_Alltoall_init = ftp_cover_MPI_Alltoall_init,                                          \
+	.MPI_Alltoallv_init = ftp_cover_MPI_Alltoallv_init,                                        \
+	.MPI_Barrier_init = ftp_cover_MPI_Barrier_init,                                            \
+	.MPI_Bcast_init = ftp_cover_MPI_Bcast_init, .MPI_Exscan_init = ftp_cover_MPI_Exscan_init,  \
+	.MPI_Gather_init = ftp_cover_MPI_Gather_init,                                              \
+	.MPI_Gatherv_init = ftp_cover_MPI_Gatherv_init,                                            \
+	.MPI_Reduce_init = ftp_cover_MPI_Reduce_init,                                              \
+	.MPI_Reduce_scatter_init = ftp_cover_MPI_Reduce_scatter_init,                              \
+	.MPI_Reduce_scatter_block_init = ftp_cover_MPI_Reduce_scatter_block_init,                  \
+	.MPI_Scan_init = ftp_cover_MPI_Scan_init, .MPI_Scatter_init = ftp_cover_MPI_Scatter_init,  \
+	.MPI_Scatterv_init = ftp_cover_MPI_Scatterv_init
+#endif
 
 /* The blocking forms, then the nonblocking ones, as a calls table's
  * slots, for a kind's initializer. */

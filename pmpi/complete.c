@@ -36,6 +36,7 @@
 #include "pmpi/ckpt_watch.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/mpi_lib.h"
+#include "pmpi/persist.h"
 #include "pmpi/requests.h"
 
 #define STACK_REQUESTS 16
@@ -85,6 +86,31 @@ static void status_out(const struct tracked *t, MPI_Status *status)
 {
 	if (ftp_seam_mapped() && t->known && !t->r.op && !t->op_done && status != MPI_STATUS_IGNORE)
 		ftp_status_out(t->r.comm, status);
+}
+
+/* A completion call's entry: the mode's form, or the body. Its exported
+ * form first swaps each persistent request's shell among requests (N of
+ * them) for its running operation (pmpi/persist.h), then CALL (which
+ * names the swapped array work_); one relaxed load while the program has
+ * no such request. */
+#define SWAPPED(FN, N, REQUESTS, CALL)                                                            \
+	do {                                                                                      \
+		struct ftp_persist_swap s_;                                                       \
+		int in_ = ftp_persist_any() ? ftp_persist_swap_in(&s_, (N), (REQUESTS)) : 0;    \
+		if (in_ < 0)                                                                      \
+			return no_memory(FN);                                                     \
+		MPI_Request *work_ = in_ ? s_.work : (REQUESTS);                                  \
+		int rc_ = CALL;                                                                   \
+		if (in_)                                                                          \
+			ftp_persist_swap_out(&s_, (N), (REQUESTS));                               \
+		return rc_;                                                                       \
+	} while (0)
+
+static int no_memory(enum ftp_fn fn)
+{
+	struct ftp_call c = FTP_CALL_INIT(fn);
+
+	return ftp_post_plain(&c, MPI_ERR_NO_MEM);
 }
 
 /* --- one request ---------------------------------------------------------- */
@@ -152,12 +178,17 @@ int ftp_wait_plain(MPI_Request *request, MPI_Status *status)
 
 /* A process whose outcomes the recovery mode decides or follows
  * completes through the mode (pmpi/mode/mode.h). */
-FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+static int wait_entry(MPI_Request *request, MPI_Status *status)
 {
 	const struct ftp_mode_completion *m = ftp_mode_completion();
 	if (m && ftp_active())
 		return m->wait(request, FTP_STATUS(status));
 	return wait_body(request, status);
+}
+
+FT_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+	SWAPPED(FTP_FN_MPI_Wait, 1, request, wait_entry(work_, status));
 }
 FTP_ALSO_PMPI(MPI_Wait);
 
@@ -233,22 +264,32 @@ int ftp_test_plain(MPI_Request *request, int *flag, MPI_Status *status)
 
 /* A process whose outcomes the recovery mode decides or follows
  * completes through the mode (pmpi/mode/mode.h). */
-FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+static int test_entry(MPI_Request *request, int *flag, MPI_Status *status)
 {
 	const struct ftp_mode_completion *m = ftp_mode_completion();
 	if (m && ftp_active())
 		return m->test(request, flag, FTP_STATUS(status));
 	return test_body(request, flag, status);
 }
+
+FT_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	SWAPPED(FTP_FN_MPI_Test, 1, request, test_entry(work_, flag, status));
+}
 FTP_ALSO_PMPI(MPI_Test);
 
 FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Request_get_status);
+	struct ftp_persist *p = ftp_persist_of(request);
 	struct ftp_req r;
 	int rc;
 
 	status = FTP_STATUS(status);
+	/* A shell: its running operation's, or (inactive) the MPI's answer
+	 * for the shell, done with an empty status. */
+	if (p && p->active != MPI_REQUEST_NULL)
+		request = p->active;
 	ftp_ops_progress();
 	rc = ftp_mpi.PMPI_Request_get_status(request, flag, status);
 	if (rc == MPI_SUCCESS && *flag && ftp_seam_mapped() && ftp_req_find(request, &r) && !r.op)
@@ -263,7 +304,7 @@ FT_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 }
 FTP_ALSO_PMPI(MPI_Request_get_status);
 
-FT_EXPORT int MPI_Request_free(MPI_Request *request)
+static int request_free_body(MPI_Request *request)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Request_free);
 	MPI_Request handle = *request;
@@ -277,7 +318,30 @@ FT_EXPORT int MPI_Request_free(MPI_Request *request)
 	}
 	return ftp_post_plain(&c, rc);
 }
+
+FT_EXPORT int MPI_Request_free(MPI_Request *request)
+{
+	struct ftp_persist *p = ftp_persist_of(*request);
+	int rc = MPI_SUCCESS;
+
+	if (!p)
+		return request_free_body(request);
+	if (p->active != MPI_REQUEST_NULL)
+		rc = request_free_body(&p->active);
+	ftp_persist_free(request, p);
+	return rc;
+}
 FTP_ALSO_PMPI(MPI_Request_free);
+
+/* A shell's cancel is its running operation's. */
+FT_EXPORT int MPI_Cancel(MPI_Request *request)
+{
+	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Cancel);
+	struct ftp_persist *p = ftp_persist_of(*request);
+
+	return ftp_post_plain(&c, p ? ftp_persist_cancel(p) : ftp_mpi.PMPI_Cancel(request));
+}
+FTP_ALSO_PMPI(MPI_Cancel);
 
 /* --- starting persistent requests ------------------------------------------ */
 
@@ -299,11 +363,15 @@ static bool check_start(struct ftp_call *c, MPI_Request request)
 	return false;
 }
 
+/* A shell's start runs its operation, whose own call raises its errors. */
 FT_EXPORT int MPI_Start(MPI_Request *request)
 {
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Start);
+	struct ftp_persist *p = ftp_persist_of(*request);
 	int rc = MPI_SUCCESS;
 
+	if (p)
+		return ftp_persist_start(p);
 	if (check_start(&c, *request))
 		rc = ftp_mpi.PMPI_Start(request);
 	return ftp_post_plain(&c, rc);
@@ -317,14 +385,19 @@ FT_EXPORT int MPI_Startall(int count, MPI_Request requests[])
 	bool all = true;
 
 	for (int i = 0; i < count; i++)
-		all &= check_start(&c, requests[i]);
+		all &= !ftp_persist_of(requests[i]) && check_start(&c, requests[i]);
 	if (all)
 		return ftp_post_plain(&c, ftp_mpi.PMPI_Startall(count, requests));
-	/* Some stay unstarted: start the others one by one. */
+	/* Some stay unstarted, or are shells: start them one by one. */
 	for (int i = 0; i < count && rc == MPI_SUCCESS; i++) {
 		struct ftp_req r;
-		if (!ftp_req_find(requests[i], &r) || r.unstarted == MPI_SUCCESS)
+		if (ftp_req_find(requests[i], &r) && r.persist) {
+			rc = ftp_persist_start(r.persist);
+			if (rc != MPI_SUCCESS)
+				return rc; /* raised by its operation's call */
+		} else if (!ftp_req_find(requests[i], &r) || r.unstarted == MPI_SUCCESS) {
 			rc = ftp_mpi.PMPI_Start(&requests[i]);
+		}
 	}
 	return ftp_post_plain(&c, rc);
 }
@@ -604,12 +677,17 @@ int ftp_waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[])
 
 /* A process whose outcomes the recovery mode decides or follows
  * completes through the mode (pmpi/mode/mode.h). */
-FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+static int waitall_entry(int count, MPI_Request requests[], MPI_Status statuses[])
 {
 	const struct ftp_mode_completion *m = ftp_mode_completion();
 	if (m && ftp_active())
 		return m->waitall(count, requests, FTP_STATUSES(statuses));
 	return waitall_body(count, requests, statuses);
+}
+
+FT_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+	SWAPPED(FTP_FN_MPI_Waitall, count, requests, waitall_entry(count, work_, statuses));
 }
 FTP_ALSO_PMPI(MPI_Waitall);
 
@@ -643,12 +721,17 @@ int ftp_testall_plain(int count, MPI_Request requests[], int *flag, MPI_Status s
 
 /* A process whose outcomes the recovery mode decides or follows
  * completes through the mode (pmpi/mode/mode.h). */
-FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+static int testall_entry(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
 	const struct ftp_mode_completion *m = ftp_mode_completion();
 	if (m && ftp_active())
 		return m->testall(count, requests, flag, FTP_STATUSES(statuses));
 	return testall_body(count, requests, flag, statuses);
+}
+
+FT_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+	SWAPPED(FTP_FN_MPI_Testall, count, requests, testall_entry(count, work_, flag, statuses));
 }
 FTP_ALSO_PMPI(MPI_Testall);
 
@@ -708,12 +791,17 @@ int ftp_waitany_plain(int count, MPI_Request requests[], int *index, MPI_Status 
 
 /* A process whose outcomes the recovery mode decides or follows
  * completes through the mode (pmpi/mode/mode.h). */
-FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+static int waitany_entry(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
 	const struct ftp_mode_completion *m = ftp_mode_completion();
 	if (m && ftp_active())
 		return m->waitany(count, requests, index, FTP_STATUS(status));
 	return waitany_body(count, requests, index, status);
+}
+
+FT_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+	SWAPPED(FTP_FN_MPI_Waitany, count, requests, waitany_entry(count, work_, index, status));
 }
 FTP_ALSO_PMPI(MPI_Waitany);
 
@@ -750,13 +838,19 @@ int ftp_testany_plain(int count, MPI_Request requests[], int *index, int *flag,
 
 /* A process whose outcomes the recovery mode decides or follows
  * completes through the mode (pmpi/mode/mode.h). */
-FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
-			  MPI_Status *status)
+static int testany_entry(int count, MPI_Request requests[], int *index, int *flag,
+			MPI_Status *status)
 {
 	const struct ftp_mode_completion *m = ftp_mode_completion();
 	if (m && ftp_active())
 		return m->testany(count, requests, index, flag, FTP_STATUS(status));
 	return testany_body(count, requests, index, flag, status);
+}
+
+FT_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
+			  MPI_Status *status)
+{
+	SWAPPED(FTP_FN_MPI_Testany, count, requests, testany_entry(count, work_, index, flag, status));
 }
 FTP_ALSO_PMPI(MPI_Testany);
 
@@ -829,14 +923,20 @@ int ftp_waitsome_plain(int incount, MPI_Request requests[], int *outcount, int i
 
 /* A process whose outcomes the recovery mode decides or follows
  * completes through the mode (pmpi/mode/mode.h). */
-FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-			   MPI_Status statuses[])
+static int waitsome_entry(int incount, MPI_Request requests[], int *outcount, int indices[],
+			 MPI_Status statuses[])
 {
 	const struct ftp_mode_completion *m = ftp_mode_completion();
 	if (m && ftp_active())
 		return m->waitsome(incount, requests, outcount, indices,
 					 FTP_STATUSES(statuses));
 	return waitsome_body(incount, requests, outcount, indices, statuses);
+}
+
+FT_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+			   MPI_Status statuses[])
+{
+	SWAPPED(FTP_FN_MPI_Waitsome, incount, requests, waitsome_entry(incount, work_, outcount, indices, statuses));
 }
 FTP_ALSO_PMPI(MPI_Waitsome);
 
@@ -871,14 +971,20 @@ int ftp_testsome_plain(int incount, MPI_Request requests[], int *outcount, int i
 
 /* A process whose outcomes the recovery mode decides or follows
  * completes through the mode (pmpi/mode/mode.h). */
-FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-			   MPI_Status statuses[])
+static int testsome_entry(int incount, MPI_Request requests[], int *outcount, int indices[],
+			 MPI_Status statuses[])
 {
 	const struct ftp_mode_completion *m = ftp_mode_completion();
 	if (m && ftp_active())
 		return m->testsome(incount, requests, outcount, indices,
 					 FTP_STATUSES(statuses));
 	return testsome_body(incount, requests, outcount, indices, statuses);
+}
+
+FT_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+			   MPI_Status statuses[])
+{
+	SWAPPED(FTP_FN_MPI_Testsome, incount, requests, testsome_entry(incount, work_, outcount, indices, statuses));
 }
 FTP_ALSO_PMPI(MPI_Testsome);
 

@@ -241,6 +241,14 @@ int ftp_mode_refuse_because(struct ftp_call *c, const char *why)
 	return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
+int ftp_refuse_call(struct ftp_call *c, int code, const char *what)
+{
+	ft_error("%s %s is erroneous", ftp_fn_name(c->fn), what);
+	if (c->comm)
+		ftp_mpi.PMPI_Comm_call_errhandler(c->comm->handle, code);
+	return code;
+}
+
 int ftp_mode_refuse(struct ftp_call *c)
 {
 	return ftp_mode_refuse_because(c, " yet");

@@ -55,6 +55,15 @@ OBJ_CLASSES = {
 GENERATED |= set(OBJ_CLASSES)
 # Object classes whose calls make a request.
 OBJ_REQUESTS = {"rma_req", "file_icoll"}
+# MPI-4's persistent collectives that ftshim makes itself on every
+# communicator it tracks (pmpi/persist.h: a shell whose every start is the
+# nonblocking collective), so that they are watched as the nonblocking
+# ones are; MPICH 4.0.2's own mishandle inactive requests in MPI_Testall
+# and MPI_Waitany, which ftshim's waits poll with.
+SHELLED = {"MPI_%s_init" % n for n in (
+    "Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Barrier", "Bcast",
+    "Exscan", "Gather", "Gatherv", "Reduce", "Reduce_scatter", "Reduce_scatter_block",
+    "Scan", "Scatter", "Scatterv")}
 # Classes that are not wrapped; each of their rows says why in its note.
 UNWRAPPED = {"pass", "unwatched"}
 CLASSES = GENERATED | UNWRAPPED | {"hand", "ulfm"}
@@ -544,6 +553,12 @@ def wrapper(fn, declared):
     elif fn.with_role("ranks", "ranks_out"):
         lines.append("\tif (rc == MPI_SUCCESS)\n\t\trc = ftp_ranks_unmapped(c.comm);")
     lines += covered(fn, comms)
+    if fn.name in SHELLED:
+        # Every start runs the nonblocking call (pmpi/persist.h), on any
+        # communicator ftshim tracks.
+        form_args = [n for i, n in enumerate(names) if i != comms[0]]
+        lines.append("\tif (rc == MPI_SUCCESS && c.comm)")
+        lines.append("\t\treturn ftp_cover_%s(%s);" % (fn.name, ", ".join(["&c"] + form_args)))
     args = translated_args(fn, args)
     lines.append("\tif (rc == MPI_SUCCESS)")
     call = "%s(%s)" % (entry(fn.name), ", ".join(args))
@@ -661,7 +676,8 @@ def main(argv):
         c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n"
                 "#include \"pmpi/mode/mode.h\"\n#include \"pmpi/mode_calls.h\"\n"
                 "#include \"pmpi/comms.h\"\n#include \"pmpi/create.h\"\n"
-                "#include \"pmpi/objects.h\"\n#include \"pmpi/requests.h\"\n\n")
+                "#include \"pmpi/objects.h\"\n#include \"pmpi/coll_forms.h\"\n"
+                "#include \"pmpi/requests.h\"\n\n")
         c.write("\n\n".join(bodies) + "\n")
     with open(os.path.join(outdir, "mode_calls.h.tmp"), "w") as h:
         h.write(HEADER)

@@ -21,6 +21,8 @@ libftshim_la_SOURCES = \
 	pmpi/comms.c pmpi/comms.h \
 	pmpi/cover.h \
 	pmpi/complete.c pmpi/complete.h \
+	pmpi/persist.c pmpi/persist.h \
+	pmpi/coll_call.c pmpi/coll_call.h \
 	pmpi/create.c \
 	pmpi/create_group.c pmpi/create_group.h \
 	pmpi/detect.c pmpi/detect.h \

@@ -86,11 +86,12 @@ static bool grow(void)
 	return true;
 }
 
-static void add_entry(const struct ftp_call *c, MPI_Request request, bool persistent,
-		      struct ftp_op *op)
+static bool add_entry(const struct ftp_call *c, MPI_Request request, bool persistent,
+		      struct ftp_op *op, struct ftp_persist *persist)
 {
 	uint64_t key = key_of(request);
 	struct ftp_comm *replaced = NULL;
+	bool added = false;
 
 	pthread_mutex_lock(&table_lock);
 	int64_t at = find_slot(key);
@@ -111,14 +112,16 @@ static void add_entry(const struct ftp_call *c, MPI_Request request, bool persis
 	slots[at].key = key;
 	slots[at].req = (struct ftp_req){ .comm = c->comm, .watch = c->watch, .fn = c->fn,
 					  .obj = c->obj, .obj_bits = c->obj_bits, .persistent = persistent, .op = op,
-					  .run = ftp_restart_run() };
+					  .persist = persist, .run = ftp_restart_run() };
 	if (c->comm)
 		ftp_comm_hold(c->comm);
+	added = true;
 out_unlock:
 	pthread_mutex_unlock(&table_lock);
 	/* Outside the lock: the last reference frees an MPI communicator. */
 	if (replaced)
 		ftp_comm_put(replaced);
+	return added;
 }
 
 /* Remember request (made by the call c). Does nothing for MPI_REQUEST_NULL
@@ -128,12 +131,17 @@ static void req_add(const struct ftp_call *c, MPI_Request request, bool persiste
 	/* One done at once waits on nobody; its handle is shared by every
 	 * such request, so it could not be told apart in the table anyway. */
 	if (request != MPI_REQUEST_NULL && c->comm && !c->direct && !ftp_done_at_once(request))
-		add_entry(c, request, persistent, NULL);
+		(void)add_entry(c, request, persistent, NULL, NULL);
 }
 
 void ftp_req_add_op(const struct ftp_call *c, MPI_Request request, struct ftp_op *op)
 {
-	add_entry(c, request, false, op);
+	(void)add_entry(c, request, false, op, NULL);
+}
+
+bool ftp_req_add_persist(const struct ftp_call *c, MPI_Request shell, struct ftp_persist *p)
+{
+	return add_entry(c, shell, true, NULL, p);
 }
 
 bool ftp_req_find(MPI_Request request, struct ftp_req *out)

@@ -18,6 +18,7 @@
 #include "pmpi/call_base.h"
 
 struct ftp_op;
+struct ftp_persist;
 
 struct ftp_req {
 	struct ftp_comm *comm;   /* the request's communicator */
@@ -27,6 +28,9 @@ struct ftp_req {
 	uint64_t obj_bits;       /* its errors are raised there */
 	bool persistent;         /* stays after completion until MPI_Request_free */
 	struct ftp_op *op;       /* ftshim completes it (below): never given up on */
+	/* A persistent request ftshim starts itself (pmpi/persist.h): the
+	 * handle is its shell, never started in the MPI. */
+	struct ftp_persist *persist;
 	/* A persistent request that MPI_Start did not start because what it
 	 * waits on had failed: that error, which its next completion call
 	 * reports (the request stays inactive); else MPI_SUCCESS. */
@@ -67,6 +71,9 @@ void ftp_req_set_unstarted(MPI_Request request, int err);
 
 /* Remember request as one of ftshim's own operations (below). */
 void ftp_req_add_op(const struct ftp_call *c, MPI_Request request, struct ftp_op *op);
+/* Remember shell as the handle of persistent request p (pmpi/persist.h);
+ * false if out of memory. */
+bool ftp_req_add_persist(const struct ftp_call *c, MPI_Request shell, struct ftp_persist *p);
 
 /* Any entry at all? (One relaxed load: lets completion calls skip the
  * table when the application has made no tracked request.) */

@@ -6,6 +6,7 @@
 #include "ftshim_config.h"
 
 #include "pmpi/coll_forms.h"
+#include "pmpi/persist.h"
 #include "pmpi/mode/mode.h"
 #include "pmpi/mode_calls.h"
 #include "pmpi/mode/replication/calls.h"
@@ -18,6 +19,10 @@
 const struct ftp_mode_calls ftp_repl_calls = {
 	FTP_COVER_COLL_FORMS,
 	FTP_COVER_ICOLL_FORMS,
+#if MPI_VERSION >= 4
+	FTP_COVER_PCOLL_FORMS,
+#endif
+	FTP_COVER_PERSIST_P2P_FORMS,
 	.MPI_Cart_coords = ftp_repl_MPI_Cart_coords,
 	.MPI_Cart_create = ftp_repl_MPI_Cart_create,
 	.MPI_Cart_get = ftp_repl_MPI_Cart_get,

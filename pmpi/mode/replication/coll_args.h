@@ -1,5 +1,4 @@
-/* coll_args.h: what a collective call reads and writes, and starting
- * one (coll_args.c). */
+/* coll_args.h: what a collective call reads and writes (coll_args.c). */
 #ifndef FTSHIM_PMPI_MODE_REPLICATION_COLL_ARGS_H
 #define FTSHIM_PMPI_MODE_REPLICATION_COLL_ARGS_H
 
@@ -10,8 +9,6 @@
  * (out). */
 void ftp_repl_coll_spans(const struct ftp_comm *e, const struct coll_args *a,
 			 struct coll_span *in, struct coll_span *out);
-/* Start a's collective on comm into *req. */
-int ftp_repl_coll_start(const struct coll_args *a, MPI_Comm comm, MPI_Request *req);
 /* The bytes count elements of type span from buf, from *lb on. */
 size_t ftp_repl_bytes_of(MPI_Datatype type, int64_t count, MPI_Aint *lb);
 

@@ -114,7 +114,7 @@ static void run_start(struct ftp_comm *e, struct team_run *t)
 		return;
 	}
 	rc = x->team == MPI_COMM_NULL ? FTP_ERR_PROC_FAILED
-				      : ftp_repl_coll_start(&r->a, x->team, &t->req);
+				      : ftp_coll_start(&r->a, x->team, &t->req);
 	if (rc != MPI_SUCCESS)
 		run_over(t, rc);
 }

@@ -74,6 +74,11 @@ replicated node 6 2
 # an MPI_Ibarrier (MPI_Iprobe and MPI_Test decided by the primaries).
 replicated nbx 6 2
 replicated nbx 8 100%
+# Persistent requests (point-to-point, and MPI-4's persistent collectives
+# on MPICH), each start run as its nonblocking call. Before, MPI_Send_init
+# on a replicated communicator was refused with one line.
+replicated persist 6 2
+replicated persist 8 100%
 # MPI-4's large-count calls (MPICH; Open MPI 4.1 has none, and the
 # program says so alike with and without replicas): replicated as their
 # base calls while their counts fit an int (send-receives, sends and

@@ -198,6 +198,17 @@ primary_dies nbc 8 100% 0,1 call:MPI_Iallreduce:15
 ROUNDS=30 PACE=2000
 primary_dies nbc 6 2 1 "$(random_ms)"
 
+# Persistent requests (the persist workload, with MPI-4's persistent
+# collectives on MPICH): killed in MPI_Startall, in MPI_Testall polling,
+# two in MPI_Waitall, and at a random time. Before, MPI_Send_init on a
+# replicated communicator was refused.
+ROUNDS=4 PACE=0
+primary_dies persist 6 2 1 call:MPI_Startall:15
+primary_dies persist 6 2 0 call:MPI_Testall:20
+primary_dies persist 8 100% 0,1 call:MPI_Waitall:10
+ROUNDS=30 PACE=2000
+primary_dies persist 6 2 1 "$(random_ms)"
+
 # Both copies of a rank: the program's failure, as without replicas
 # (the error handler is fatal: the job ends with the ULFM error, naming
 # the program's rank).

@@ -8,7 +8,11 @@
  * communication: rank 1 waits for partitions from rank 2, which marks one
  * ready and dies (MPI_Parrived of another and MPI_Wait give the error
  * instead of polling for ever); rank 3 sends partitions to rank 2 after
- * its death (MPI_Wait gives the error).
+ * its death (MPI_Wait gives the error). Persistent collectives
+ * (MPI_Allreduce_init, MPI_Barrier_init) started again and again,
+ * completed by MPI_Testall polling and MPI_Waitany with the other one
+ * inactive (MPICH 4.0.2's own calls fail on those), then started after
+ * the failure: MPI_Wait gives the error.
  *
  *   mpi4 */
 #include <mpi.h>
@@ -50,6 +54,25 @@ int main(int argc, char **argv)
 	rc = MPIX_Comm_agree(comm, &flag);
 	TU_CHECK(rc == MPI_SUCCESS && flag == 1, "MPIX_Comm_agree before the failure: %d, flag %d", rc, flag);
 
+	/* Persistent collectives, failure-free. */
+	int one = 1, sum = 0, idx = -1;
+	MPI_Request pc[2];
+	MPI_Status pst[2];
+	MPI_Allreduce_init(&one, &sum, 1, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &pc[0]);
+	MPI_Barrier_init(comm, MPI_INFO_NULL, &pc[1]);
+	for (int round = 0; round < 3; round++) {
+		sum = 0;
+		MPI_Startall(2, pc);
+		for (flag = 0; !flag && rc == MPI_SUCCESS;)
+			rc = MPI_Testall(2, pc, &flag, pst);
+		TU_CHECK(rc == MPI_SUCCESS && sum == 4, "persistent MPI_Allreduce by MPI_Testall: %d, sum %d", rc, sum);
+		MPI_Start(&pc[0]);
+		rc = MPI_Waitany(2, pc, &idx, MPI_STATUS_IGNORE);
+		TU_CHECK(rc == MPI_SUCCESS && idx == 0, "persistent MPI_Allreduce by MPI_Waitany: %d, index %d", rc, idx);
+		rc = MPI_Waitany(2, pc, &idx, MPI_STATUS_IGNORE);
+		TU_CHECK(rc == MPI_SUCCESS && idx == MPI_UNDEFINED, "MPI_Waitany of inactive persistent collectives: %d, index %d", rc, idx);
+	}
+
 	/* Partitioned: rank 2 sends to rank 1, rank 3 to rank 2. */
 	if (rank == 1)
 		MPI_Precv_init(buf, PARTS, 1, MPI_DOUBLE, VICTIM, 7, comm, MPI_INFO_NULL, &preq);
@@ -82,6 +105,11 @@ int main(int argc, char **argv)
 
 	rc = MPI_Allreduce(MPI_IN_PLACE, buf, 1, MPI_DOUBLE, MPI_SUM, comm);
 	TU_CHECK(is_failed(rc), "MPI_Allreduce after the failure: %d", rc);
+	MPI_Start(&pc[0]);
+	rc = MPI_Wait(&pc[0], MPI_STATUS_IGNORE);
+	TU_CHECK(is_failed(rc), "a persistent MPI_Allreduce started after the failure: %d", rc);
+	MPI_Request_free(&pc[0]);
+	MPI_Request_free(&pc[1]);
 	MPI_Comm again;
 	rc = MPI_Comm_create_from_group(world, "org.ftshim.test.again", MPI_INFO_NULL, MPI_ERRORS_RETURN, &again);
 	TU_CHECK(is_failed(rc), "MPI_Comm_create_from_group with the dead rank: %d", rc);

@@ -45,6 +45,16 @@
  *   nbx      the same, and a sparse exchange that ends by MPI_Issend,
  *            MPI_Iprobe and an MPI_Ibarrier polled with MPI_Test (the
  *            NBX pattern)
+ *   persist  persistent requests on MPI_COMM_WORLD and a split, made once
+ *            and started every step: a ring exchange both ways
+ *            (MPI_Recv_init, MPI_Send_init, MPI_Ssend_init) started by
+ *            MPI_Startall and, with MPI-4, persistent collectives
+ *            (MPI_Allreduce_init, MPI_Bcast_init, MPI_Barrier_init,
+ *            MPI_Alltoallv_init) started by MPI_Start; completed in turn
+ *            by MPI_Waitall, MPI_Testall and MPI_Test polling (with
+ *            MPI_Request_get_status), MPI_Waitany and MPI_Wait; each
+ *            step's values
+ *            depend on the last step's
  *   bigrefused MPI_Bcast_c with a count beyond INT_MAX under
  *            MPI_ERRORS_RETURN: replication refuses it before touching
  *            the buffer, and the program goes on (only with replicas: an
@@ -707,6 +717,141 @@ static void nbc(bool with_nbx)
 	printf("nbc rank %d: sparse %ld, hash %016llx\n", rank, sparse, (unsigned long long)h);
 }
 
+/* persist: the requests of one communicator, made once. */
+struct persist_set {
+	MPI_Comm comm;
+	int r, n;
+	int rl[4], rr[4], sl[4], sr[4]; /* received from left, right; sent */
+	int val, sum, bc[2], *a2a_in, *a2a_out, *counts, *displs;
+	MPI_Request q[8];
+	int nq;
+};
+
+static void persist_make(struct persist_set *p, MPI_Comm comm)
+{
+	memset(p, 0, sizeof *p);
+	p->comm = comm;
+	MPI_Comm_rank(comm, &p->r);
+	MPI_Comm_size(comm, &p->n);
+	int n = p->n, left = (p->r + n - 1) % n, right = (p->r + 1) % n;
+	for (int i = 0; i < 4; i++)
+		p->sl[i] = p->sr[i] = p->r * 4 + i;
+	MPI_Recv_init(p->rl, 4, MPI_INT, left, 7, comm, &p->q[0]);
+	MPI_Recv_init(p->rr, 4, MPI_INT, right, 8, comm, &p->q[1]);
+	MPI_Send_init(p->sl, 4, MPI_INT, right, 7, comm, &p->q[2]);
+	MPI_Ssend_init(p->sr, 4, MPI_INT, left, 8, comm, &p->q[3]);
+	p->nq = 4;
+	p->a2a_in = calloc((size_t)2 * n, sizeof(int));
+	p->a2a_out = calloc((size_t)2 * n, sizeof(int));
+	p->counts = calloc((size_t)n, sizeof(int));
+	p->displs = calloc((size_t)n, sizeof(int));
+	for (int i = 0; i < n; i++) {
+		p->counts[i] = 1;
+		p->displs[i] = 2 * i;
+	}
+#if MPI_VERSION >= 4
+	MPI_Allreduce_init(&p->val, &p->sum, 1, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &p->q[4]);
+	MPI_Bcast_init(p->bc, 2, MPI_INT, 0, comm, MPI_INFO_NULL, &p->q[5]);
+	MPI_Barrier_init(comm, MPI_INFO_NULL, &p->q[6]);
+	MPI_Alltoallv_init(p->a2a_in, p->counts, p->displs, MPI_INT, p->a2a_out, p->counts, p->displs,
+			   MPI_INT, comm, MPI_INFO_NULL, &p->q[7]);
+	p->nq = 8;
+#endif
+}
+
+static uint64_t persist_step(struct persist_set *p, uint64_t h, int iter)
+{
+	MPI_Status st[8];
+	int flag = 0, idx;
+
+	for (int i = 0; i < 4; i++) {
+		p->sl[i] = p->rl[i] + p->r * iter + i;
+		p->sr[i] = p->rr[i] * 3 + iter;
+	}
+	p->val = p->rl[0] + p->rr[3];
+	if (p->r == 0) {
+		p->bc[0] = iter * 13 + p->rl[1];
+		p->bc[1] = p->sum;
+	}
+	for (int i = 0; i < p->n; i++)
+		p->a2a_in[2 * i] = p->r * 100 + i + iter + p->rr[i % 4];
+	MPI_Startall(4, p->q);
+	for (int i = 4; i < p->nq; i++)
+		MPI_Start(&p->q[i]);
+	switch (iter % 3) {
+	case 0:
+		MPI_Waitall(p->nq, p->q, st);
+		break;
+	case 1:
+		/* MPICH 4.0.2's own MPI_Testall fails on persistent
+		 * collectives ("Pending request"): they are polled one by
+		 * one with MPI_Test, which an inactive request passes. */
+		while (!flag) {
+			int peek = 0, done = 1;
+			MPI_Request_get_status(p->q[0], &peek, MPI_STATUS_IGNORE);
+			MPI_Testall(4, p->q, &flag, st);
+			for (int i = 4; i < p->nq; i++) {
+				int one = 0;
+				MPI_Test(&p->q[i], &one, MPI_STATUS_IGNORE);
+				done &= one;
+			}
+			flag &= done;
+		}
+		break;
+	default:
+		/* MPICH 4.0.2's MPI_Waitany returns a persistent collective
+		 * again once it is inactive: they are waited for one by one. */
+		for (int left = 4; left > 0; left--)
+			MPI_Waitany(4, p->q, &idx, MPI_STATUS_IGNORE);
+		/* Every one inactive now: MPI_UNDEFINED. */
+		MPI_Waitany(4, p->q, &idx, MPI_STATUS_IGNORE);
+		if (idx != MPI_UNDEFINED)
+			printf("persist rank %d: MPI_Waitany of inactive requests gave %d\n", rank, idx);
+		for (int i = 4; i < p->nq; i++)
+			MPI_Wait(&p->q[i], MPI_STATUS_IGNORE);
+		break;
+	}
+	h = hash_bytes(h, p->rl, sizeof p->rl);
+	h = hash_bytes(h, p->rr, sizeof p->rr);
+	if (p->nq > 4) {
+		HASH(h, p->sum);
+		h = hash_bytes(h, p->bc, sizeof p->bc);
+		for (int i = 0; i < p->n; i++)
+			HASH(h, p->a2a_out[2 * i]);
+	}
+	return h;
+}
+
+static void persist_free(struct persist_set *p)
+{
+	for (int i = 0; i < p->nq; i++)
+		MPI_Request_free(&p->q[i]);
+	free(p->a2a_in);
+	free(p->a2a_out);
+	free(p->counts);
+	free(p->displs);
+}
+
+static void persist(void)
+{
+	struct persist_set w, half;
+	MPI_Comm split;
+	uint64_t h = FNV;
+
+	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &split);
+	persist_make(&w, MPI_COMM_WORLD);
+	persist_make(&half, split);
+	for (int iter = 0; iter < 20 * rounds; iter++) {
+		h = persist_step(&w, h, iter);
+		h = persist_step(&half, h, iter);
+		pace();
+	}
+	persist_free(&w);
+	persist_free(&half);
+	MPI_Comm_free(&split);
+	printf("persist rank %d: requests %d, hash %016llx\n", rank, w.nq, (unsigned long long)h);
+}
+
 static void cart(void)
 {
 	int dims[2] = {0, 0}, periods[2] = {1, 0}, coords[2], d[2], p[2], c[2];
@@ -853,6 +998,8 @@ int main(int argc, char **argv)
 		cart();
 	} else if (strcmp(what, "nbc") == 0 || strcmp(what, "nbx") == 0) {
 		nbc(strcmp(what, "nbx") == 0);
+	} else if (strcmp(what, "persist") == 0) {
+		persist();
 	} else if (strcmp(what, "timed") == 0) {
 		timed();
 	} else if (strcmp(what, "bigcount") == 0) {
@@ -879,7 +1026,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|node|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|persist|node|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Op_free(&compose_op);
