@@ -384,6 +384,9 @@ int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct
 const struct ftp_mode_calls ftp_view_coll_calls = {
 	FTP_COVER_COLL_FORMS,
 	FTP_COVER_ICOLL_FORMS,
+#if MPI_VERSION >= 4
+	FTP_COVER_PCOLL_FORMS, /* each start is the nonblocking form (pmpi/persist.h) */
+#endif
 };
 
 /* Wait for one round of a collective: its n requests, or the failure of

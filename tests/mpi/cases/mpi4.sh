@@ -5,7 +5,8 @@
 # MPIX_ERR_PROC_FAILED (MPI_Parrived, MPI_Wait), and so does a persistent
 # collective started after the death (before, MPI_Testall and MPI_Waitany
 # failed on persistent collectives under ftshim: MPICH 4.0.2's own do on
-# inactive ones, which ftshim's waits poll). MPICH only: Open MPI
+# inactive ones, which ftshim's waits poll); persistent collectives on
+# the shrunk communicator, which refused them. MPICH only: Open MPI
 # 4.1 has none of these calls.
 [ "$MPITEST_FLAVOUR" = mpich ] || { echo "skip: Open MPI 4.1 has no MPI-4 calls"; exit 77; }
 prog=$(build mpi4)

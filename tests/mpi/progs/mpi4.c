@@ -12,7 +12,8 @@
  * (MPI_Allreduce_init, MPI_Barrier_init) started again and again,
  * completed by MPI_Testall polling and MPI_Waitany with the other one
  * inactive (MPICH 4.0.2's own calls fail on those), then started after
- * the failure: MPI_Wait gives the error.
+ * the failure: MPI_Wait gives the error; and two on the shrunk
+ * communicator (a view), which refused them before.
  *
  *   mpi4 */
 #include <mpi.h>
@@ -133,6 +134,24 @@ int main(int argc, char **argv)
 		flag = 1;
 		int arc = MPIX_Comm_agree(s, &flag);
 		TU_CHECK(arc == MPI_SUCCESS && flag == 1, "MPIX_Comm_agree on the shrunk communicator: %d", arc);
+		/* Persistent collectives on the shrunk communicator (a view). */
+		MPI_Request sh[2];
+		int root = -1;
+		arc = MPI_Allreduce_init(&one, &sum, 1, MPI_INT, MPI_SUM, s, MPI_INFO_NULL, &sh[0]);
+		if (arc == MPI_SUCCESS)
+			arc = MPI_Bcast_init(&root, 1, MPI_INT, 2, s, MPI_INFO_NULL, &sh[1]);
+		for (int round = 0; round < 2 && arc == MPI_SUCCESS; round++) {
+			sum = 0;
+			root = rank * 10 + round; /* rank 3 is the shrunk rank 2 */
+			MPI_Startall(2, sh);
+			arc = MPI_Waitall(2, sh, pst);
+		}
+		TU_CHECK(arc == MPI_SUCCESS && sum == 3 && root == 31,
+			 "persistent collectives on the shrunk communicator: %d, sum %d, root's %d", arc, sum, root);
+		if (arc == MPI_SUCCESS) {
+			MPI_Request_free(&sh[0]);
+			MPI_Request_free(&sh[1]);
+		}
 	}
 	MPI_Comm_free(&comm);
 	MPI_Session_finalize(&session);
