@@ -2,7 +2,9 @@
  * On a covered communicator whose kind has a nonblocking form of a call
  * (a replicated MPI_Isend, MPI_Iallreduce), the persistent form
  * (MPI_Send_init, MPI_Allreduce_init) runs that nonblocking form at
- * every MPI_Start. The program holds a shell: an inactive persistent
+ * every MPI_Start; MPI-4's persistent collectives run so on every
+ * communicator ftshim tracks (on one it does not cover, as the MPI's
+ * nonblocking collective). The program holds a shell: an inactive persistent
  * request of the MPI's own, never started, valid from the _init call to
  * MPI_Request_free; the completion calls complete the running
  * operation's request in the shell's place and leave the shell, inactive,
