@@ -19,8 +19,9 @@ static int irun(struct ftp_call *c, const struct coll_args *a, MPI_Request *requ
 	return c->comm->cover->kind->icoll(c, a, request);
 }
 
-/* The persistent form of B, whose every start is I (MPI-4). */
-#if MPI_VERSION >= 4
+/* The persistent form of B, whose every start is I (MPI-4's, and Open
+ * MPI 4.1's MPIX_ ones). */
+#if MPI_VERSION >= 4 || defined(FTP_HAVE_MPIX_PCOLL)
 #define PERSISTENT_FORM(B, I, ARGS, ...)                                                         \
 	int ftp_cover_MPI_##B##_init(struct ftp_call *c, __VA_ARGS__, MPI_Info info,             \
 				     MPI_Request *request)                                       \
@@ -59,7 +60,7 @@ int ftp_cover_MPI_Ibarrier(struct ftp_call *c, MPI_Request *request)
 	return irun(c, &BARRIER, request);
 }
 
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || defined(FTP_HAVE_MPIX_PCOLL)
 int ftp_cover_MPI_Barrier_init(struct ftp_call *c, MPI_Info info, MPI_Request *request)
 {
 	(void)info;

@@ -12,6 +12,7 @@
 
 #include "pmpi/call_base.h"
 #include "pmpi/coll_call.h"
+#include "pmpi/mpix_decls.h"
 
 /* The forms: the call's arguments less its communicator (c's). */
 int ftp_cover_MPI_Barrier(struct ftp_call *c);
@@ -100,8 +101,8 @@ int ftp_cover_MPI_Ialltoallv(struct ftp_call *c, const void *sendbuf, const int 
 
 /* The persistent forms (MPI-4's MPI_Allreduce_init, ...): the same, an
  * info, and the request (pmpi/persist.h: each MPI_Start runs the
- * nonblocking form). */
-#if MPI_VERSION >= 4
+ * nonblocking form). Open MPI 4.1's MPIX_ ones take them too. */
+#if MPI_VERSION >= 4 || defined(FTP_HAVE_MPIX_PCOLL)
 int ftp_cover_MPI_Barrier_init(struct ftp_call *c, MPI_Info info, MPI_Request *request);
 int ftp_cover_MPI_Bcast_init(struct ftp_call *c, void *buffer, int count, MPI_Datatype datatype,
 			     int root, MPI_Info info, MPI_Request *request);
@@ -151,7 +152,10 @@ int ftp_cover_MPI_Alltoallv_init(struct ftp_call *c, const void *sendbuf, const 
 				 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
 				 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
 				 MPI_Info info, MPI_Request *request);
-/* As a calls table's slots (MPI-4 only). */
+#endif
+
+#if MPI_VERSION >= 4
+/* As a calls table's slots: MPI-4's names, and Open MPI 4.1's. */
 #define FTP_COVER_PCOLL_FORMS                                                                      \
 	.MPI_Allgather_init = ftp_cover_MPI_Allgather_init,                                        \
 	.MPI_Allgatherv_init = ftp_cover_MPI_Allgatherv_init,                                      \
@@ -167,6 +171,25 @@ int ftp_cover_MPI_Alltoallv_init(struct ftp_call *c, const void *sendbuf, const 
 	.MPI_Reduce_scatter_block_init = ftp_cover_MPI_Reduce_scatter_block_init,                  \
 	.MPI_Scan_init = ftp_cover_MPI_Scan_init, .MPI_Scatter_init = ftp_cover_MPI_Scatter_init,  \
 	.MPI_Scatterv_init = ftp_cover_MPI_Scatterv_init
+#endif
+#ifdef FTP_HAVE_MPIX_PCOLL
+#define FTP_COVER_MPIX_PCOLL_FORMS                                                                 \
+	.MPIX_Allgather_init = ftp_cover_MPI_Allgather_init,                                       \
+	.MPIX_Allgatherv_init = ftp_cover_MPI_Allgatherv_init,                                     \
+	.MPIX_Allreduce_init = ftp_cover_MPI_Allreduce_init,                                       \
+	.MPIX_Alltoall_init = ftp_cover_MPI_Alltoall_init,                                         \
+	.MPIX_Alltoallv_init = ftp_cover_MPI_Alltoallv_init,                                       \
+	.MPIX_Barrier_init = ftp_cover_MPI_Barrier_init,                                           \
+	.MPIX_Bcast_init = ftp_cover_MPI_Bcast_init,                                               \
+	.MPIX_Exscan_init = ftp_cover_MPI_Exscan_init,                                             \
+	.MPIX_Gather_init = ftp_cover_MPI_Gather_init,                                             \
+	.MPIX_Gatherv_init = ftp_cover_MPI_Gatherv_init,                                           \
+	.MPIX_Reduce_init = ftp_cover_MPI_Reduce_init,                                             \
+	.MPIX_Reduce_scatter_init = ftp_cover_MPI_Reduce_scatter_init,                             \
+	.MPIX_Reduce_scatter_block_init = ftp_cover_MPI_Reduce_scatter_block_init,                 \
+	.MPIX_Scan_init = ftp_cover_MPI_Scan_init,                                                 \
+	.MPIX_Scatter_init = ftp_cover_MPI_Scatter_init,                                           \
+	.MPIX_Scatterv_init = ftp_cover_MPI_Scatterv_init
 #endif
 
 /* The blocking forms, then the nonblocking ones, as a calls table's

@@ -60,7 +60,9 @@ OBJ_REQUESTS = {"rma_req", "file_icoll"}
 # nonblocking collective), so that they are watched as the nonblocking
 # ones are; MPICH 4.0.2's own mishandle inactive requests in MPI_Testall
 # and MPI_Waitany, which ftshim's waits poll with.
-SHELLED = {"MPI_%s_init" % n for n in (
+# Open MPI 4.1's MPIX_ forms of them (pmpi/mpix_decls.h) take the same
+# forms.
+SHELLED = {"%s_%s_init" % (p, n) for p in ("MPI", "MPIX") for n in (
     "Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Barrier", "Bcast",
     "Exscan", "Gather", "Gatherv", "Reduce", "Reduce_scatter", "Reduce_scatter_block",
     "Scan", "Scatter", "Scatterv")}
@@ -558,7 +560,8 @@ def wrapper(fn, declared):
         # communicator ftshim tracks.
         form_args = [n for i, n in enumerate(names) if i != comms[0]]
         lines.append("\tif (rc == MPI_SUCCESS && c.comm)")
-        lines.append("\t\treturn ftp_cover_%s(%s);" % (fn.name, ", ".join(["&c"] + form_args)))
+        form = fn.name.replace("MPIX_", "MPI_", 1)
+        lines.append("\t\treturn ftp_cover_%s(%s);" % (form, ", ".join(["&c"] + form_args)))
     args = translated_args(fn, args)
     lines.append("\tif (rc == MPI_SUCCESS)")
     call = "%s(%s)" % (entry(fn.name), ", ".join(args))
@@ -673,7 +676,7 @@ def main(argv):
     with open(os.path.join(outdir, "wrappers.c.tmp"), "w") as c:
         c.write(HEADER)
         c.write("/* The mechanical wrappers: one per row of a generated class. */\n\n")
-        c.write("#include \"ftshim_config.h\"\n#include \"pmpi/call.h\"\n"
+        c.write("#include \"ftshim_config.h\"\n#include \"pmpi/mpix_decls.h\"\n#include \"pmpi/call.h\"\n"
                 "#include \"pmpi/mode/mode.h\"\n#include \"pmpi/mode_calls.h\"\n"
                 "#include \"pmpi/comms.h\"\n#include \"pmpi/create.h\"\n"
                 "#include \"pmpi/objects.h\"\n#include \"pmpi/coll_forms.h\"\n"
@@ -701,7 +704,7 @@ def main(argv):
     with open(os.path.join(outdir, "mpi_entry.h.tmp"), "w") as h:
         h.write(HEADER)
         h.write("#ifndef FTSHIM_PMPI_MPI_ENTRY_H\n#define FTSHIM_PMPI_MPI_ENTRY_H\n\n")
-        h.write("#include <mpi.h>\n\n")
+        h.write("#include \"pmpi/mpix_decls.h\"\n\n")
         h.write("/* The MPI's deprecated functions (MPI_Attr_get, ...) have entries too. */\n")
         h.write("#pragma GCC diagnostic push\n")
         h.write("#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n")

@@ -23,6 +23,7 @@ libftshim_la_SOURCES = \
 	pmpi/complete.c pmpi/complete.h \
 	pmpi/persist.c pmpi/persist.h \
 	pmpi/coll_call.c pmpi/coll_call.h \
+	pmpi/mpix_decls.h \
 	pmpi/create.c \
 	pmpi/create_group.c pmpi/create_group.h \
 	pmpi/detect.c pmpi/detect.h \
@@ -87,9 +88,9 @@ BUILT_SOURCES += pmpi/wrappers.c pmpi/fn_table.h pmpi/mode_calls.h pmpi/mpi_entr
 CLEANFILES += pmpi/wrappers.c pmpi/fn_table.h pmpi/mode_calls.h pmpi/wrapped.txt pmpi/mpi_entry.c pmpi/mpi_entry.h pmpi/mpi-decls.i
 EXTRA_DIST += pmpi/ftshim-api.tsv pmpi/gen-wrappers.py
 
-pmpi/mpi-decls.i: Makefile
+pmpi/mpi-decls.i: Makefile $(srcdir)/pmpi/mpix_decls.h
 	$(AM_V_GEN)$(MKDIR_P) pmpi && \
-	echo '#include <mpi.h>' | $(CPP) $(MPI_CFLAGS) - > $@.tmp && mv $@.tmp $@
+	echo '#include "pmpi/mpix_decls.h"' | $(CPP) -I$(srcdir) $(MPI_CFLAGS) - > $@.tmp && mv $@.tmp $@
 
 pmpi/wrappers.c: $(srcdir)/pmpi/ftshim-api.tsv $(srcdir)/pmpi/gen-wrappers.py pmpi/mpi-decls.i
 	$(AM_V_GEN)$(PYTHON) $(srcdir)/pmpi/gen-wrappers.py $(srcdir)/pmpi/ftshim-api.tsv \

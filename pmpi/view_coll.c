@@ -387,6 +387,9 @@ const struct ftp_mode_calls ftp_view_coll_calls = {
 #if MPI_VERSION >= 4
 	FTP_COVER_PCOLL_FORMS, /* each start is the nonblocking form (pmpi/persist.h) */
 #endif
+#ifdef FTP_HAVE_MPIX_PCOLL
+	FTP_COVER_MPIX_PCOLL_FORMS,
+#endif
 };
 
 /* Wait for one round of a collective: its n requests, or the failure of

@@ -22,6 +22,9 @@ const struct ftp_mode_calls ftp_repl_calls = {
 #if MPI_VERSION >= 4
 	FTP_COVER_PCOLL_FORMS,
 #endif
+#ifdef FTP_HAVE_MPIX_PCOLL
+	FTP_COVER_MPIX_PCOLL_FORMS,
+#endif
 	FTP_COVER_PERSIST_P2P_FORMS,
 	.MPI_Cart_coords = ftp_repl_MPI_Cart_coords,
 	.MPI_Cart_create = ftp_repl_MPI_Cart_create,
