@@ -27,7 +27,7 @@ static int irun(struct ftp_call *c, const struct coll_args *a, MPI_Request *requ
 				     MPI_Request *request)                                       \
 	{                                                                                        \
 		(void)info;                                                                      \
-		return ftp_persist_coll(c, &ARGS, request);                      \
+		return ftp_persist_coll(c, &ARGS, request);                                      \
 	}
 #else
 #define PERSISTENT_FORM(B, I, ARGS, ...)

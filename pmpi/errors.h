@@ -47,10 +47,11 @@ int ftp_raise(struct ftp_call *c, int code);
  * ftp_mode_refuse_because says why instead of " yet" (why starts with a
  * space, as in " when a count exceeds INT_MAX"). */
 int ftp_mode_refuse(struct ftp_call *c);
+int ftp_mode_refuse_because(struct ftp_call *c, const char *why);
+
 /* A call the program may not make as it did: one line (the call's name,
  * then what, as in "of a persistent request that is active"), then the
  * communicator's error handler with code, which it returns. */
 int ftp_refuse_call(struct ftp_call *c, int code, const char *what);
-int ftp_mode_refuse_because(struct ftp_call *c, const char *why);
 
 #endif

@@ -55,12 +55,12 @@ OBJ_CLASSES = {
 GENERATED |= set(OBJ_CLASSES)
 # Object classes whose calls make a request.
 OBJ_REQUESTS = {"rma_req", "file_icoll"}
-# MPI-4's persistent collectives that ftshim makes itself on every
+# The persistent collectives that ftshim makes itself on every
 # communicator it tracks (pmpi/persist.h: a shell whose every start is the
 # nonblocking collective), so that they are watched as the nonblocking
 # ones are; MPICH 4.0.2's own mishandle inactive requests in MPI_Testall
-# and MPI_Waitany, which ftshim's waits poll with.
-# Open MPI 4.1's MPIX_ forms of them (pmpi/mpix_decls.h) take the same
+# and MPI_Waitany, which ftshim's waits poll with. MPI-4's names, and
+# Open MPI 4.1's MPIX_ ones (pmpi/mpix_decls.h), which take the same
 # forms.
 SHELLED = {"%s_%s_init" % (p, n) for p in ("MPI", "MPIX") for n in (
     "Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Barrier", "Bcast",
