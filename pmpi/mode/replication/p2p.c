@@ -215,6 +215,12 @@ static bool pair_progress(struct ftp_op *op)
 	struct send_pair *p = (struct send_pair *)op;
 	bool events = ftp_events() != 0;
 
+	/* The completion calls wait on ftshim's operations without a check
+	 * of their own: a death is applied here, so that a process waiting
+	 * only on sends still tells a promoted replica its counts. */
+	if (events)
+		ftp_mode_failures();
+
 	for (int i = 0; i < 2; i++) {
 		int flag = 0;
 		if (p->req[i] == MPI_REQUEST_NULL)
