@@ -34,6 +34,7 @@ src_libftcore_la_SOURCES = \
 	src/spare_plan.c src/spare_plan.h \
 	src/report.c src/report.h \
 	src/ring.c src/ring.h \
+	src/shadow_files.c src/shadow_files.h \
 	src/shm_fifo.c src/shm_fifo.h \
 	src/spread.c src/spread.h \
 	src/supervisor.c src/supervisor.h

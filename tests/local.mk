@@ -29,6 +29,7 @@ FT_UNIT_TESTS = \
 	tests/unit/check_spare_plan \
 	tests/unit/check_report \
 	tests/unit/check_ring \
+	tests/unit/check_shadow_files \
 	tests/unit/check_shm_fifo \
 	tests/unit/check_spread
 
@@ -91,6 +92,9 @@ tests_unit_check_coll_sched_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_rank_map_SOURCES = tests/unit/check_rank_map.c
 tests_unit_check_rank_map_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_rank_map_LDADD = $(FT_UNIT_LDADD)
+tests_unit_check_shadow_files_SOURCES = tests/unit/check_shadow_files.c
+tests_unit_check_shadow_files_CFLAGS = $(FT_UNIT_CFLAGS)
+tests_unit_check_shadow_files_LDADD = $(FT_UNIT_LDADD)
 tests_unit_check_repl_log_SOURCES = tests/unit/check_repl_log.c
 tests_unit_check_repl_log_CFLAGS = $(FT_UNIT_CFLAGS)
 tests_unit_check_repl_log_LDADD = $(FT_UNIT_LDADD)

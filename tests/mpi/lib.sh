@@ -429,3 +429,27 @@ expect_main_runs() {
 	grep -qE '^result: ([0-9]+) \(expected \1\)$' "$OUT" || { cat "$OUT" >&2; fail "the result is not the failure-free one"; }
 	expect_err_no_match 'CHECK FAILED|error:'
 }
+
+# qe_si_input FILE DIR ECUT K: Quantum ESPRESSO's input for bulk
+# silicon's ground state (pw.x), with its pseudopotential in DIR/pseudo,
+# its outdir DIR/out, the cut-off ECUT (Ry) and a K x K x K k-point grid.
+qe_si_input() {
+	cat >"$1" <<IN
+&control
+  calculation = 'scf', prefix = 'si', pseudo_dir = '$2/pseudo', outdir = '$2/out'
+/
+&system
+  ibrav = 2, celldm(1) = 10.2, nat = 2, ntyp = 1, ecutwfc = $3
+/
+&electrons
+  conv_thr = 1.0d-10
+/
+ATOMIC_SPECIES
+ Si 28.086 Si.pz-vbc.UPF
+ATOMIC_POSITIONS alat
+ Si 0.00 0.00 0.00
+ Si 0.25 0.25 0.25
+K_POINTS automatic
+ $4 $4 $4 1 1 1
+IN
+}

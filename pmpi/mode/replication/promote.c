@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pmpi/mode/replication/promote.h"
+#include "preload/replica_files.h"
 #include "pmpi/mode/replication/coll.h"
 #include "pmpi/mode/replication/comm.h"
 #include "pmpi/mode/replication/counts.h"
@@ -106,6 +107,7 @@ void ftp_repl_promote(int32_t dead)
 		ftp_repl_repost_recvs_from(dead);
 	} else if (ftp.rank == rw) {
 		ftp_repl.copy = FTP_COPY_PROMOTED;
+		ftp_repl_files_promote();
 		ftp_repl_icolls_promoted(dead);
 		fwd_receive(dead);
 		for (uint32_t w = 0; w < ftp_repl.plan.n; w++)

@@ -31,6 +31,7 @@
 
 #include "ftshim.h"
 #include "pmpi/mode/replication/setup.h"
+#include "preload/replica_files.h"
 #include "pmpi/mode/replication/comm.h"
 #include "pmpi/mode/replication/counts.h"
 #include "pmpi/mode/replication/stream.h"
@@ -150,8 +151,10 @@ int ftp_repl_start(void)
 	if (world)
 		ftp_cover_derive(world, NULL); /* through the core: the cover gets its kind */
 	ftp_hang_watch_end();
-	if (ftp_repl.copy == FTP_COPY_REPLICA)
+	if (ftp_repl.copy == FTP_COPY_REPLICA) {
 		redirect_output();
+		ftp_repl_files_begin(ftp_repl.plan.logical_of[ftp.rank]);
+	}
 	if (ftp_repl.copy == FTP_COPY_REPLICA)
 		ft_debug("replica of rank %d (process %d of %u launched)",
 			 ftp_repl.plan.logical_of[ftp.rank], ftp.rank, n + r);

@@ -17,24 +17,7 @@ MPITEST_TIMEOUT=90
 work=$MPITEST_WORKDIR/qe
 mkdir -p "$work/pseudo" "$work/out"
 gunzip -c "$pp" >"$work/pseudo/Si.pz-vbc.UPF"
-cat >"$work/si.in" <<IN
-&control
-  calculation = 'scf', prefix = 'si', pseudo_dir = '$work/pseudo', outdir = '$work/out'
-/
-&system
-  ibrav = 2, celldm(1) = 10.2, nat = 2, ntyp = 1, ecutwfc = 18.0
-/
-&electrons
-  conv_thr = 1.0d-10
-/
-ATOMIC_SPECIES
- Si 28.086 Si.pz-vbc.UPF
-ATOMIC_POSITIONS alat
- Si 0.00 0.00 0.00
- Si 0.25 0.25 0.25
-K_POINTS automatic
- 4 4 4 1 1 1
-IN
+qe_si_input "$work/si.in" "$work" 18.0 4
 
 # Without a failure it finishes under the shim.
 run_job shim 4 OMP_NUM_THREADS=1 -- "$pw" -input "$work/si.in"

@@ -61,6 +61,12 @@
  *            the buffer, and the program goes on (only with replicas: an
  *            MPI would read 2 GiB)
  *   refused  a call replication does not support (MPI_Win_create)
+ *   files    each rank keeps files in the current directory: a log it
+ *            reopens and appends to every round, a checkpoint it writes
+ *            beside and renames over, then reads back, and a scratch
+ *            file it makes, finds and deletes (both copies of a
+ *            replicated rank would race on each); it leaves log-R.txt and
+ *            ckpt-R
  *
  * An optional second argument repeats the work that many times (default
  * 1), and a third makes each step (a stencil step, a worker's task, a
@@ -73,7 +79,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
 
 /* Open MPI 4.1's persistent collectives, only in its mpi-ext.h: the
  * persist workload uses them as MPICH's MPI-4 ones. */
@@ -985,6 +994,68 @@ static void timed(void)
 	printf("timed rank %d: %ld steps of %ld\n", rank, steps, all);
 }
 
+static void files_die(const char *what, const char *path)
+{
+	fprintf(stderr, "files rank %d: %s %s: %s\n", rank, what, path, strerror(errno));
+	MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+static void files(void)
+{
+	char log[32], ckpt[32], fresh[32], scratch[32], buf[64];
+	long value = rank + 1, sum = 0;
+	FILE *f;
+	int fd, round;
+
+	snprintf(log, sizeof log, "log-%d.txt", rank);
+	snprintf(ckpt, sizeof ckpt, "ckpt-%d", rank);
+	snprintf(fresh, sizeof fresh, "ckpt-%d.new", rank);
+	snprintf(scratch, sizeof scratch, "scratch-%d", rank);
+	if (!(f = fopen(log, "w")))
+		files_die("fopen", log);
+	fprintf(f, "rank %d of %d\n", rank, size);
+	fclose(f);
+	for (int i = 0; i < 20 * rounds; i++) {
+		MPI_Allreduce(&value, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+		value = (value * 31 + sum) % 1000003;
+		if (!(f = fopen(log, "a")))
+			files_die("fopen", log);
+		fprintf(f, "round %d value %ld sum %ld\n", i, value, sum);
+		fclose(f);
+		if ((fd = open(fresh, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+			files_die("open", fresh);
+		dprintf(fd, "%d %ld\n", i, value);
+		close(fd);
+		if (rename(fresh, ckpt) != 0)
+			files_die("rename", fresh);
+		if (access(fresh, F_OK) == 0 || errno != ENOENT)
+			files_die("still there after the rename:", fresh);
+		if ((fd = open(ckpt, O_RDONLY)) < 0)
+			files_die("open", ckpt);
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		long back = -1;
+		buf[n > 0 ? n : 0] = '\0';
+		if (sscanf(buf, "%d %ld", &round, &back) != 2 || round != i || back != value) {
+			fprintf(stderr, "files rank %d: read back \"%s\" from %s, wrote round %d value %ld\n", rank, buf,
+				ckpt, i, value);
+			MPI_Abort(MPI_COMM_WORLD, 3);
+		}
+		if ((fd = open(scratch, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
+			files_die("open", scratch);
+		close(fd);
+		if (access(scratch, F_OK) != 0)
+			files_die("access", scratch);
+		if (remove(scratch) != 0)
+			files_die("remove", scratch);
+		struct stat st;
+		if (stat(scratch, &st) == 0 || errno != ENOENT)
+			files_die("still there after the remove:", scratch);
+		pace();
+	}
+	printf("files rank %d: value %ld, sum %ld\n", rank, value, sum);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "stencil";
@@ -1022,6 +1093,8 @@ int main(int argc, char **argv)
 		bigcount();
 	} else if (strcmp(what, "node") == 0) {
 		node();
+	} else if (strcmp(what, "files") == 0) {
+		files();
 	} else if (strcmp(what, "bigrefused") == 0) {
 #if MPI_VERSION >= 4
 		char byte = 0;
@@ -1042,7 +1115,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|persist|node|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|persist|node|files|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Op_free(&compose_op);
