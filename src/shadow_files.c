@@ -277,6 +277,8 @@ int ft_shadow_open(struct ft_shadow_files *s, int dirfd, const char *path, int f
 		if (!(e = add(s, key, FT_SHADOW_COPY)))
 			return -ENOMEM;
 		int rc = flags & O_TRUNC ? 0 : copy_file(key, e->copy);
+		if (rc == -ENOENT && (flags & O_CREAT))
+			rc = 0; /* deleted meanwhile (by the primary): made new */
 		if (rc != 0) {
 			forget(s, e);
 			return rc;

@@ -337,16 +337,24 @@ int ftp_repl_coll_run(struct ftp_call *c, const struct coll_args *a)
 		rc = fwd_take(x, &out);
 	else if (x->fwd_head)
 		ftp_repl_fwd_drop(x);
+	bool ran = false;
 	while (rc == STREAM_ENDED || rc == TEAM_REBUILT) {
 		if (rc == TEAM_REBUILT && r && r->in_rbuf && r->in_bytes)
 			memcpy((char *)a->rbuf + r->in_lb, r->in, r->in_bytes);
 		bool abandoned = false;
 		rc = ftp_repl_team_run(c, a, x->team_epoch, &abandoned);
-		if (rc == MPI_SUCCESS && ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() &&
+		ran = rc == MPI_SUCCESS;
+		/* Counted as done before the forward, in which a rebuild of
+		 * the team may ask how far this process got: counted after,
+		 * it said one less, no member ran this one again, and a
+		 * promoted replica that lacked it ran it alone (a hang). */
+		if (ran)
+			ftp_repl_coll_completed(x, r, a->fn, seq, true);
+		if (ran && ftp_repl.copy == FTP_COPY_PRIMARY && ftp_repl_paired() &&
 		    stream_out(true, &out, x->stream_tag) != MPI_SUCCESS)
 			ftp_repl_drop_replica();
 	}
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS && !ran)
 		ftp_repl_coll_completed(x, r, a->fn, seq, true);
 	if (built != MPI_DATATYPE_NULL)
 		ftp_mpi.PMPI_Type_free(&built);

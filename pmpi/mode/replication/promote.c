@@ -48,13 +48,19 @@ static void discard_from(int32_t dead)
 
 /* A promoted replica: receive every result its dead primary forwarded
  * that it has not read (they are all here: ftp_dead_peer_pass), as
- * bytes, to read in program order. */
+ * bytes, to read in program order. They count only as an unbroken run
+ * from the first it lacks: one cut short (Open MPI's single copy from
+ * the dead sender failed) ends it, and so does the receive it waits in
+ * not having its message, which may have been matched and cut short, or
+ * stay matched for ever: the ones after it are then dropped, and the
+ * rebuilt team runs them all with this process. */
 static void fwd_receive(int32_t dead)
 {
 	for (size_t i = 0; i < ftp_repl_ncomms; i++) {
 		struct ftp_repl_comm *x = ftp_repl_of(ftp_repl_comms[i]);
 		uint64_t start = ft_clock_now();
-		for (uint32_t pass = 0; ftp_dead_peer_pass(pass, start);) {
+		bool cut = false;
+		for (uint32_t pass = 0; !cut && ftp_dead_peer_pass(pass, start);) {
 			MPI_Status st;
 			int flag = 0, len = 0;
 			ftp_mpi.PMPI_Iprobe(dead, x->stream_tag, ftp_repl.stream, &flag, &st);
@@ -70,15 +76,22 @@ static void fwd_receive(int32_t dead)
 			}
 			f->next = NULL;
 			f->len = len;
-			ftp_mpi.PMPI_Recv(f->data, len, MPI_BYTE, dead, x->stream_tag, ftp_repl.stream,
-					  MPI_STATUS_IGNORE);
+			if (ftp_mpi.PMPI_Recv(f->data, len, MPI_BYTE, dead, x->stream_tag, ftp_repl.stream,
+					      MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+				free(f);
+				cut = true;
+				break;
+			}
 			*(x->fwd_tail ? &x->fwd_tail->next : &x->fwd_head) = f;
 			x->fwd_tail = f;
 			x->fwd_count++;
 		}
 		/* One may have gone to the receive this process waits in:
 		 * received too, and ahead of those. */
-		x->fwd_in_flight = ftp_repl_stream_recv_done(dead, x->stream_tag);
+		int waiting = ftp_repl_stream_recv_state(dead, x->stream_tag);
+		x->fwd_in_flight = waiting == STREAM_RECV_DONE;
+		if (waiting == STREAM_RECV_PENDING || waiting == STREAM_RECV_CUT)
+			ftp_repl_fwd_drop(x);
 	}
 }
 

@@ -148,6 +148,11 @@ int ftp_repl_start(void)
 	if (world)
 		ftp_hang_watch_begin(FTP_FN_MPI_Init, ftp_member_jobs(world->core), world->core->local_size);
 	ftp_mpi.PMPI_Comm_dup(ftp.world, &ftp_repl.stream);
+	/* A receive from a copy that dies can complete in error (Open MPI's
+	 * single copy from a dead sender ends in MPI_ERR_TRUNCATE): the
+	 * error is this process's to handle, as the copy's failure, not a
+	 * reason to abort it. */
+	ftp_mpi.PMPI_Comm_set_errhandler(ftp_repl.stream, MPI_ERRORS_RETURN);
 	if (world)
 		ftp_cover_derive(world, NULL); /* through the core: the cover gets its kind */
 	ftp_hang_watch_end();

@@ -109,11 +109,15 @@ static void output_catch_up(void)
 /* The receive on the stream this process waits in (a follower's of a
  * forwarded result, whose status it ignores), so that a promotion while
  * it waits can tell whether the message had arrived
- * (ftp_repl_stream_recv_done). Application thread. */
+ * (ftp_repl_stream_recv_state). Application thread. */
 static struct stream_recv {
 	MPI_Request *req;
 	int32_t from;
 	int tag;
+	/* Tested there: it completed, or completed in error (the waiting
+	 * call's outcome either way, whatever its wait then says). */
+	bool done;
+	int err;
 } stream_recv;
 
 /* One message to or from world rank peer on the stream, watched on it. */
@@ -134,20 +138,38 @@ int ftp_repl_stream_with(int peer, bool send, void *buf, int count, MPI_Datatype
 	if (shown)
 		stream_recv = (struct stream_recv){.req = &c.req, .from = peer, .tag = tag};
 	rc = ftp_block(&c, rc, status);
-	if (shown)
+	if (shown) {
 		stream_recv.req = NULL;
+		if (stream_recv.err != MPI_SUCCESS)
+			rc = stream_recv.err;
+		else if (stream_recv.done)
+			rc = MPI_SUCCESS;
+	}
 	return rc;
 }
 
-bool ftp_repl_stream_recv_done(int32_t from, int tag)
+int ftp_repl_stream_recv_state(int32_t from, int tag)
 {
 	int flag = 0;
 
-	return stream_recv.req && stream_recv.from == from && stream_recv.tag == tag &&
-	       *stream_recv.req != MPI_REQUEST_NULL &&
-	       ftp_mpi.PMPI_Request_get_status(*stream_recv.req, &flag, MPI_STATUS_IGNORE) ==
-		   MPI_SUCCESS &&
-	       flag;
+	if (!stream_recv.req || stream_recv.from != from || stream_recv.tag != tag)
+		return STREAM_RECV_NONE;
+	if (stream_recv.done)
+		return STREAM_RECV_DONE;
+	if (stream_recv.err != MPI_SUCCESS)
+		return STREAM_RECV_CUT;
+	/* Tested, not looked at: a receive completed in error is not
+	 * received (Open MPI completes one whose single copy from its dead
+	 * sender failed with MPI_ERR_TRUNCATE and no data), and only
+	 * MPI_Test says so (MPI_Request_get_status leaves MPI_ERROR out).
+	 * The waiting call returns that error. */
+	int rc = ftp_mpi.PMPI_Test(stream_recv.req, &flag, MPI_STATUS_IGNORE);
+	if (rc != MPI_SUCCESS) {
+		stream_recv.err = rc;
+		return STREAM_RECV_CUT;
+	}
+	stream_recv.done = flag;
+	return flag ? STREAM_RECV_DONE : STREAM_RECV_PENDING;
 }
 
 /* The same with the partner. */
@@ -180,10 +202,19 @@ void ftp_repl_tell(const int *rec, int n)
 
 /* rc of a read from the stream of primary `from`: STREAM_ENDED if it
  * failed because the primary died (the view may have been applied while
- * the read waited). */
+ * the read waited). An MPI error of its own can come before the death is
+ * known (Open MPI ends a receive whose single copy from a dead sender
+ * failed in MPI_ERR_TRUNCATE): the detector then has one heartbeat
+ * timeout to confirm it. */
 int ftp_repl_stream_end(int rc, int32_t from)
 {
-	if (rc == MPI_SUCCESS || from < 0 || !ft_proc_is_failed(&ftp.procs, (uint32_t)from))
+	uint64_t start = ft_clock_now(), polls = 0;
+
+	if (rc == MPI_SUCCESS || from < 0)
+		return rc;
+	while (!ft_proc_is_failed(&ftp.procs, (uint32_t)from) && ft_clock_now() - start < ftp.cfg.hb_timeout)
+		ftp_poll_pause(&polls);
+	if (!ft_proc_is_failed(&ftp.procs, (uint32_t)from))
 		return rc;
 	if (ftp_repl_following())
 		ftp_repl_carry_on();

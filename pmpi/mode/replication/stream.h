@@ -9,10 +9,13 @@ int ftp_repl_stream_with(int peer, bool send, void *buf, int count, MPI_Datatype
 			 MPI_Status *status);
 int ftp_repl_stream_io(bool send, void *buf, int count, MPI_Datatype type, int tag,
 		       MPI_Status *status);
-/* Whether the receive this process waits in on the stream, from world
- * rank `from` with tag, has its message (the wait that posted it takes
- * it, even once `from` is known dead). */
-bool ftp_repl_stream_recv_done(int32_t from, int tag);
+/* The receive this process waits in on the stream, from world rank
+ * `from` with tag: none, still pending (matched or not: the MPI does not
+ * say), done with its message (the wait that posted it takes it, even
+ * once `from` is known dead), or cut short (completed in error, no
+ * message; the wait returns that error). */
+enum { STREAM_RECV_NONE, STREAM_RECV_PENDING, STREAM_RECV_DONE, STREAM_RECV_CUT };
+int ftp_repl_stream_recv_state(int32_t from, int tag);
 /* The primary: its replica could not be told (it died). */
 void ftp_repl_drop_replica(void);
 /* The primary tells a record; the replica hears it (its length in *n). */

@@ -209,6 +209,12 @@ primary_dies persist 8 100% 0,1 call:MPI_Waitall:10
 ROUNDS=30 PACE=2000
 primary_dies persist 6 2 1 "$(random_ms)"
 
+# Results and messages larger than the MPIs' eager limits (the large
+# workload, 48 KiB blocks; Open MPI reads them from the sender's memory,
+# which fails once it is dead), a primary killed at a random time.
+ROUNDS=80 PACE=0
+primary_dies large 4 100% 1 "$(random_ms)"
+
 # Both copies of a rank: the program's failure, as without replicas
 # (the error handler is fatal: the job ends with the ULFM error, naming
 # the program's rank).

@@ -61,6 +61,9 @@
  *            the buffer, and the program goes on (only with replicas: an
  *            MPI would read 2 GiB)
  *   refused  a call replication does not support (MPI_Win_create)
+ *   large    collectives and a ring exchange of 48 KiB blocks, on the world
+ *            and on a duplicate (Open MPI moves them on one host by a
+ *            single copy that reads the sender's memory)
  *   files    each rank keeps files in the current directory: a log it
  *            reopens and appends to every round, a checkpoint it writes
  *            beside and renames over, then reads back, and a scratch
@@ -994,6 +997,36 @@ static void timed(void)
 	printf("timed rank %d: %ld steps of %ld\n", rank, steps, all);
 }
 
+static void large(void)
+{
+	enum { N = 6144 }; /* doubles: 48 KiB */
+	double *a = malloc((size_t)N * size * sizeof *a), *b = malloc((size_t)N * size * sizeof *b);
+	uint64_t h = FNV;
+	MPI_Comm dup;
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+	for (int iter = 0; iter < 20 * rounds; iter++) {
+		MPI_Comm comm = iter % 2 ? dup : MPI_COMM_WORLD;
+		for (int i = 0; i < N * size; i++)
+			a[i] = rank * 1e6 + i + iter;
+		MPI_Alltoall(a, N, MPI_DOUBLE, b, N, MPI_DOUBLE, comm);
+		h = hash_bytes(h, b, (size_t)N * size * sizeof *b);
+		MPI_Allreduce(a, b, N, MPI_DOUBLE, MPI_SUM, comm);
+		h = hash_bytes(h, b, (size_t)N * sizeof *b);
+		MPI_Bcast(a, N, MPI_DOUBLE, iter % size, comm);
+		h = hash_bytes(h, a, (size_t)N * sizeof *a);
+		MPI_Sendrecv(a, N, MPI_DOUBLE, (rank + 1) % size, 7, b, N, MPI_DOUBLE, (rank + size - 1) % size, 7,
+			     comm, MPI_STATUS_IGNORE);
+		h = hash_bytes(h, b, (size_t)N * sizeof *b);
+		MPI_Barrier(comm);
+		pace();
+	}
+	MPI_Comm_free(&dup);
+	free(a);
+	free(b);
+	printf("large rank %d: hash %016llx\n", rank, (unsigned long long)h);
+}
+
 static void files_die(const char *what, const char *path)
 {
 	fprintf(stderr, "files rank %d: %s %s: %s\n", rank, what, path, strerror(errno));
@@ -1095,6 +1128,8 @@ int main(int argc, char **argv)
 		node();
 	} else if (strcmp(what, "files") == 0) {
 		files();
+	} else if (strcmp(what, "large") == 0) {
+		large();
 	} else if (strcmp(what, "bigrefused") == 0) {
 #if MPI_VERSION >= 4
 		char byte = 0;
@@ -1115,7 +1150,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|persist|node|files|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|persist|node|files|large|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Op_free(&compose_op);
