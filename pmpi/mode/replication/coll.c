@@ -118,6 +118,7 @@ struct icoll {
 	struct coll_rec *r;	/* its log entry, pinned until it completes */
 	struct team_run *run;	/* its run on the team, or NULL */
 	MPI_Request fwd;	/* a follower's receive of the result */
+	bool cut;		/* that receive completed in error: awaits the promotion */
 	struct coll_span out;	/* what is forwarded */
 	MPI_Datatype built;	/* out's type, if made for it */
 	bool over;		/* its result is in; op.rc set */
@@ -161,9 +162,18 @@ static void icolls_poll(struct ftp_comm *e)
 			o->run = NULL;
 		} else if (o->fwd != MPI_REQUEST_NULL) {
 			rc = ftp_mpi.PMPI_Test(&o->fwd, &flag, MPI_STATUS_IGNORE);
-			if (rc == MPI_SUCCESS && !flag)
+			if (rc != MPI_SUCCESS) {
+				/* Cut short: its primary died sending it (Open
+				 * MPI's single copy from a dead sender), so no
+				 * result; the promotion runs it on the team
+				 * (ftp_repl_icolls_promoted). */
+				o->fwd = MPI_REQUEST_NULL;
+				o->cut = true;
+			}
+			if (rc != MPI_SUCCESS || !flag)
 				break;
-		}
+		} else if (o->cut)
+			break;
 		o->op.rc = rc;
 		o->over = true;
 		/* Counted as done before the forward, in which a rebuild of the
