@@ -101,22 +101,38 @@ static bool shadowed(const void *pc)
 	return true;
 }
 
-enum shadow_op { OP_OPEN, OP_LOOK, OP_UNLINK };
+enum shadow_op { OP_OPEN, OP_LOOK, OP_UNLINK, OP_RENAME };
 
-/* The table's answer for one path, under the lock. */
-static int decide(enum shadow_op op, int dirfd, const char *path, int flags, char *out, size_t outlen)
+/* One call on the table: op on dirfd/path (open flags for OP_OPEN; for
+ * OP_RENAME, to newdirfd/new_path). */
+struct shadow_call {
+	enum shadow_op op;
+	int dirfd, flags, newdirfd;
+	const char *path, *new_path;
+};
+
+/* The table's answer for one call, under the lock. */
+static int decide(const struct shadow_call *q, char *out, size_t outlen)
 {
 	int rc = FT_SHADOW_PASS;
 
 	pthread_mutex_lock(&lock);
 	inside = true;
 	if (atomic_load_explicit(&active, memory_order_relaxed)) {
-		if (op == OP_OPEN)
-			rc = ft_shadow_open(&table, dirfd, path, flags, out, outlen);
-		else if (op == OP_LOOK)
-			rc = ft_shadow_look(&table, dirfd, path, out, outlen);
-		else
-			rc = ft_shadow_unlink(&table, dirfd, path);
+		switch (q->op) {
+		case OP_OPEN:
+			rc = ft_shadow_open(&table, q->dirfd, q->path, q->flags, out, outlen);
+			break;
+		case OP_LOOK:
+			rc = ft_shadow_look(&table, q->dirfd, q->path, out, outlen);
+			break;
+		case OP_UNLINK:
+			rc = ft_shadow_unlink(&table, q->dirfd, q->path);
+			break;
+		case OP_RENAME:
+			rc = ft_shadow_rename(&table, q->dirfd, q->path, q->newdirfd, q->new_path);
+			break;
+		}
 	}
 	inside = false;
 	pthread_mutex_unlock(&lock);
@@ -130,7 +146,8 @@ static const char *route(const void *pc, enum shadow_op op, int dirfd, const cha
 {
 	if (!path || !shadowed(pc))
 		return path;
-	int rc = decide(op, dirfd, path, flags, buf, buflen);
+	int rc = decide(&(struct shadow_call){.op = op, .dirfd = dirfd, .path = path, .flags = flags}, buf,
+			buflen);
 	if (rc < 0) {
 		errno = -rc;
 		return NULL;
@@ -279,7 +296,7 @@ static bool unlinked_here(const void *pc, int dirfd, const char *path, int *rc)
 {
 	if (!path || !shadowed(pc))
 		return false;
-	int r = decide(OP_UNLINK, dirfd, path, 0, NULL, 0);
+	int r = decide(&(struct shadow_call){.op = OP_UNLINK, .dirfd = dirfd, .path = path}, NULL, 0);
 	if (r == FT_SHADOW_PASS)
 		return false;
 	if (r < 0)
@@ -317,13 +334,9 @@ static int rename_routed(const void *pc, int olddirfd, const char *old, int newd
 			 unsigned flags)
 {
 	if (old && new_path && flags == 0 && shadowed(pc)) {
-		pthread_mutex_lock(&lock);
-		inside = true;
-		int rc = atomic_load_explicit(&active, memory_order_relaxed)
-				 ? ft_shadow_rename(&table, olddirfd, old, newdirfd, new_path)
-				 : FT_SHADOW_PASS;
-		inside = false;
-		pthread_mutex_unlock(&lock);
+		int rc = decide(&(struct shadow_call){.op = OP_RENAME, .dirfd = olddirfd, .path = old,
+						      .newdirfd = newdirfd, .new_path = new_path},
+				NULL, 0);
 		if (rc < 0) {
 			errno = -rc;
 			return -1;

@@ -430,6 +430,23 @@ expect_main_runs() {
 	expect_err_no_match 'CHECK FAILED|error:'
 }
 
+# qe_setup DIR ECUT K: skip (77) unless this is Open MPI (Debian's pw.x
+# is built with it) and Quantum ESPRESSO and its data are installed; else
+# set $pw to pw.x, unpack the silicon pseudopotential into DIR/pseudo and
+# write DIR/si.in (qe_si_input).
+qe_setup() {
+	[ "$MPITEST_FLAVOUR" = openmpi ] || { echo "pw.x is built with Open MPI only"; exit 77; }
+	pw=$(command -v pw.x || true)
+	local pp=/usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz
+	if [ -z "$pw" ] || [ ! -f "$pp" ]; then
+		echo "quantum-espresso or quantum-espresso-data is not installed (dev/setup installs them)"
+		exit 77
+	fi
+	mkdir -p "$1/pseudo"
+	gunzip -c "$pp" >"$1/pseudo/Si.pz-vbc.UPF"
+	qe_si_input "$1/si.in" "$1" "$2" "$3"
+}
+
 # qe_si_input FILE DIR ECUT K: Quantum ESPRESSO's input for bulk
 # silicon's ground state (pw.x), with its pseudopotential in DIR/pseudo,
 # its outdir DIR/out, the cut-off ECUT (Ry) and a K x K x K k-point grid.

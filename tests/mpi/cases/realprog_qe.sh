@@ -6,18 +6,10 @@
 # once with ftshim's account (the death, and the call it ended) and
 # never finish as if nothing happened ("JOB DONE."); before the PMPI_
 # entry ftshim saw none of it (no injection, no detection).
-[ "$MPITEST_FLAVOUR" = openmpi ] || { echo "pw.x is built with Open MPI only"; exit 77; }
-pw=$(command -v pw.x || true)
-pp=/usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz
-if [ -z "$pw" ] || [ ! -f "$pp" ]; then
-	echo "quantum-espresso or quantum-espresso-data is not installed (dev/setup installs them)"
-	exit 77
-fi
 MPITEST_TIMEOUT=90
 work=$MPITEST_WORKDIR/qe
-mkdir -p "$work/pseudo" "$work/out"
-gunzip -c "$pp" >"$work/pseudo/Si.pz-vbc.UPF"
-qe_si_input "$work/si.in" "$work" 18.0 4
+qe_setup "$work" 18.0 4
+mkdir -p "$work/out"
 
 # Without a failure it finishes under the shim.
 run_job shim 4 OMP_NUM_THREADS=1 -- "$pw" -input "$work/si.in"

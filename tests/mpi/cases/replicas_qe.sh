@@ -10,19 +10,10 @@
 # what the unreplicated run writes (the wave functions and charge
 # density byte for byte, the XML files but for their dates and timings),
 # with no replica's copy left.
-[ "$MPITEST_FLAVOUR" = openmpi ] || { echo "pw.x is built with Open MPI only"; exit 77; }
-pw=$(command -v pw.x || true)
-pp=/usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz
-if [ -z "$pw" ] || [ ! -f "$pp" ]; then
-	echo "quantum-espresso or quantum-espresso-data is not installed (dev/setup installs them)"
-	exit 77
-fi
 MPITEST_TIMEOUT=90
 work=$MPITEST_WORKDIR/qe
 run=$MPITEST_WORKDIR/run
-mkdir -p "$work/pseudo"
-gunzip -c "$pp" >"$work/pseudo/Si.pz-vbc.UPF"
-qe_si_input "$work/si.in" "$work" 24.0 6
+qe_setup "$work" 24.0 6
 
 # qe_run NP [ENV...]: pw.x on NP processes, its outdir made empty first.
 qe_run() {
