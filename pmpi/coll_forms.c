@@ -126,3 +126,11 @@ FORMS(Alltoallv, Ialltoallv,
       MOVE_V(Alltoallv, sendcounts, sdispls, 0, recvcounts, rdispls, 0, -1), const void *sendbuf,
       const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
       const int recvcounts[], const int rdispls[], MPI_Datatype recvtype)
+FORMS(Alltoallw, Ialltoallw,
+      ((struct coll_args){.fn = FTP_FN_MPI_Alltoallw, .sbuf = sendbuf, .scounts = sendcounts,
+			  .sdispls = sdispls, .stypes = sendtypes, .stype = MPI_DATATYPE_NULL,
+			  .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,
+			  .rtypes = recvtypes, .rtype = MPI_DATATYPE_NULL, .root = -1}),
+      const void *sendbuf, const int sendcounts[], const int sdispls[],
+      const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+      const MPI_Datatype recvtypes[])

@@ -54,6 +54,10 @@ int ftp_cover_MPI_Alltoall(struct ftp_call *c, const void *sendbuf, int sendcoun
 int ftp_cover_MPI_Alltoallv(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
 			    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
 			    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype);
+int ftp_cover_MPI_Alltoallw(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			    const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+			    const int recvcounts[], const int rdispls[],
+			    const MPI_Datatype recvtypes[]);
 
 /* The nonblocking forms: the same, and the request. */
 int ftp_cover_MPI_Ibarrier(struct ftp_call *c, MPI_Request *request);
@@ -98,6 +102,10 @@ int ftp_cover_MPI_Ialltoallv(struct ftp_call *c, const void *sendbuf, const int 
 			     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
 			     const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
 			     MPI_Request *request);
+int ftp_cover_MPI_Ialltoallw(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+			     const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+			     const int recvcounts[], const int rdispls[],
+			     const MPI_Datatype recvtypes[], MPI_Request *request);
 
 /* The persistent forms (MPI-4's MPI_Allreduce_init, ...): the same, an
  * info, and the request (pmpi/persist.h: each MPI_Start runs the
@@ -152,6 +160,11 @@ int ftp_cover_MPI_Alltoallv_init(struct ftp_call *c, const void *sendbuf, const 
 				 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
 				 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
 				 MPI_Info info, MPI_Request *request);
+int ftp_cover_MPI_Alltoallw_init(struct ftp_call *c, const void *sendbuf, const int sendcounts[],
+				 const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+				 const int recvcounts[], const int rdispls[],
+				 const MPI_Datatype recvtypes[], MPI_Info info,
+				 MPI_Request *request);
 #endif
 
 #if MPI_VERSION >= 4
@@ -162,6 +175,7 @@ int ftp_cover_MPI_Alltoallv_init(struct ftp_call *c, const void *sendbuf, const 
 	.MPI_Allreduce_init = ftp_cover_MPI_Allreduce_init,                                        \
 	.MPI_Alltoall_init = ftp_cover_MPI_Alltoall_init,                                          \
 	.MPI_Alltoallv_init = ftp_cover_MPI_Alltoallv_init,                                        \
+	.MPI_Alltoallw_init = ftp_cover_MPI_Alltoallw_init,                                        \
 	.MPI_Barrier_init = ftp_cover_MPI_Barrier_init,                                            \
 	.MPI_Bcast_init = ftp_cover_MPI_Bcast_init, .MPI_Exscan_init = ftp_cover_MPI_Exscan_init,  \
 	.MPI_Gather_init = ftp_cover_MPI_Gather_init,                                              \
@@ -179,6 +193,7 @@ int ftp_cover_MPI_Alltoallv_init(struct ftp_call *c, const void *sendbuf, const 
 	.MPIX_Allreduce_init = ftp_cover_MPI_Allreduce_init,                                       \
 	.MPIX_Alltoall_init = ftp_cover_MPI_Alltoall_init,                                         \
 	.MPIX_Alltoallv_init = ftp_cover_MPI_Alltoallv_init,                                       \
+	.MPIX_Alltoallw_init = ftp_cover_MPI_Alltoallw_init,                                       \
 	.MPIX_Barrier_init = ftp_cover_MPI_Barrier_init,                                           \
 	.MPIX_Bcast_init = ftp_cover_MPI_Bcast_init,                                               \
 	.MPIX_Exscan_init = ftp_cover_MPI_Exscan_init,                                             \
@@ -197,7 +212,8 @@ int ftp_cover_MPI_Alltoallv_init(struct ftp_call *c, const void *sendbuf, const 
 #define FTP_COVER_COLL_FORMS                                                                      \
 	.MPI_Allgather = ftp_cover_MPI_Allgather, .MPI_Allgatherv = ftp_cover_MPI_Allgatherv,       \
 	.MPI_Allreduce = ftp_cover_MPI_Allreduce, .MPI_Alltoall = ftp_cover_MPI_Alltoall,           \
-	.MPI_Alltoallv = ftp_cover_MPI_Alltoallv, .MPI_Barrier = ftp_cover_MPI_Barrier,             \
+	.MPI_Alltoallv = ftp_cover_MPI_Alltoallv, .MPI_Alltoallw = ftp_cover_MPI_Alltoallw,         \
+	.MPI_Barrier = ftp_cover_MPI_Barrier,                                                       \
 	.MPI_Bcast = ftp_cover_MPI_Bcast, .MPI_Exscan = ftp_cover_MPI_Exscan,                       \
 	.MPI_Gather = ftp_cover_MPI_Gather, .MPI_Gatherv = ftp_cover_MPI_Gatherv,                   \
 	.MPI_Reduce = ftp_cover_MPI_Reduce, .MPI_Reduce_scatter = ftp_cover_MPI_Reduce_scatter,     \
@@ -208,7 +224,8 @@ int ftp_cover_MPI_Alltoallv_init(struct ftp_call *c, const void *sendbuf, const 
 #define FTP_COVER_ICOLL_FORMS                                                                     \
 	.MPI_Iallgather = ftp_cover_MPI_Iallgather, .MPI_Iallgatherv = ftp_cover_MPI_Iallgatherv,   \
 	.MPI_Iallreduce = ftp_cover_MPI_Iallreduce, .MPI_Ialltoall = ftp_cover_MPI_Ialltoall,       \
-	.MPI_Ialltoallv = ftp_cover_MPI_Ialltoallv, .MPI_Ibarrier = ftp_cover_MPI_Ibarrier,         \
+	.MPI_Ialltoallv = ftp_cover_MPI_Ialltoallv, .MPI_Ialltoallw = ftp_cover_MPI_Ialltoallw,     \
+	.MPI_Ibarrier = ftp_cover_MPI_Ibarrier,                                                     \
 	.MPI_Ibcast = ftp_cover_MPI_Ibcast, .MPI_Iexscan = ftp_cover_MPI_Iexscan,                   \
 	.MPI_Igather = ftp_cover_MPI_Igather, .MPI_Igatherv = ftp_cover_MPI_Igatherv,               \
 	.MPI_Ireduce = ftp_cover_MPI_Ireduce, .MPI_Ireduce_scatter = ftp_cover_MPI_Ireduce_scatter, \

@@ -63,7 +63,7 @@ OBJ_REQUESTS = {"rma_req", "file_icoll"}
 # Open MPI 4.1's MPIX_ ones (pmpi/mpix_decls.h), which take the same
 # forms.
 SHELLED = {"%s_%s_init" % (p, n) for p in ("MPI", "MPIX") for n in (
-    "Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Barrier", "Bcast",
+    "Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Alltoallw", "Barrier", "Bcast",
     "Exscan", "Gather", "Gatherv", "Reduce", "Reduce_scatter", "Reduce_scatter_block",
     "Scan", "Scatter", "Scatterv")}
 # Classes that are not wrapped; each of their rows says why in its note.

@@ -23,6 +23,7 @@ libftshim_la_SOURCES = \
 	pmpi/complete.c pmpi/complete.h \
 	pmpi/persist.c pmpi/persist.h \
 	pmpi/coll_call.c pmpi/coll_call.h \
+	pmpi/alltoallw.c \
 	pmpi/mpix_decls.h \
 	pmpi/create.c \
 	pmpi/create_group.c pmpi/create_group.h \

@@ -119,33 +119,6 @@ int ftp_persist_cancel(struct ftp_persist *p)
 	return p->active != MPI_REQUEST_NULL ? ftp_mpi.PMPI_Cancel(&p->active) : MPI_SUCCESS;
 }
 
-/* A request's own reference to a datatype the program may free before
- * the request: a duplicate of a derived one; a predefined one is itself
- * (a duplicate of MPI_INT would no longer take MPI_SUM). */
-static bool type_named(MPI_Datatype t)
-{
-	int ni, na, nt, combiner = MPI_COMBINER_NAMED;
-
-	ftp_mpi.PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner);
-	return combiner == MPI_COMBINER_NAMED;
-}
-
-static int type_keep(MPI_Datatype t, MPI_Datatype *kept)
-{
-	if (t == MPI_DATATYPE_NULL || type_named(t)) {
-		*kept = t;
-		return MPI_SUCCESS;
-	}
-	return ftp_mpi.PMPI_Type_dup(t, kept);
-}
-
-static void type_drop(MPI_Datatype *t)
-{
-	if (*t != MPI_DATATYPE_NULL && !type_named(*t))
-		ftp_mpi.PMPI_Type_free(t);
-	*t = MPI_DATATYPE_NULL;
-}
-
 /* --- point-to-point --------------------------------------------------------- */
 
 struct p2p_persist {
@@ -153,7 +126,7 @@ struct p2p_persist {
 	enum ftp_fn fn; /* the nonblocking call each start makes */
 	void *buf;
 	int count, peer, tag;
-	MPI_Datatype type; /* type_keep's */
+	MPI_Datatype type; /* ftp_type_keep's */
 };
 
 static int p2p_start(struct ftp_persist *p, MPI_Request *active)
@@ -183,7 +156,7 @@ static void p2p_destroy(struct ftp_persist *p)
 {
 	struct p2p_persist *q = (struct p2p_persist *)p;
 
-	type_drop(&q->type);
+	ftp_type_drop(&q->type);
 	free(q);
 }
 
@@ -202,7 +175,7 @@ static int p2p_make(struct ftp_call *c, enum ftp_fn fn, const void *buf, int cou
 	    .peer = peer,
 	    .tag = tag,
 	    .type = MPI_DATATYPE_NULL};
-	int rc = type_keep(type, &q->type);
+	int rc = ftp_type_keep(type, &q->type);
 	if (rc != MPI_SUCCESS) {
 		free(q);
 		return ftp_post_plain(c, rc);
@@ -238,9 +211,8 @@ int ftp_cover_MPI_Recv_init(struct ftp_call *c, void *buf, int count, MPI_Dataty
 
 struct coll_persist {
 	struct ftp_persist p;
-	struct coll_args a; /* its arrays point into arrays */
-	int *arrays;
-	MPI_Datatype stype, rtype; /* type_keep's */
+	struct coll_kept k; /* the call's arguments, kept */
+	void *copy;	    /* ftp_coll_start's, reused by every start */
 };
 
 static int coll_start(struct ftp_persist *p, MPI_Request *active)
@@ -250,15 +222,15 @@ static int coll_start(struct ftp_persist *p, MPI_Request *active)
 	int rc = ftp_pre_coll(&c, p->comm);
 
 	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
-		return c.comm->cover->kind->icoll ? c.comm->cover->kind->icoll(&c, &q->a, active)
+		return c.comm->cover->kind->icoll ? c.comm->cover->kind->icoll(&c, &q->k.a, active)
 						  : ftp_post_plain(&c, ftp_mode_refuse(&c));
 	/* Any other communicator: the MPI's nonblocking collective, watched
 	 * as the program's own would be. */
-	struct coll_args a = q->a;
+	struct coll_args a = q->k.a;
 	if (a.root >= 0)
 		a.root = ftp_rank_in(c.comm, a.root);
 	if (rc == MPI_SUCCESS)
-		rc = ftp_coll_start(&a, c.real, active);
+		rc = ftp_coll_start(&a, c.real, active, &q->copy);
 	return ftp_post_ireq(&c, rc, active, false);
 }
 
@@ -266,47 +238,26 @@ static void coll_destroy(struct ftp_persist *p)
 {
 	struct coll_persist *q = (struct coll_persist *)p;
 
-	type_drop(&q->stype);
-	type_drop(&q->rtype);
-	free(q->arrays);
+	ftp_coll_kept_free(&q->k);
+	if (p->active == MPI_REQUEST_NULL) /* else the MPI may still read it */
+		free(q->copy);
 	free(q);
-}
-
-/* A copy of a's array from (n of them) at *to, which moves on. */
-static const int *keep_array(const int *from, int n, int **to)
-{
-	if (!from)
-		return NULL;
-	memcpy(*to, from, (size_t)n * sizeof **to);
-	*to += n;
-	return *to - n;
 }
 
 int ftp_persist_coll(struct ftp_call *c, const struct coll_args *a, MPI_Request *request)
 {
 	struct coll_persist *q = calloc(1, sizeof *q);
-	int n = ftp_seam_size(c->comm), rc = MPI_SUCCESS;
+	int me = 0, rc = ftp_mpi.PMPI_Comm_rank(c->comm->real, &me);
 
-	if (!q || !(q->arrays = malloc(4 * (size_t)(n > 0 ? n : 1) * sizeof *q->arrays))) {
+	ftp_rank_out(c->comm, &me);
+	if (rc == MPI_SUCCESS)
+		rc = q ? ftp_coll_keep(&q->k, a, ftp_seam_size(c->comm), me) : MPI_ERR_NO_MEM;
+
+	if (rc != MPI_SUCCESS) {
 		free(q);
-		return ftp_post_plain(c, MPI_ERR_NO_MEM);
+		return ftp_post_plain(c, rc);
 	}
 	q->p = (struct ftp_persist){
 	    .start = coll_start, .destroy = coll_destroy, .comm = c->comm->handle};
-	q->a = *a;
-	int *at = q->arrays;
-	q->a.scounts = keep_array(a->scounts, n, &at);
-	q->a.sdispls = keep_array(a->sdispls, n, &at);
-	q->a.rcounts = keep_array(a->rcounts, n, &at);
-	q->a.rdispls = keep_array(a->rdispls, n, &at);
-	q->stype = q->rtype = MPI_DATATYPE_NULL;
-	if ((rc = type_keep(a->stype, &q->stype)) == MPI_SUCCESS)
-		q->a.stype = q->stype;
-	if (rc == MPI_SUCCESS && (rc = type_keep(a->rtype, &q->rtype)) == MPI_SUCCESS)
-		q->a.rtype = q->rtype;
-	if (rc != MPI_SUCCESS) {
-		coll_destroy(&q->p);
-		return ftp_post_plain(c, rc);
-	}
 	return ftp_persist_make(c, &q->p, request);
 }

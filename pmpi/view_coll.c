@@ -124,23 +124,32 @@ static int scratch(struct region *r, struct scratch_block *mem, int64_t count, M
 struct exec {
 	const struct ftp_view *v;
 	struct region reg[FT_CB_TMP_B + 1];
+	const MPI_Datatype *stypes, *rtypes; /* MPI_Alltoallw's, else NULL */
 	MPI_Op op;
 };
 
-static void *at(const struct exec *x, const struct ft_coll_span *s, MPI_Datatype *type)
+/* Where span s starts and the type it counts, in a step with peer: an
+ * MPI_Alltoallw's block has its peer's type (the send buffer's, or the
+ * receive buffer's in it and in the scratch copy of it), and a raw copy
+ * (peer -1) bytes; every other span its buffer's type. */
+static void *at(const struct exec *x, const struct ft_coll_span *s, int32_t peer,
+		MPI_Datatype *type)
 {
 	const struct region *r = &x->reg[s->buf];
 
 	*type = s->buf == FT_CB_NONE ? MPI_BYTE : r->type;
+	if (x->rtypes && s->buf != FT_CB_NONE && peer >= 0)
+		*type = s->buf == FT_CB_SEND ? x->stypes[peer] : x->rtypes[peer];
 	return s->buf == FT_CB_NONE ? NULL : r->base + s->off * r->extent;
 }
 
-/* Copy span a to span b (types may differ, signatures match). */
+/* Copy span a to span b of a step with peer (types may differ,
+ * signatures match). */
 static int copy_span(const struct exec *x, const struct ft_coll_span *a,
-		     const struct ft_coll_span *b)
+		     const struct ft_coll_span *b, int32_t peer)
 {
 	MPI_Datatype ta, tb;
-	void *pa = at(x, a, &ta), *pb = at(x, b, &tb);
+	void *pa = at(x, a, peer, &ta), *pb = at(x, b, peer, &tb);
 	int bytes = 0, pos = 0;
 
 	if (a->count > INT32_MAX || b->count > INT32_MAX)
@@ -162,9 +171,9 @@ static int copy_span(const struct exec *x, const struct ft_coll_span *a,
 static int local_step(const struct exec *x, const struct ft_coll_step *s)
 {
 	if (s->op == FT_CS_COPY)
-		return copy_span(x, &s->a, &s->b);
+		return copy_span(x, &s->a, &s->b, s->peer);
 	MPI_Datatype ta, tb;
-	void *pa = at(x, &s->a, &ta), *pb = at(x, &s->b, &tb);
+	void *pa = at(x, &s->a, s->peer, &ta), *pb = at(x, &s->b, s->peer, &tb);
 	if (s->a.count > INT32_MAX)
 		return MPI_ERR_COUNT;
 	return ftp_mpi.PMPI_Reduce_local(pa, pb, (int)s->a.count, tb, x->op);
@@ -180,7 +189,7 @@ static int post(const struct exec *x, const struct ft_coll_step *steps, int n, M
 		reqs[i] = MPI_REQUEST_NULL;
 	for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
 		MPI_Datatype t;
-		void *p = at(x, &steps[i].a, &t);
+		void *p = at(x, &steps[i].a, steps[i].peer, &t);
 		int32_t peer = v->rank[steps[i].peer];
 		if (steps[i].a.count > INT32_MAX)
 			rc = MPI_ERR_COUNT;
@@ -229,8 +238,11 @@ int ftp_view_run_start(const struct ftp_view *v, const struct ft_coll_args *a,
 	if (!r)
 		return MPI_ERR_NO_MEM;
 	r->v = *v;
-	r->x = (struct exec){.v = &r->v, .op = b->op};
-	rc = ft_coll_sched(a, v->n, v->me, &r->s);
+	r->x = (struct exec){.v = &r->v, .stypes = b->stypes, .rtypes = b->rtypes, .op = b->op};
+	struct ft_coll_args fa = *a;
+	if (fa.kind == FT_COLL_ALLTOALLW && fa.in_place)
+		fa.w_span = ftp_coll_w_span(fa.rcounts, fa.rdispls, b->rtypes, (int)v->n);
+	rc = ft_coll_sched(&fa, v->n, v->me, &r->s);
 	if (rc != 0) {
 		free(r);
 		return rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_ARG;
@@ -348,6 +360,7 @@ int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct
 	    {FTP_FN_MPI_Allgatherv, FT_COLL_ALLGATHERV},
 	    {FTP_FN_MPI_Alltoall, FT_COLL_ALLTOALL},
 	    {FTP_FN_MPI_Alltoallv, FT_COLL_ALLTOALLV},
+	    {FTP_FN_MPI_Alltoallw, FT_COLL_ALLTOALLW},
 	};
 	size_t k = 0;
 
@@ -376,6 +389,10 @@ int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct
 				    .rbuf = a->rbuf,
 				    .rtype = a->rtype,
 				    .op = a->op};
+	if (a->fn == FTP_FN_MPI_Alltoallw)
+		*b = (struct ftp_view_bufs){.sbuf = a->sbuf, .stype = MPI_BYTE, .rbuf = a->rbuf,
+					    .rtype = MPI_BYTE, .stypes = a->stypes,
+					    .rtypes = a->rtypes, .op = MPI_OP_NULL};
 	return MPI_SUCCESS;
 }
 

@@ -21,12 +21,15 @@ struct ftp_view {
 	int tag;
 };
 
-/* A collective's buffers, as MPI names them (sbuf may be MPI_IN_PLACE). */
+/* A collective's buffers, as MPI names them (sbuf may be MPI_IN_PLACE);
+ * an MPI_Alltoallw's types, one per member (its stype and rtype are
+ * MPI_BYTE, the unit of its displacements). */
 struct ftp_view_bufs {
 	const void *sbuf;
 	MPI_Datatype stype;
 	void *rbuf;
 	MPI_Datatype rtype;
+	const MPI_Datatype *stypes, *rtypes;
 	MPI_Op op;
 };
 

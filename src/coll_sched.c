@@ -60,13 +60,19 @@ static void recv(struct build *b, int32_t from, struct ft_coll_span x)
 	add(b, FT_CS_RECV, from, x, NO_SPAN);
 }
 
-static void copy(struct build *b, struct ft_coll_span from, struct ft_coll_span to)
+/* A copy of from to to, whose blocks are of peer's type (-1: none). */
+static void copy_of(struct build *b, int32_t peer, struct ft_coll_span from, struct ft_coll_span to)
 {
 	if (from.buf == to.buf && from.off == to.off)
 		return;
 	next_group(b);
-	add(b, FT_CS_COPY, -1, from, to);
+	add(b, FT_CS_COPY, peer, from, to);
 	next_group(b);
+}
+
+static void copy(struct build *b, struct ft_coll_span from, struct ft_coll_span to)
+{
+	copy_of(b, -1, from, to);
 }
 
 /* inout := in op inout, in holding the lower ranks' part. */
@@ -302,15 +308,16 @@ uint32_t ft_coll_sched_alltoall_batch = 32;
 
 /* Pairwise, ft_coll_sched_alltoall_batch pairs a round: for k = 1 .. n - 1, send to
  * me + k and receive from me - k. In place, the blocks to send are first
- * copied out of the receive buffer. */
+ * copied out of the receive buffer. v: the v form's arrays (and the w
+ * form's, whose spans are bytes). */
 static void build_alltoall(struct build *b, const struct ft_coll_args *a, bool v)
 {
 	uint32_t n = b->n, me = b->me;
 	enum ft_coll_buf src = FT_CB_SEND;
 
 	if (a->in_place) {
-		int64_t end = 0;
-		for (uint32_t i = 0; i < n; i++) {
+		int64_t end = a->kind == FT_COLL_ALLTOALLW ? a->w_span : 0;
+		for (uint32_t i = 0; i < n && a->kind != FT_COLL_ALLTOALLW; i++) {
 			int64_t e = v ? (int64_t)a->rdispls[i] + a->rcounts[i]
 				      : (int64_t)(i + 1) * a->rcount;
 			if (e > end)
@@ -321,7 +328,7 @@ static void build_alltoall(struct build *b, const struct ft_coll_args *a, bool v
 		src = FT_CB_TMP_A;
 	}
 	if (!a->in_place)
-		copy(b, scattered(a, me, v), gathered(a, me, v));
+		copy_of(b, (int32_t)me, scattered(a, me, v), gathered(a, me, v));
 	for (uint32_t k = 1; k < n; k++) {
 		uint32_t to = (me + k) % n, from = (me + n - k) % n;
 		/* In place, the block to send sits in the copy where the
@@ -423,6 +430,9 @@ static bool args_valid(const struct ft_coll_args *a, uint32_t n, uint32_t me)
 		return a->rcounts && a->rdispls;
 	case FT_COLL_ALLTOALLV:
 		return a->rcounts && a->rdispls && (a->in_place || (a->scounts && a->sdispls));
+	case FT_COLL_ALLTOALLW:
+		return a->rcounts && a->rdispls && a->w_span >= 0 &&
+		       (a->in_place || (a->scounts && a->sdispls));
 	case FT_COLL_REDUCE_SCATTER:
 		return a->rcounts != NULL;
 	default:
@@ -467,7 +477,8 @@ int ft_coll_sched(const struct ft_coll_args *a, uint32_t n, uint32_t me, struct 
 		break;
 	case FT_COLL_ALLTOALL:
 	case FT_COLL_ALLTOALLV:
-		build_alltoall(&b, a, a->kind == FT_COLL_ALLTOALLV);
+	case FT_COLL_ALLTOALLW:
+		build_alltoall(&b, a, a->kind != FT_COLL_ALLTOALL);
 		break;
 	case FT_COLL_REDUCE_SCATTER_BLOCK:
 	case FT_COLL_REDUCE_SCATTER:

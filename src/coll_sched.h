@@ -53,6 +53,11 @@ enum ft_coll_kind {
 	FT_COLL_ALLGATHERV,
 	FT_COLL_ALLTOALL,
 	FT_COLL_ALLTOALLV,
+	/* MPI_Alltoallw: as ALLTOALLV, but its spans count bytes of its
+	 * buffers (the displacements are in bytes) and each step's peer
+	 * names the type of its block (the executor's, per peer); a copy
+	 * of raw bytes has peer -1. */
+	FT_COLL_ALLTOALLW,
 	FT_COLL_REDUCE_SCATTER_BLOCK,
 	FT_COLL_REDUCE_SCATTER,
 	FT_COLL_SCAN,
@@ -70,6 +75,9 @@ struct ft_coll_args {
 	int64_t scount, rcount; /* MPI_Bcast, the reductions: rcount */
 	const int *scounts, *sdispls, *rcounts, *rdispls;
 	bool in_place;
+	/* FT_COLL_ALLTOALLW in place: the bytes of the receive buffer, from
+	 * its start, that its blocks span (copied out first). */
+	int64_t w_span;
 	/* The bytes of one element of the receive type (0: not known), for
 	 * choosing between algorithms. */
 	int64_t elem_bytes;

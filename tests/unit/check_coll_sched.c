@@ -407,7 +407,9 @@ START_TEST(test_alltoall)
 
 	for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++) {
 		ft_coll_sched_alltoall_batch = batches[bi];
-		for (int v = 0; v < 2; v++)
+		/* v: 0 alltoall, 1 alltoallv, 2 alltoallw (its spans count
+		 * bytes, here one element each). */
+		for (int v = 0; v < 3; v++)
 			for (int in_place = 0; in_place < 2; in_place++)
 				for (uint32_t n = 1; n <= MAXN; n++) {
 					/* What i sends j: (i + 2 j) % 3 elements (v), or 2.
@@ -429,8 +431,13 @@ START_TEST(test_alltoall)
 					}
 					fill(n);
 					for (uint32_t me = 0; me < n; me++) {
+						int64_t w_span = 0;
+						for (uint32_t j = 0; j < n; j++)
+							if (rd[me][j] + rc[me][j] > w_span)
+								w_span = rd[me][j] + rc[me][j];
 						per[me] = (struct ft_coll_args){
-							.kind = v ? FT_COLL_ALLTOALLV : FT_COLL_ALLTOALL,
+							.kind = v == 2 ? FT_COLL_ALLTOALLW : v ? FT_COLL_ALLTOALLV : FT_COLL_ALLTOALL,
+							.w_span = w_span,
 							.scount = 2,
 							.rcount = 2,
 							.scounts = sc[me],
@@ -453,6 +460,21 @@ START_TEST(test_alltoall)
 						}
 					}
 					run_each(per, n);
+					/* The w form's copies name their block's type: its
+					 * own block's (me), or none (the raw copy out of the
+					 * receive buffer, in place). */
+					for (uint32_t me = 0; me < n && v == 2; me++) {
+						struct ft_coll_sched ws;
+						ck_assert_int_eq(ft_coll_sched(&per[me], n, me, &ws), 0);
+						int copies = 0;
+						for (uint32_t k = 0; k < ws.nsteps; k++)
+							if (ws.steps[k].op == FT_CS_COPY) {
+								copies++;
+								ck_assert_int_eq(ws.steps[k].peer, in_place ? -1 : (int32_t)me);
+							}
+						ck_assert_int_le(copies, 1);
+						ft_coll_sched_fini(&ws);
+					}
 					for (uint32_t me = 0; me < n; me++)
 						for (uint32_t i = 0; i < n; i++) {
 							int64_t roff = v ? rd[me][i] : 2 * (int64_t)i;
@@ -540,6 +562,12 @@ START_TEST(test_refused)
 	ck_assert_int_eq(ft_coll_sched(&a, 2, 1, &s), -EINVAL); /* the root needs them */
 	ck_assert_int_eq(ft_coll_sched(&a, 2, 0, &s), 0);	/* the others do not */
 	ft_coll_sched_fini(&s);
+	a = (struct ft_coll_args){.kind = FT_COLL_ALLTOALLW, .rcounts = counts, .rdispls = counts,
+				   .in_place = true, .w_span = -1};
+	ck_assert_int_eq(ft_coll_sched(&a, 2, 0, &s), -EINVAL); /* a negative span */
+	a.in_place = false;
+	a.w_span = 0;
+	ck_assert_int_eq(ft_coll_sched(&a, 2, 0, &s), -EINVAL); /* no send arrays */
 	a = (struct ft_coll_args){.kind = (enum ft_coll_kind)99};
 	ck_assert_int_eq(ft_coll_sched(&a, 2, 0, &s), -EINVAL);
 }

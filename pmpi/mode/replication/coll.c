@@ -65,6 +65,35 @@ static struct coll_span out_v(struct coll_span out, const int counts[], const in
 	return (struct coll_span){.buf = out.buf, .count = 1, .type = *built};
 }
 
+/* The result of an MPI_Alltoallw: its blocks, each of its own type at
+ * its byte displacement, as one struct type (empty blocks, whose type
+ * may be anything, left out). */
+static struct coll_span out_w(struct coll_span out, const int counts[], const int displs[],
+			      const MPI_Datatype types[], int n, MPI_Datatype *built)
+{
+	int *cs = malloc(((size_t)n + 1) * sizeof *cs);
+	MPI_Aint *at = malloc(((size_t)n + 1) * sizeof *at);
+	MPI_Datatype *ts = malloc(((size_t)n + 1) * sizeof *ts);
+	int m = 0;
+
+	*built = MPI_DATATYPE_NULL;
+	for (int i = 0; cs && at && ts && i < n; i++)
+		if (counts[i] > 0) {
+			cs[m] = counts[i];
+			at[m] = displs[i];
+			ts[m++] = types[i];
+		}
+	bool made = cs && at && ts &&
+		    ftp_mpi.PMPI_Type_create_struct(m, cs, at, ts, built) == MPI_SUCCESS &&
+		    ftp_mpi.PMPI_Type_commit(built) == MPI_SUCCESS;
+	free(cs);
+	free(at);
+	free(ts);
+	if (!made)
+		return (struct coll_span){.buf = out.buf, .count = -1, .type = out.type};
+	return (struct coll_span){.buf = out.buf, .count = 1, .type = *built};
+}
+
 /* What a collective forwards: its output, less Exscan's at rank 0 (left
  * undefined by the MPI), as one message. */
 static struct coll_span forwarded_span(const struct ftp_comm *e, const struct coll_args *a,
@@ -83,6 +112,8 @@ static struct coll_span forwarded_span(const struct ftp_comm *e, const struct co
 		return out_v(out, a->rcounts, a->rdispls, n, built);
 	if (a->fn == FTP_FN_MPI_Alltoallv)
 		return out_v(out, a->rcounts, a->rdispls, n, built);
+	if (a->fn == FTP_FN_MPI_Alltoallw && out.count > 0)
+		return out_w(out, a->rcounts, a->rdispls, a->rtypes, n, built);
 	return out;
 }
 

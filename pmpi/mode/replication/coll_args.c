@@ -90,6 +90,16 @@ void ftp_repl_coll_spans(const struct ftp_comm *e, const struct coll_args *a, st
 		*in = in_place ? *out
 			       : (struct coll_span){a->sbuf, v_span(a->scounts, a->sdispls, n), a->stype};
 		break;
+	case FTP_FN_MPI_Alltoallw:
+		/* Blocks of several types at byte displacements: the bytes
+		 * they span. */
+		*out = (struct coll_span){a->rbuf, ftp_coll_w_span(a->rcounts, a->rdispls, a->rtypes, n),
+					  MPI_BYTE};
+		*in = in_place ? *out
+			       : (struct coll_span){a->sbuf,
+						    ftp_coll_w_span(a->scounts, a->sdispls, a->stypes, n),
+						    MPI_BYTE};
+		break;
 	default:
 		break;
 	}

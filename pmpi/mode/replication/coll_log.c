@@ -23,7 +23,7 @@ static bool coll_syncs(enum ftp_fn fn)
 {
 	return fn == FTP_FN_MPI_Barrier || fn == FTP_FN_MPI_Allreduce ||
 	       fn == FTP_FN_MPI_Allgather || fn == FTP_FN_MPI_Allgatherv ||
-	       fn == FTP_FN_MPI_Alltoall || fn == FTP_FN_MPI_Alltoallv ||
+	       fn == FTP_FN_MPI_Alltoall || fn == FTP_FN_MPI_Alltoallv || fn == FTP_FN_MPI_Alltoallw ||
 	       fn == FTP_FN_MPI_Reduce_scatter || fn == FTP_FN_MPI_Reduce_scatter_block;
 }
 
@@ -31,14 +31,8 @@ static size_t coll_log_bytes;
 
 static void coll_rec_free(struct coll_rec *r)
 {
-	if (ftp_active()) {
-		if (r->own_stype)
-			ftp_mpi.PMPI_Type_free(&r->a.stype);
-		if (r->own_rtype)
-			ftp_mpi.PMPI_Type_free(&r->a.rtype);
-	}
 	coll_log_bytes -= r->in_bytes;
-	free(r->arrays);
+	ftp_coll_kept_free(&r->kept);
 	free(r->in);
 	free(r);
 }
@@ -55,29 +49,6 @@ void ftp_repl_coll_log_trim(struct ftp_repl_comm *x, uint64_t seq)
 		x->coll_log_tail = NULL;
 }
 
-/* A type of the program's that a log entry keeps: named ones as they are,
- * others duplicated. */
-static bool keep_type(MPI_Datatype *t)
-{
-	int ni = 0, na = 0, nt = 0, combiner = MPI_COMBINER_NAMED;
-
-	if (*t == MPI_DATATYPE_NULL ||
-	    ftp_mpi.PMPI_Type_get_envelope(*t, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
-	    combiner == MPI_COMBINER_NAMED)
-		return false;
-	return ftp_mpi.PMPI_Type_dup(*t, t) == MPI_SUCCESS;
-}
-
-static int *copy_array(int **to, const int *from, int n)
-{
-	if (!from)
-		return NULL;
-	memcpy(*to, from, (size_t)n * sizeof **to);
-	int *at = *to;
-	*to += n;
-	return at;
-}
-
 /* Log collective seq of e, about to run with args a (NULL: out of
  * memory; it cannot be run again). */
 struct coll_rec *ftp_repl_coll_log_add(struct ftp_comm *e, const struct coll_args *a, uint64_t seq)
@@ -90,35 +61,18 @@ struct coll_rec *ftp_repl_coll_log_add(struct ftp_comm *e, const struct coll_arg
 	if (!r)
 		return NULL;
 	r->seq = seq;
-	r->a = *a;
 	ftp_repl_coll_spans(e, a, &in, &out);
 	r->in_rbuf = in.count > 0 && in.buf == a->rbuf;
 	r->in_bytes = ftp_repl_bytes_of(in.type, in.count, &r->in_lb);
 	r->in = r->in_bytes ? malloc(r->in_bytes) : NULL;
-	/* Arrays significant here: a rooted v-collective's at its root only. */
-	bool rooted = a->fn == FTP_FN_MPI_Gatherv || a->fn == FTP_FN_MPI_Scatterv;
-	bool arrays_here = !rooted || me == a->root || a->fn == FTP_FN_MPI_Reduce_scatter;
-	int narrays = arrays_here ? !!a->scounts + !!a->sdispls + !!a->rcounts + !!a->rdispls : 0;
-	r->arrays = narrays ? malloc((size_t)narrays * n * sizeof *r->arrays) : NULL;
-	if ((r->in_bytes && !r->in) || (narrays && !r->arrays)) {
+	if ((r->in_bytes && !r->in) || ftp_coll_keep(&r->kept, a, n, me) != MPI_SUCCESS) {
 		free(r->in);
-		free(r->arrays);
 		free(r);
 		return NULL;
 	}
+	r->a = r->kept.a;
 	if (r->in_bytes)
 		memcpy(r->in, (const char *)in.buf + r->in_lb, r->in_bytes);
-	int *at = r->arrays;
-	if (arrays_here) {
-		r->a.scounts = copy_array(&at, a->scounts, n);
-		r->a.sdispls = copy_array(&at, a->sdispls, n);
-		r->a.rcounts = copy_array(&at, a->rcounts, n);
-		r->a.rdispls = copy_array(&at, a->rdispls, n);
-	} else {
-		r->a.scounts = r->a.sdispls = r->a.rcounts = r->a.rdispls = NULL;
-	}
-	r->own_stype = keep_type(&r->a.stype);
-	r->own_rtype = keep_type(&r->a.rtype);
 	coll_log_bytes += r->in_bytes;
 	/* Within FTSHIM_REPLICA_LOG_MIB, the oldest of this communicator go
 	 * first (running one again then ends the job, saying so). */

@@ -53,6 +53,7 @@ struct team_run {
 	bool started, over;
 	int rc;		    /* once over */
 	MPI_Request req;    /* on a team the MPI made */
+	void *copy;	    /* ftp_coll_start's, for req */
 	struct ftp_view_run *vrun; /* on a view: the round posted, vn requests */
 	MPI_Request *vreqs;
 	int vn;
@@ -72,6 +73,10 @@ static void run_give_up(struct team_run *t, int err)
 	t->vrun = NULL;
 	free(t->members);
 	t->members = NULL;
+	/* What the MPI may still read is left to it. */
+	if (t->req == MPI_REQUEST_NULL)
+		free(t->copy);
+	t->copy = NULL;
 	t->req = MPI_REQUEST_NULL; /* left to the MPI, never waited on */
 	t->vn = 0;
 }
@@ -114,7 +119,7 @@ static void run_start(struct ftp_comm *e, struct team_run *t)
 		return;
 	}
 	rc = x->team == MPI_COMM_NULL ? FTP_ERR_PROC_FAILED
-				      : ftp_coll_start(&r->a, x->team, &t->req);
+				      : ftp_coll_start(&r->a, x->team, &t->req, &t->copy);
 	if (rc != MPI_SUCCESS)
 		run_over(t, rc);
 }

@@ -394,18 +394,17 @@ struct coll_span {
 	MPI_Datatype type;
 };
 
-/* A logged collective: its arguments with copies of the input and of the
- * arrays, and its own types (the program may free its own). */
+/* A logged collective: its arguments with copies of the input, of the
+ * arrays and of its types (the program may free its own). */
 struct coll_rec {
 	struct coll_rec *next;
 	uint64_t seq; /* its number among the team's collectives on the communicator */
-	struct coll_args a;
-	int *arrays;	  /* scounts, sdispls, rcounts, rdispls as present, size each */
+	struct coll_args a; /* kept.a */
+	struct coll_kept kept;
 	unsigned char *in; /* the input region's bytes */
 	size_t in_bytes;
 	MPI_Aint in_lb;
 	bool in_rbuf; /* the input is in rbuf (MPI_IN_PLACE, Bcast's root) */
-	bool own_stype, own_rtype;
 	/* A nonblocking collective under way still reads it (coll.c sets
 	 * and clears it): the log keeps it past its byte budget. */
 	bool pinned;

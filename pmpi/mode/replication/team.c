@@ -153,8 +153,11 @@ int ftp_repl_team_run(struct ftp_call *c, const struct coll_args *a, uint32_t ep
 	c->real = x->team;
 	if (x->team == MPI_COMM_NULL)
 		return FTP_ERR_PROC_FAILED;
-	int rc = team_wait(c, ftp_coll_start(a, x->team, &c->req), epoch);
+	void *copy = NULL;
+	int rc = team_wait(c, ftp_coll_start(a, x->team, &c->req, &copy), epoch);
 	*abandoned = c->req != MPI_REQUEST_NULL;
+	if (!*abandoned)
+		free(copy);
 	return rc;
 }
 

@@ -3,7 +3,9 @@
 # small ones run as point-to-point exchanges, pmpi/coll_p2p.c): built-in
 # and non-commutative user operations, MPI_IN_PLACE, counts on both sides
 # of the size limit, a padded datatype, an intercommunicator, and
-# communicators freed and made again.
+# communicators freed and made again; and MPI_Alltoallw of mixed types,
+# in place too (MPICH 4.0's in-place MPI_Ialltoallw, which ftshim once ran
+# the blocking call as, mixes up the members' block sizes).
 prog=$(build colls)
 run_job plain 7 -- "$prog"
 expect_rc 0

@@ -88,6 +88,9 @@ primary_dies stencil 6 2 1 call:MPI_Waitall:300
 primary_dies colls 6 2 0 call:MPI_Allgather:30
 primary_dies colls 6 2 1 call:MPI_Bcast:50
 primary_dies colls 6 2 1 call:MPI_Alltoallv:20
+# MPI_Alltoallw of mixed types (its odd call of a round in place).
+primary_dies colls 6 2 1 call:MPI_Alltoallw:21
+primary_dies colls 6 2 0 call:MPI_Alltoallw:30
 # Right after its MPI_Comm_create returned, while the others may still be
 # in theirs; and on the communicator it made (its 260th MPI_Reduce_scatter:
 # 160 on MPI_COMM_WORLD and 80 on the split come first).
@@ -195,6 +198,7 @@ primary_dies nbc 6 2 1 call:MPI_Iscan:5
 primary_dies nbc 6 2 1 call:MPI_Testall:50
 primary_dies nbc 6 2 0 call:MPI_Ibarrier:5
 primary_dies nbc 8 100% 0,1 call:MPI_Iallreduce:15
+primary_dies nbc 6 2 0 call:MPI_Ialltoallw:4
 ROUNDS=30 PACE=2000
 primary_dies nbc 6 2 1 "$(random_ms)"
 

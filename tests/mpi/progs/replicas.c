@@ -14,7 +14,8 @@
  *            hashes the order it served workers in (timing: equal only
  *            between the copies of a rank)
  *   colls    every blocking collective the replicated communicators
- *            support, with rotating roots (and an MPI_Allreduce with a
+ *            support, with rotating roots (MPI_Alltoallw of mixed types
+ *            and in place, and an MPI_Allreduce with a
  *            user-defined operation that is not commutative on a
  *            derived type, an MPI_Bcast of a strided type), on
  *            MPI_COMM_WORLD, a split (named, with an attribute its
@@ -39,7 +40,8 @@
  *            what it received (an MPI without them says so)
  *   nbc      nonblocking collectives on MPI_COMM_WORLD and a split:
  *            several started together with a ring exchange and
- *            completed by MPI_Waitall, MPI_Testall polling,
+ *            completed by MPI_Waitall, MPI_Testall polling (with an
+ *            MPI_Ialltoallw of mixed types),
  *            MPI_Waitany and MPI_Waitsome; an MPI_Ibarrier under way
  *            while a blocking collective runs; in place
  *   nbx      the same, and a sparse exchange that ends by MPI_Issend,
@@ -50,7 +52,8 @@
  *            (MPI_Recv_init, MPI_Send_init, MPI_Ssend_init) started by
  *            MPI_Startall and persistent collectives (MPI-4's
  *            MPI_Allreduce_init, MPI_Bcast_init, MPI_Barrier_init,
- *            MPI_Alltoallv_init; Open MPI 4.1's MPIX_ ones) started by
+ *            MPI_Alltoallv_init, MPI_Alltoallw_init; Open MPI 4.1's MPIX_
+ *            ones) started by
  *            MPI_Start; completed in turn
  *            by MPI_Waitall, MPI_Testall and MPI_Test polling (with
  *            MPI_Request_get_status), MPI_Waitany and MPI_Wait; each
@@ -96,6 +99,7 @@
 #define MPI_Bcast_init MPIX_Bcast_init
 #define MPI_Barrier_init MPIX_Barrier_init
 #define MPI_Alltoallv_init MPIX_Alltoallv_init
+#define MPI_Alltoallw_init MPIX_Alltoallw_init
 #define PERSISTENT_COLLECTIVES 1
 #endif
 #elif MPI_VERSION >= 4
@@ -417,6 +421,46 @@ static void compose(void *in, void *inout, int *len, MPI_Datatype *type)
 	}
 }
 
+/* MPI_Alltoallw of mixed types, then in place: block i of 16 ints at
+ * byte 64 i; a sender of odd rank sends the strided type (the holes of
+ * its blocks keep what they held), the others ints. The whole buffer is
+ * hashed, holes and all. */
+static uint64_t alltoallw_on(MPI_Comm comm, uint64_t h, int iter)
+{
+	int me, n;
+
+	MPI_Comm_rank(comm, &me);
+	MPI_Comm_size(comm, &n);
+	int *sb = malloc((size_t)16 * n * sizeof *sb), *rb = malloc((size_t)16 * n * sizeof *rb);
+	int *sc = malloc((size_t)4 * n * sizeof *sc), *rc = sc + n, *sd = rc + n, *rd = sd + n;
+	MPI_Datatype *st = malloc((size_t)2 * n * sizeof *st), *rt = st + n;
+	for (int j = 0; j < n; j++) {
+		st[j] = me % 2 ? strided_type : MPI_INT;
+		rt[j] = j % 2 ? strided_type : MPI_INT;
+		sc[j] = 1 + (me + 2 * j + iter) % 2;
+		rc[j] = 1 + (j + 2 * me + iter) % 2;
+		sd[j] = rd[j] = 64 * j;
+		for (int k = 0; k < 16; k++) {
+			sb[16 * j + k] = me * 1000 + j * 10 + k + iter;
+			rb[16 * j + k] = -k;
+		}
+	}
+	MPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, comm);
+	h = hash_bytes(h, rb, (size_t)16 * n * sizeof *rb);
+	/* In place: each pair's count and type the same both ways. */
+	for (int j = 0; j < n; j++) {
+		rt[j] = (me + j) % 2 ? strided_type : MPI_INT;
+		rc[j] = 1 + (me + j + iter) % 3;
+	}
+	MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, rb, rc, rd, rt, comm);
+	h = hash_bytes(h, rb, (size_t)16 * n * sizeof *rb);
+	free(sb);
+	free(rb);
+	free(sc);
+	free(st);
+	return h;
+}
+
 static uint64_t colls_on(MPI_Comm comm, uint64_t h, int iter)
 {
 	int me, n;
@@ -474,6 +518,7 @@ static uint64_t colls_on(MPI_Comm comm, uint64_t h, int iter)
 	MPI_Alltoallv(a, counts, displs, MPI_INT, b, rcounts, displs, MPI_INT, comm);
 	for (int i = 0; i < n; i++)
 		h = hash_bytes(h, b + displs[i], (size_t)rcounts[i] * sizeof *b);
+	h = alltoallw_on(comm, h, iter);
 	MPI_Reduce_scatter_block(a, &y, 1, MPI_INT, MPI_SUM, comm);
 	HASH(h, y);
 	MPI_Reduce_scatter(a, b, counts, MPI_INT, MPI_SUM, comm);
@@ -627,9 +672,31 @@ static uint64_t nbc_on(MPI_Comm comm, uint64_t h, int iter)
 	MPI_Iscan(&token, &scanned, 1, MPI_INT, MPI_SUM, comm, &q[3]);
 	MPI_Iexscan(&token, &exscanned, 1, MPI_INT, MPI_SUM, comm, &q[4]);
 	MPI_Igather(&token, 1, MPI_INT, r == root ? gathered : NULL, 1, MPI_INT, root, comm, &q[5]);
+	/* An MPI_Ialltoallw: ints to even ranks, pairs of unsigned ints to
+	 * odd ones (by byte displacement). */
+	int *wc = malloc((size_t)2 * n * sizeof *wc), *wd = wc + n;
+	MPI_Datatype *wt = malloc((size_t)n * sizeof *wt);
+	unsigned *ws = malloc((size_t)4 * n * sizeof *ws), *wr = calloc((size_t)4 * n, sizeof *wr);
+	for (int i = 0; i < n; i++) {
+		wt[i] = r % 2 ? pair_type : MPI_UNSIGNED;
+		wc[i] = 1;
+		wd[i] = 16 * i;
+		for (int k = 0; k < 4; k++)
+			ws[4 * i + k] = (unsigned)(r * 100 + i * 10 + k + iter);
+	}
+	MPI_Datatype *wrt = malloc((size_t)n * sizeof *wrt);
+	for (int i = 0; i < n; i++)
+		wrt[i] = i % 2 ? pair_type : MPI_UNSIGNED;
+	MPI_Ialltoallw(ws, wc, wd, wt, wr, wc, wd, wrt, comm, &q[6]);
 	int flag = 0;
 	while (!flag)
-		MPI_Testall(6, q, &flag, st);
+		MPI_Testall(7, q, &flag, st);
+	h = hash_bytes(h, wr, (size_t)4 * n * sizeof *wr);
+	free(wc);
+	free(wt);
+	free(wrt);
+	free(ws);
+	free(wr);
 	h = hash_bytes(h, b, (size_t)(displs[n - 1] + counts[n - 1]) * sizeof *b);
 	h = hash_bytes(h, c, (size_t)n * sizeof *c);
 	HASH(h, scanned);
@@ -750,8 +817,10 @@ struct persist_set {
 	MPI_Comm comm;
 	int r, n;
 	int rl[4], rr[4], sl[4], sr[4]; /* received from left, right; sent */
-	int val, sum, bc[2], *a2a_in, *a2a_out, *counts, *displs;
-	MPI_Request q[8];
+	int val, sum, bc[2], *a2a_in, *a2a_out, *counts, *displs, *bdispls;
+	int *w_in, *w_out; /* MPI_Alltoallw_init's: ints at byte displacements */
+	MPI_Datatype *types;
+	MPI_Request q[9];
 	int nq;
 };
 
@@ -773,9 +842,15 @@ static void persist_make(struct persist_set *p, MPI_Comm comm)
 	p->a2a_out = calloc((size_t)2 * n, sizeof(int));
 	p->counts = calloc((size_t)n, sizeof(int));
 	p->displs = calloc((size_t)n, sizeof(int));
+	p->bdispls = calloc((size_t)n, sizeof(int));
+	p->w_in = calloc((size_t)2 * n, sizeof(int));
+	p->w_out = calloc((size_t)2 * n, sizeof(int));
+	p->types = calloc((size_t)n, sizeof(MPI_Datatype));
 	for (int i = 0; i < n; i++) {
 		p->counts[i] = 1;
 		p->displs[i] = 2 * i;
+		p->bdispls[i] = 8 * i;
+		p->types[i] = MPI_INT;
 	}
 #ifdef PERSISTENT_COLLECTIVES
 	MPI_Allreduce_init(&p->val, &p->sum, 1, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &p->q[4]);
@@ -783,13 +858,15 @@ static void persist_make(struct persist_set *p, MPI_Comm comm)
 	MPI_Barrier_init(comm, MPI_INFO_NULL, &p->q[6]);
 	MPI_Alltoallv_init(p->a2a_in, p->counts, p->displs, MPI_INT, p->a2a_out, p->counts, p->displs,
 			   MPI_INT, comm, MPI_INFO_NULL, &p->q[7]);
-	p->nq = 8;
+	MPI_Alltoallw_init(p->w_in, p->counts, p->bdispls, p->types, p->w_out, p->counts, p->bdispls,
+			   p->types, comm, MPI_INFO_NULL, &p->q[8]);
+	p->nq = 9;
 #endif
 }
 
 static uint64_t persist_step(struct persist_set *p, uint64_t h, int iter)
 {
-	MPI_Status st[8];
+	MPI_Status st[9];
 	int flag = 0, idx;
 
 	for (int i = 0; i < 4; i++) {
@@ -801,8 +878,10 @@ static uint64_t persist_step(struct persist_set *p, uint64_t h, int iter)
 		p->bc[0] = iter * 13 + p->rl[1];
 		p->bc[1] = p->sum;
 	}
-	for (int i = 0; i < p->n; i++)
+	for (int i = 0; i < p->n; i++) {
 		p->a2a_in[2 * i] = p->r * 100 + i + iter + p->rr[i % 4];
+		p->w_in[2 * i] = p->r * 50 + i + iter + p->rl[i % 4];
+	}
 	MPI_Startall(4, p->q);
 	for (int i = 4; i < p->nq; i++)
 		MPI_Start(&p->q[i]);
@@ -844,8 +923,10 @@ static uint64_t persist_step(struct persist_set *p, uint64_t h, int iter)
 	if (p->nq > 4) {
 		HASH(h, p->sum);
 		h = hash_bytes(h, p->bc, sizeof p->bc);
-		for (int i = 0; i < p->n; i++)
+		for (int i = 0; i < p->n; i++) {
 			HASH(h, p->a2a_out[2 * i]);
+			HASH(h, p->w_out[2 * i]);
+		}
 	}
 	return h;
 }
@@ -858,6 +939,10 @@ static void persist_free(struct persist_set *p)
 	free(p->a2a_out);
 	free(p->counts);
 	free(p->displs);
+	free(p->bdispls);
+	free(p->w_in);
+	free(p->w_out);
+	free(p->types);
 }
 
 static void persist(void)

@@ -140,4 +140,65 @@ static inline int tu_finish(void)
 	return any ? 1 : 0;
 }
 
+/* MPI_Alltoallw on c, blocking, nonblocking and in place, checked
+ * element by element: block i of 16 ints at byte 64 i; a sender of odd
+ * rank sends a strided type (3 ints, every other one), so the holes of
+ * its blocks must stay as they were. In place, each pair's count and
+ * type are symmetric, as MPI requires. */
+static inline void tu_check_alltoallw(MPI_Comm c)
+{
+	int me, n;
+	MPI_Datatype strided;
+
+	MPI_Comm_rank(c, &me);
+	MPI_Comm_size(c, &n);
+	MPI_Type_vector(3, 1, 2, MPI_INT, &strided);
+	MPI_Type_commit(&strided);
+	int *sb = malloc((size_t)16 * n * sizeof *sb), *rb = malloc((size_t)16 * n * sizeof *rb);
+	int *sc = malloc((size_t)4 * n * sizeof *sc), *rc = sc + n, *sd = rc + n, *rd = sd + n;
+	MPI_Datatype *st = malloc((size_t)2 * n * sizeof *st), *rt = st + n;
+	/* Whether position k of a block of count elements of type t holds
+	 * data. */
+#define COVERED(t, count, k) ((t) == MPI_INT ? (k) < (count) : (k) < 5 * (count) && (k) % 5 % 2 == 0)
+	for (int form = 0; form < 3; form++) {
+		int in_place = form == 2;
+		for (int j = 0; j < n; j++) {
+			st[j] = in_place ? ((me + j) % 2 ? strided : MPI_INT) : me % 2 ? strided : MPI_INT;
+			rt[j] = in_place ? st[j] : j % 2 ? strided : MPI_INT;
+			sc[j] = in_place ? 1 + (me + j) % 3 : 1 + (me + 2 * j) % 2;
+			rc[j] = in_place ? sc[j] : 1 + (j + 2 * me) % 2;
+			sd[j] = rd[j] = 64 * j;
+			for (int k = 0; k < 16; k++) {
+				sb[16 * j + k] = me * 1000 + j * 10 + k;
+				rb[16 * j + k] = in_place ? sb[16 * j + k] : -1;
+			}
+		}
+		int rc_ = MPI_SUCCESS;
+		MPI_Request q;
+		if (form == 0)
+			rc_ = MPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, c);
+		else if (form == 1) {
+			rc_ = MPI_Ialltoallw(sb, sc, sd, st, rb, rc, rd, rt, c, &q);
+			if (rc_ == MPI_SUCCESS)
+				rc_ = MPI_Wait(&q, MPI_STATUS_IGNORE);
+		} else
+			rc_ = MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, rb, rc, rd, rt, c);
+		TU_CHECK(rc_ == MPI_SUCCESS, "alltoallw form %d: %d", form, rc_);
+		int bad = 0;
+		for (int i = 0; i < n; i++)
+			for (int k = 0; k < 16; k++) {
+				int was = in_place ? me * 1000 + i * 10 + k : -1;
+				int want = COVERED(rt[i], rc[i], k) ? i * 1000 + me * 10 + k : was;
+				bad += rb[16 * i + k] != want;
+			}
+		TU_CHECK(bad == 0, "alltoallw form %d: %d of %d ints wrong", form, bad, 16 * n);
+	}
+#undef COVERED
+	MPI_Type_free(&strided);
+	free(sb);
+	free(rb);
+	free(sc);
+	free(st);
+}
+
 #endif

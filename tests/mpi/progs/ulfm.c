@@ -11,7 +11,9 @@
  *   coordinator  the coordinator of the agreement (rank 0) dies instead of
  *                taking part; the others still agree, uniformly
  *   shrink       after rank 2 dies, the survivors get a communicator of
- *                their own, in the old rank order, that works
+ *                their own, in the old rank order, that works (and takes
+ *                MPI_Alltoallw of mixed types, blocking, nonblocking and
+ *                in place)
  *   shrink-death a rank dies on its way into the shrink; the others still
  *                get a working communicator without it
  *   loop         100 rounds of dup, revoke, shrink, free: no hang, no leak
@@ -215,6 +217,7 @@ static int test_shrink(int rank, int size, int during)
 	for (int r = 0; r < size; r++)
 		expect += r == 2 ? 0 : r;
 	TU_CHECK(sum == expect, "allreduce on the new communicator: %d, not %d", sum, expect);
+	tu_check_alltoallw(sh);
 	return finish(sh);
 }
 
