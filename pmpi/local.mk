@@ -24,6 +24,7 @@ libftshim_la_SOURCES = \
 	pmpi/persist.c pmpi/persist.h \
 	pmpi/coll_call.c pmpi/coll_call.h \
 	pmpi/alltoallw.c \
+	pmpi/held_msg.c pmpi/held_msg.h \
 	pmpi/mpix_decls.h \
 	pmpi/create.c \
 	pmpi/create_group.c pmpi/create_group.h \

@@ -65,10 +65,14 @@ FT_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messag
 	struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Mprobe);
 	int rc = ftp_pre_recv(&c, comm, source);
 
-	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm))
-		rc = ftp_mode_refuse(&c);
-
 	status = FTP_STATUS(status);
+	if (rc == MPI_SUCCESS && ftp_seam_covered(c.comm)) {
+		const struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);
+
+		if (mode && mode->MPI_Mprobe)
+			return ftp_post_plain(&c, mode->MPI_Mprobe(&c, source, tag, message, status));
+		rc = ftp_mode_refuse(&c);
+	}
 	source = ftp_rank_in(c.comm, source);
 	if (rc == MPI_SUCCESS)
 		rc = c.direct ? ftp_mpi.PMPI_Mprobe(source, tag, c.real, message, status)

@@ -14,8 +14,9 @@
 #include "pmpi/mode/replication/comm.h"
 #include "pmpi/mode/replication/p2p.h"
 
-/* The forms of MPI_Probe and MPI_Sendrecv return the call's result
- * without posting it: their hand-written wrappers (pmpi/p2p.c) post. */
+/* The forms of MPI_Probe, MPI_Mprobe and MPI_Sendrecv return the call's
+ * result without posting it: their hand-written wrappers (pmpi/p2p.c)
+ * post. */
 const struct ftp_mode_calls ftp_repl_calls = {
 	FTP_COVER_COLL_FORMS,
 	FTP_COVER_ICOLL_FORMS,
@@ -38,10 +39,12 @@ const struct ftp_mode_calls ftp_repl_calls = {
 	.MPI_Comm_create_group = ftp_repl_MPI_Comm_create_group,
 	.MPI_Comm_split = ftp_repl_MPI_Comm_split,
 	.MPI_Comm_split_type = ftp_repl_MPI_Comm_split_type,
+	.MPI_Improbe = ftp_repl_MPI_Improbe,
 	.MPI_Iprobe = ftp_repl_MPI_Iprobe,
 	.MPI_Irecv = ftp_repl_MPI_Irecv,
 	.MPI_Isend = ftp_repl_MPI_Isend,
 	.MPI_Issend = ftp_repl_MPI_Issend,
+	.MPI_Mprobe = ftp_repl_MPI_Mprobe,
 	.MPI_Probe = ftp_repl_MPI_Probe,
 	.MPI_Recv = ftp_repl_MPI_Recv,
 	.MPI_Rsend = ftp_repl_MPI_Rsend,

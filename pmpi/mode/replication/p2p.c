@@ -13,6 +13,7 @@
 #include "pmpi/mode/replication/complete.h"
 #include "pmpi/mode/replication/recv.h"
 #include "pmpi/mode/replication/stream.h"
+#include "pmpi/held_msg.h"
 #include "src/log.h"
 
 /* The primary: tell the outcome of a receive or probe (rc; found: it
@@ -423,7 +424,8 @@ static int probe_copy(struct ftp_call *c, int source, int tag, MPI_Status *statu
 }
 
 /* Probes: the primary's outcome, and the message it saw, decide. */
-int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_Status *status)
+/* MPI_Iprobe's outcome, not posted. */
+static int iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_Status *status)
 {
 	MPI_Status mine;
 	bool found = false;
@@ -437,7 +439,7 @@ int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_
 			*flag = rc == MPI_SUCCESS && found;
 			if (*flag)
 				rc = probe_copy(c, source, tag, status);
-			return ftp_post_iprobe(c, rc);
+			return rc;
 		}
 	}
 	for (;;) {
@@ -450,7 +452,12 @@ int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_
 	if (rc == MPI_SUCCESS && *flag)
 		ftp_status_out(c->comm, status);
 	tell_match(rc, rc == MPI_SUCCESS && *flag, status);
-	return ftp_post_iprobe(c, rc);
+	return rc;
+}
+
+int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_Status *status)
+{
+	return ftp_post_iprobe(c, iprobe(c, source, tag, flag, status));
 }
 
 int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *status)
@@ -469,6 +476,58 @@ int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *stat
 	if (any && ftp_repl.copy == FTP_COPY_PRIMARY)
 		tell_match(rc, true, status);
 	return rc;
+}
+
+/* The message a probe of c found (st), received whole and packed (any
+ * message may be received as MPI_PACKED) and held for the program's
+ * MPI_Mrecv (pmpi/held_msg.h): MPI_Mprobe and MPI_Improbe take their
+ * message off the queue, so that no later receive gets it, and the
+ * receive follows whichever copy of the sender lives. */
+static int hold_probed(struct ftp_call *c, const MPI_Status *st, MPI_Message *message)
+{
+	int bytes = 0;
+
+	if (st->MPI_SOURCE == MPI_PROC_NULL) {
+		*message = MPI_MESSAGE_NO_PROC;
+		return MPI_SUCCESS;
+	}
+	int rc = ftp_mpi.PMPI_Get_count(st, MPI_BYTE, &bytes);
+	void *data = rc == MPI_SUCCESS && bytes >= 0 ? malloc((size_t)bytes + 1) : NULL;
+	if (!data)
+		return rc != MPI_SUCCESS ? rc : bytes < 0 ? MPI_ERR_COUNT : MPI_ERR_NO_MEM;
+	c->watch = ftp_watch_on(c->comm, FTP_WATCH_PEER, st->MPI_SOURCE, true);
+	rc = recv_blocking(c, data, bytes, MPI_PACKED, st->MPI_SOURCE, st->MPI_TAG, MPI_STATUS_IGNORE);
+	if (rc != MPI_SUCCESS) {
+		free(data);
+		return rc;
+	}
+	return ftp_held_put(c, data, bytes, st, message);
+}
+
+int ftp_repl_MPI_Mprobe(struct ftp_call *c, int source, int tag, MPI_Message *message,
+			MPI_Status *status)
+{
+	MPI_Status st;
+	int rc = ftp_repl_MPI_Probe(c, source, tag, &st);
+
+	if (rc == MPI_SUCCESS)
+		rc = hold_probed(c, &st, message);
+	if (status != MPI_STATUS_IGNORE)
+		*status = st;
+	return rc;
+}
+
+int ftp_repl_MPI_Improbe(struct ftp_call *c, int source, int tag, int *flag, MPI_Message *message,
+			 MPI_Status *status)
+{
+	MPI_Status st;
+	int rc = iprobe(c, source, tag, flag, &st);
+
+	if (rc == MPI_SUCCESS && *flag)
+		rc = hold_probed(c, &st, message);
+	if (status != MPI_STATUS_IGNORE && rc == MPI_SUCCESS && *flag)
+		*status = st;
+	return ftp_post_iprobe(c, rc);
 }
 
 /* Receive and drop the message a probe of e found (status st). */

@@ -11,7 +11,7 @@ void ftp_repl_discard_one(const struct ftp_comm *e, const MPI_Status *st);
 /* The replicated forms of the calls (ftp_repl_calls lists them): the
  * call's arguments (less its communicator, which is c's). Each returns
  * through the call's post, except those of hand-written wrappers that
- * post themselves (MPI_Probe, MPI_Sendrecv: pmpi/p2p.c), which return
+ * post themselves (MPI_Probe, MPI_Mprobe, MPI_Sendrecv: pmpi/p2p.c), which return
  * the call's result. */
 int ftp_repl_MPI_Send(struct ftp_call *c, const void *buf, int count, MPI_Datatype datatype,
 		      int dest, int tag);
@@ -29,6 +29,10 @@ int ftp_repl_MPI_Irecv(struct ftp_call *c, void *buf, int count, MPI_Datatype da
 		       int tag, MPI_Request *request);
 int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_Status *status);
 int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *status);
+int ftp_repl_MPI_Mprobe(struct ftp_call *c, int source, int tag, MPI_Message *message,
+			MPI_Status *status);
+int ftp_repl_MPI_Improbe(struct ftp_call *c, int source, int tag, int *flag, MPI_Message *message,
+			 MPI_Status *status);
 int ftp_repl_MPI_Sendrecv(struct ftp_call *c, const void *sendbuf, int sendcount,
 			  MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
 			  int recvcount, MPI_Datatype recvtype, int source, int recvtag,

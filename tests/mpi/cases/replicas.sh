@@ -79,6 +79,11 @@ replicated nbx 8 100%
 # on a replicated communicator was refused with one line.
 replicated persist 6 2
 replicated persist 8 100%
+# Matched probes (MPI_Mprobe, MPI_Improbe and MPI_Mrecv, MPI_Imrecv: what
+# mpi4py's lowercase recv makes): the probe, then the message received
+# and held for MPI_Mrecv. Before, MPI_Mprobe was refused with one line.
+replicated mprobe 6 2
+replicated mprobe 8 100%
 # MPI-4's large-count calls (MPICH; Open MPI 4.1 has none, and the
 # program says so alike with and without replicas): replicated as their
 # base calls while their counts fit an int (send-receives, sends and

@@ -213,6 +213,16 @@ primary_dies persist 8 100% 0,1 call:MPI_Waitall:10
 ROUNDS=30 PACE=2000
 primary_dies persist 6 2 1 "$(random_ms)"
 
+# Matched probes (the mprobe workload): killed right after an
+# MPI_Mprobe, an MPI_Improbe that found its message, an MPI_Imrecv, and
+# at a random time.
+ROUNDS=4 PACE=0
+primary_dies mprobe 6 2 1 call:MPI_Mprobe:30
+primary_dies mprobe 6 2 0 call:MPI_Imrecv:40
+primary_dies mprobe 8 100% 0,1 call:MPI_Mrecv:25
+ROUNDS=30 PACE=2000
+primary_dies mprobe 6 2 1 "$(random_ms)"
+
 # Results and messages larger than the MPIs' eager limits (the large
 # workload, 48 KiB blocks; Open MPI reads them from the sender's memory,
 # which fails once it is dead), a primary killed at a random time.

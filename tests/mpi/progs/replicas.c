@@ -67,6 +67,10 @@
  *   large    collectives and a ring exchange of 48 KiB blocks, on the world
  *            and on a duplicate (Open MPI moves them on one host by a
  *            single copy that reads the sender's memory)
+ *   mprobe   matched probes, as mpi4py's lowercase receive makes them:
+ *            MPI_Mprobe and MPI_Mrecv from the left neighbour,
+ *            MPI_Improbe from MPI_ANY_SOURCE polled and MPI_Imrecv,
+ *            derived types, and MPI_Mprobe of MPI_PROC_NULL
  *   files    each rank keeps files in the current directory: a log it
  *            reopens and appends to every round, a checkpoint it writes
  *            beside and renames over, then reads back, and a scratch
@@ -1112,6 +1116,60 @@ static void large(void)
 	printf("large rank %d: hash %016llx\n", rank, (unsigned long long)h);
 }
 
+/* Matched probes (mpi4py's lowercase recv is MPI_Mprobe and
+ * MPI_Mrecv): each round, every rank sends its right neighbour two
+ * messages of tags 3 and 4 (a derived type), then takes the one of tag 4
+ * first by MPI_Mprobe from its left one and MPI_Mrecv, the other by
+ * MPI_Improbe polled from MPI_ANY_SOURCE and MPI_Imrecv with MPI_Wait;
+ * and MPI_Mprobe of MPI_PROC_NULL gives MPI_MESSAGE_NO_PROC. */
+static void mprobe(void)
+{
+	uint64_t h = FNV;
+	int right = (rank + 1) % size, left = (rank + size - 1) % size;
+
+	for (int iter = 0; iter < 50 * rounds; iter++) {
+		unsigned out3[4], out4[6], in3[4], in4[6];
+		MPI_Request q[2];
+		MPI_Message m;
+		MPI_Status st;
+		int count = -1, flag = 0;
+		for (int i = 0; i < 4; i++)
+			out3[i] = (unsigned)(rank * 100 + iter * 7 + i);
+		for (int i = 0; i < 6; i++)
+			out4[i] = (unsigned)(rank * 1000 + iter + i);
+		MPI_Isend(out3, 4, MPI_UNSIGNED, right, 3, MPI_COMM_WORLD, &q[0]);
+		MPI_Isend(out4, 3, pair_type, right, 4, MPI_COMM_WORLD, &q[1]);
+		MPI_Mprobe(left, 4, MPI_COMM_WORLD, &m, &st);
+		MPI_Get_count(&st, pair_type, &count);
+		HASH(h, count);
+		MPI_Mrecv(in4, 3, pair_type, &m, &st);
+		h = hash_bytes(h, in4, sizeof in4);
+		HASH(h, st.MPI_SOURCE);
+		HASH(h, st.MPI_TAG);
+		int taken = m == MPI_MESSAGE_NULL;
+		HASH(h, taken);
+		while (!flag)
+			MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &m, &st);
+		HASH(h, st.MPI_SOURCE);
+		HASH(h, st.MPI_TAG);
+		MPI_Request r;
+		MPI_Imrecv(in3, 4, MPI_UNSIGNED, &m, &r);
+		MPI_Wait(&r, &st);
+		MPI_Get_count(&st, MPI_UNSIGNED, &count);
+		HASH(h, count);
+		h = hash_bytes(h, in3, sizeof in3);
+		MPI_Status sent[2];
+		MPI_Waitall(2, q, sent);
+		pace();
+	}
+	MPI_Message none;
+	MPI_Status st;
+	MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &none, &st);
+	HASH(h, st.MPI_SOURCE);
+	printf("mprobe rank %d: no proc %s, hash %016llx\n", rank,
+	       none == MPI_MESSAGE_NO_PROC ? "right" : "wrong", (unsigned long long)h);
+}
+
 static void files_die(const char *what, const char *path)
 {
 	fprintf(stderr, "files rank %d: %s %s: %s\n", rank, what, path, strerror(errno));
@@ -1215,6 +1273,8 @@ int main(int argc, char **argv)
 		files();
 	} else if (strcmp(what, "large") == 0) {
 		large();
+	} else if (strcmp(what, "mprobe") == 0) {
+		mprobe();
 	} else if (strcmp(what, "bigrefused") == 0) {
 #if MPI_VERSION >= 4
 		char byte = 0;
@@ -1235,7 +1295,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|persist|node|files|large|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|persist|node|files|large|mprobe|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Op_free(&compose_op);
