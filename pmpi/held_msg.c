@@ -9,7 +9,9 @@
  * MPI_Mprobe, so that the handle converts to Fortran and back like any
  * other. MPI_Mrecv and MPI_Imrecv and their large-count forms, written
  * here, unpack a held message into the program's buffer; any other
- * message goes to the MPI. Application threads: the list is under a
+ * message goes to the MPI. The views' matched probes are here too: their
+ * point-to-point is the MPI's on another communicator, whose ranks a
+ * matched receive of the MPI's would report untranslated. Application threads: the list is under a
  * lock, and a relaxed count keeps an MPI_Mrecv of the MPI's own messages
  * from taking it while nothing is held. */
 #include "ftshim_config.h"
@@ -20,6 +22,7 @@
 
 #include "pmpi/held_msg.h"
 #include "pmpi/call.h"
+#include "pmpi/p2p.h"
 #include "pmpi/requests.h"
 
 struct held {
@@ -69,8 +72,10 @@ static void placeholder_drop(struct held *h)
 	ftp_mpi.PMPI_Wait(&h->send, MPI_STATUS_IGNORE);
 }
 
-int ftp_held_put(struct ftp_call *c, void *data, int bytes, const MPI_Status *status,
-		 MPI_Message *message)
+/* Hold data (bytes packed, owned from here, also on failure), the
+ * message a probe of c found (status), under a new handle *message. */
+static int held_put(struct ftp_call *c, void *data, int bytes, const MPI_Status *status,
+		    MPI_Message *message)
 {
 	struct held *h = calloc(1, sizeof *h);
 	int rc = h ? placeholder(&h->handle, &h->send) : MPI_ERR_NO_MEM;
@@ -92,6 +97,88 @@ int ftp_held_put(struct ftp_call *c, void *data, int bytes, const MPI_Status *st
 	pthread_mutex_unlock(&held_lock);
 	*message = h->handle;
 	return MPI_SUCCESS;
+}
+
+int ftp_held_probed(struct ftp_call *c, const MPI_Status *st, ftp_held_recv_fn recv,
+		    MPI_Message *message)
+{
+	int bytes = 0;
+
+	if (st->MPI_SOURCE == MPI_PROC_NULL) {
+		*message = MPI_MESSAGE_NO_PROC;
+		return MPI_SUCCESS;
+	}
+	int rc = ftp_mpi.PMPI_Get_count(st, MPI_BYTE, &bytes);
+	void *data = rc == MPI_SUCCESS && bytes >= 0 ? malloc((size_t)bytes + 1) : NULL;
+	if (!data)
+		return rc != MPI_SUCCESS ? rc : bytes < 0 ? MPI_ERR_COUNT : MPI_ERR_NO_MEM;
+	c->watch = ftp_watch_on(c->comm, FTP_WATCH_PEER, st->MPI_SOURCE, true);
+	rc = recv(c, data, bytes, st->MPI_SOURCE, st->MPI_TAG);
+	if (rc != MPI_SUCCESS) {
+		free(data);
+		return rc;
+	}
+	return held_put(c, data, bytes, st, message);
+}
+
+/* --- the matched probes of a cover whose point-to-point is the MPI's ----- */
+
+/* The whole message, packed, watched on its source. */
+static int recv_whole(struct ftp_call *c, void *buf, int bytes, int source, int tag)
+{
+	return ftp_block(c,
+			 ftp_mpi.PMPI_Irecv(buf, bytes, MPI_PACKED, ftp_rank_in(c->comm, source), tag,
+					    c->real, &c->req),
+			 MPI_STATUS_IGNORE);
+}
+
+int ftp_held_mprobe(struct ftp_call *c, int source, int tag, ftp_held_probe_fn probe,
+		    ftp_held_recv_fn recv, MPI_Message *message, MPI_Status *status)
+{
+	MPI_Status st;
+	int rc = probe(c, source, tag, &st);
+
+	if (rc == MPI_SUCCESS)
+		rc = ftp_held_probed(c, &st, recv, message);
+	if (rc == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
+		*status = st;
+	return rc;
+}
+
+int ftp_held_improbe(struct ftp_call *c, int source, int tag, ftp_held_iprobe_fn iprobe,
+		     ftp_held_recv_fn recv, int *flag, MPI_Message *message, MPI_Status *status)
+{
+	MPI_Status st;
+	int rc = iprobe(c, source, tag, flag, &st);
+
+	if (rc == MPI_SUCCESS && *flag)
+		rc = ftp_held_probed(c, &st, recv, message);
+	if (rc == MPI_SUCCESS && *flag && status != MPI_STATUS_IGNORE)
+		*status = st;
+	return rc;
+}
+
+/* The MPI's probe, ranks translated. */
+static int iprobe_on(struct ftp_call *c, int source, int tag, int *flag, MPI_Status *status)
+{
+	int rc = ftp_mpi.PMPI_Iprobe(ftp_rank_in(c->comm, source), tag, c->real, flag, status);
+
+	if (rc == MPI_SUCCESS && *flag)
+		ftp_status_out(c->comm, status);
+	return rc;
+}
+
+int ftp_held_MPI_Mprobe(struct ftp_call *c, int source, int tag, MPI_Message *message,
+			MPI_Status *status)
+{
+	return ftp_held_mprobe(c, source, tag, ftp_probe_on, recv_whole, message, status);
+}
+
+int ftp_held_MPI_Improbe(struct ftp_call *c, int source, int tag, int *flag, MPI_Message *message,
+			 MPI_Status *status)
+{
+	return ftp_post_iprobe(
+	    c, ftp_held_improbe(c, source, tag, iprobe_on, recv_whole, flag, message, status));
 }
 
 /* The held message of handle, out of the list; NULL if it is the MPI's. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pmpi/view_coll.h"
+#include "pmpi/held_msg.h"
 #include "pmpi/call.h"
 #include "pmpi/mode_calls.h"
 #include "pmpi/requests.h"
@@ -399,6 +400,8 @@ int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct
 /* --- the runners of cover kinds whose collectives run on views ------------ */
 
 const struct ftp_mode_calls ftp_view_coll_calls = {
+	.MPI_Mprobe = ftp_held_MPI_Mprobe,
+	.MPI_Improbe = ftp_held_MPI_Improbe,
 	FTP_COVER_COLL_FORMS,
 	FTP_COVER_ICOLL_FORMS,
 #if MPI_VERSION >= 4

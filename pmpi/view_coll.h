@@ -72,7 +72,10 @@ int ftp_view_coll_args(const struct coll_args *a, struct ft_coll_args *f, struct
 typedef struct ftp_view (*ftp_view_on_fn)(const struct ftp_comm *e);
 
 /* The calls table of such a kind: the forms of every collective that has
- * a schedule, blocking and nonblocking (struct ftp_cover_kind.calls). */
+ * a schedule, blocking and nonblocking, and the matched probes
+ * (pmpi/held_msg.h), whose message a matched receive of the MPI's would
+ * report in the ranks of the MPI's communicator (struct
+ * ftp_cover_kind.calls). */
 struct ftp_mode_calls;
 extern const struct ftp_mode_calls ftp_view_coll_calls;
 

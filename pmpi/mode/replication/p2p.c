@@ -478,56 +478,24 @@ int ftp_repl_MPI_Probe(struct ftp_call *c, int source, int tag, MPI_Status *stat
 	return rc;
 }
 
-/* The message a probe of c found (st), received whole and packed (any
- * message may be received as MPI_PACKED) and held for the program's
- * MPI_Mrecv (pmpi/held_msg.h): MPI_Mprobe and MPI_Improbe take their
- * message off the queue, so that no later receive gets it, and the
- * receive follows whichever copy of the sender lives. */
-static int hold_probed(struct ftp_call *c, const MPI_Status *st, MPI_Message *message)
+/* A probed message received whole (pmpi/held_msg.h): from whichever copy
+ * of the sender lives, as any receive here. */
+static int recv_whole(struct ftp_call *c, void *buf, int bytes, int source, int tag)
 {
-	int bytes = 0;
-
-	if (st->MPI_SOURCE == MPI_PROC_NULL) {
-		*message = MPI_MESSAGE_NO_PROC;
-		return MPI_SUCCESS;
-	}
-	int rc = ftp_mpi.PMPI_Get_count(st, MPI_BYTE, &bytes);
-	void *data = rc == MPI_SUCCESS && bytes >= 0 ? malloc((size_t)bytes + 1) : NULL;
-	if (!data)
-		return rc != MPI_SUCCESS ? rc : bytes < 0 ? MPI_ERR_COUNT : MPI_ERR_NO_MEM;
-	c->watch = ftp_watch_on(c->comm, FTP_WATCH_PEER, st->MPI_SOURCE, true);
-	rc = recv_blocking(c, data, bytes, MPI_PACKED, st->MPI_SOURCE, st->MPI_TAG, MPI_STATUS_IGNORE);
-	if (rc != MPI_SUCCESS) {
-		free(data);
-		return rc;
-	}
-	return ftp_held_put(c, data, bytes, st, message);
+	return recv_blocking(c, buf, bytes, MPI_PACKED, source, tag, MPI_STATUS_IGNORE);
 }
 
 int ftp_repl_MPI_Mprobe(struct ftp_call *c, int source, int tag, MPI_Message *message,
 			MPI_Status *status)
 {
-	MPI_Status st;
-	int rc = ftp_repl_MPI_Probe(c, source, tag, &st);
-
-	if (rc == MPI_SUCCESS)
-		rc = hold_probed(c, &st, message);
-	if (status != MPI_STATUS_IGNORE)
-		*status = st;
-	return rc;
+	return ftp_held_mprobe(c, source, tag, ftp_repl_MPI_Probe, recv_whole, message, status);
 }
 
 int ftp_repl_MPI_Improbe(struct ftp_call *c, int source, int tag, int *flag, MPI_Message *message,
 			 MPI_Status *status)
 {
-	MPI_Status st;
-	int rc = iprobe(c, source, tag, flag, &st);
-
-	if (rc == MPI_SUCCESS && *flag)
-		rc = hold_probed(c, &st, message);
-	if (status != MPI_STATUS_IGNORE && rc == MPI_SUCCESS && *flag)
-		*status = st;
-	return ftp_post_iprobe(c, rc);
+	return ftp_post_iprobe(
+	    c, ftp_held_improbe(c, source, tag, iprobe, recv_whole, flag, message, status));
 }
 
 /* Receive and drop the message a probe of e found (status st). */

@@ -201,4 +201,41 @@ static inline void tu_check_alltoallw(MPI_Comm c)
 	free(st);
 }
 
+/* Matched probes on c: each member sends its right neighbour 3 ints
+ * (tag 5) and 2 (tag 6), takes the first by MPI_Mprobe from
+ * MPI_ANY_SOURCE and MPI_Mrecv, the second by MPI_Improbe polled and
+ * MPI_Imrecv; the statuses name the left neighbour in c's ranks. */
+static inline void tu_check_mprobe(MPI_Comm c)
+{
+	int me, n, got[3] = {-1, -1, -1}, got2[2] = {-1, -1}, count = -1, flag = 0;
+	MPI_Comm_rank(c, &me);
+	MPI_Comm_size(c, &n);
+	int right = (me + 1) % n, left = (me + n - 1) % n;
+	int out[3] = {me, me * 10, me * 100}, out2[2] = {me + 7, me + 8};
+	MPI_Request q[2], r;
+	MPI_Message m;
+	MPI_Status st;
+
+	MPI_Isend(out, 3, MPI_INT, right, 5, c, &q[0]);
+	MPI_Isend(out2, 2, MPI_INT, right, 6, c, &q[1]);
+	int rc = MPI_Mprobe(MPI_ANY_SOURCE, 5, c, &m, &st);
+	TU_CHECK(rc == MPI_SUCCESS && st.MPI_SOURCE == left, "mprobe: %d from %d, not %d", rc, st.MPI_SOURCE, left);
+	rc = MPI_Mrecv(got, 3, MPI_INT, &m, &st);
+	MPI_Get_count(&st, MPI_INT, &count);
+	TU_CHECK(rc == MPI_SUCCESS && st.MPI_SOURCE == left && st.MPI_TAG == 5 && count == 3 &&
+		 got[0] == left && got[1] == left * 10 && got[2] == left * 100 && m == MPI_MESSAGE_NULL,
+		 "mrecv: %d, from %d tag %d count %d: %d %d %d", rc, st.MPI_SOURCE, st.MPI_TAG, count,
+		 got[0], got[1], got[2]);
+	while (!flag && rc == MPI_SUCCESS)
+		rc = MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, c, &flag, &m, &st);
+	TU_CHECK(rc == MPI_SUCCESS && st.MPI_SOURCE == left && st.MPI_TAG == 6, "improbe: %d, from %d tag %d", rc, st.MPI_SOURCE, st.MPI_TAG);
+	rc = MPI_Imrecv(got2, 2, MPI_INT, &m, &r);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Wait(&r, &st);
+	TU_CHECK(rc == MPI_SUCCESS && st.MPI_SOURCE == left && got2[0] == left + 7 && got2[1] == left + 8,
+		 "imrecv: %d, from %d: %d %d", rc, st.MPI_SOURCE, got2[0], got2[1]);
+	MPI_Status sent[2];
+	MPI_Waitall(2, q, sent);
+}
+
 #endif

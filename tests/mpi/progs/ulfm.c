@@ -13,7 +13,8 @@
  *   shrink       after rank 2 dies, the survivors get a communicator of
  *                their own, in the old rank order, that works (and takes
  *                MPI_Alltoallw of mixed types, blocking, nonblocking and
- *                in place)
+ *                in place, and matched probes, whose statuses name its
+ *                ranks)
  *   shrink-death a rank dies on its way into the shrink; the others still
  *                get a working communicator without it
  *   loop         100 rounds of dup, revoke, shrink, free: no hang, no leak
@@ -218,6 +219,7 @@ static int test_shrink(int rank, int size, int during)
 		expect += r == 2 ? 0 : r;
 	TU_CHECK(sum == expect, "allreduce on the new communicator: %d, not %d", sum, expect);
 	tu_check_alltoallw(sh);
+	tu_check_mprobe(sh);
 	return finish(sh);
 }
 
