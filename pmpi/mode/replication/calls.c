@@ -42,6 +42,7 @@ const struct ftp_mode_calls ftp_repl_calls = {
 	.MPI_Improbe = ftp_repl_MPI_Improbe,
 	.MPI_Iprobe = ftp_repl_MPI_Iprobe,
 	.MPI_Irecv = ftp_repl_MPI_Irecv,
+	.MPI_Irsend = ftp_repl_MPI_Irsend,
 	.MPI_Isend = ftp_repl_MPI_Isend,
 	.MPI_Issend = ftp_repl_MPI_Issend,
 	.MPI_Mprobe = ftp_repl_MPI_Mprobe,

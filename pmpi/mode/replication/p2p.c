@@ -286,6 +286,12 @@ int ftp_repl_MPI_Issend(struct ftp_call *c, const void *buf, int count, MPI_Data
 	return isend_nonblocking(c, ftp_mpi.PMPI_Issend, buf, count, datatype, dest, tag, request);
 }
 
+int ftp_repl_MPI_Irsend(struct ftp_call *c, const void *buf, int count, MPI_Datatype datatype,
+			int dest, int tag, MPI_Request *request)
+{
+	return isend_nonblocking(c, ftp_mpi.PMPI_Irsend, buf, count, datatype, dest, tag, request);
+}
+
 /* Whether a receive from program rank source goes through struct
  * peer_recv: a replica's from a named rank; a primary's or single's
  * from a rank with two copies, or from MPI_ANY_SOURCE (its messages are

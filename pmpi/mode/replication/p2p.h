@@ -25,6 +25,8 @@ int ftp_repl_MPI_Isend(struct ftp_call *c, const void *buf, int count, MPI_Datat
 		       int dest, int tag, MPI_Request *request);
 int ftp_repl_MPI_Issend(struct ftp_call *c, const void *buf, int count, MPI_Datatype datatype,
 			int dest, int tag, MPI_Request *request);
+int ftp_repl_MPI_Irsend(struct ftp_call *c, const void *buf, int count, MPI_Datatype datatype,
+			int dest, int tag, MPI_Request *request);
 int ftp_repl_MPI_Irecv(struct ftp_call *c, void *buf, int count, MPI_Datatype datatype, int source,
 		       int tag, MPI_Request *request);
 int ftp_repl_MPI_Iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_Status *status);

@@ -70,7 +70,8 @@
  *   mprobe   matched probes, as mpi4py's lowercase receive makes them:
  *            MPI_Mprobe and MPI_Mrecv from the left neighbour,
  *            MPI_Improbe from MPI_ANY_SOURCE polled and MPI_Imrecv,
- *            derived types, and MPI_Mprobe of MPI_PROC_NULL
+ *            derived types, and MPI_Mprobe of MPI_PROC_NULL; and a
+ *            ready send (MPI_Irsend) once every receive is posted
  *   files    each rank keeps files in the current directory: a log it
  *            reopens and appends to every round, a checkpoint it writes
  *            beside and renames over, then reads back, and a scratch
@@ -1160,6 +1161,13 @@ static void mprobe(void)
 		h = hash_bytes(h, in3, sizeof in3);
 		MPI_Status sent[2];
 		MPI_Waitall(2, q, sent);
+		/* A ready send, once every receive is posted. */
+		int ready = -1, mine = rank * 3 + iter;
+		MPI_Irecv(&ready, 1, MPI_INT, left, 5, MPI_COMM_WORLD, &q[0]);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Irsend(&mine, 1, MPI_INT, right, 5, MPI_COMM_WORLD, &q[1]);
+		MPI_Waitall(2, q, sent);
+		HASH(h, ready);
 		pace();
 	}
 	MPI_Message none;
