@@ -552,9 +552,10 @@ def wrapper(fn, declared):
         # A covered communicator's cover decides (a view makes them on
         # its base, whose ranks are the view's).
         lines.append("\tif (rc == MPI_SUCCESS && !ftp_seam_covered(c.comm))\n\t\trc = ftp_ranks_unmapped(c.comm);")
-    elif fn.with_role("ranks", "ranks_out"):
-        lines.append("\tif (rc == MPI_SUCCESS)\n\t\trc = ftp_ranks_unmapped(c.comm);")
     lines += covered(fn, comms)
+    if fn.with_role("ranks", "ranks_out") and fn.cls != "create":
+        # After the cover's form, which answers in the program's ranks.
+        lines.append("\tif (rc == MPI_SUCCESS)\n\t\trc = ftp_ranks_unmapped(c.comm);")
     if fn.name in SHELLED:
         # Every start runs the nonblocking call (pmpi/persist.h), on any
         # communicator ftshim tracks.

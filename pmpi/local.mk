@@ -46,6 +46,7 @@ libftshim_la_SOURCES = \
 	pmpi/restart.c pmpi/restart.h \
 	pmpi/mode/replication/calls.c pmpi/mode/replication/calls.h \
 	pmpi/mode/replication/cart.c pmpi/mode/replication/cart.h \
+	pmpi/mode/replication/graph.c pmpi/mode/replication/graph.h \
 	pmpi/mode/replication/coll.c pmpi/mode/replication/coll.h \
 	pmpi/mode/replication/coll_args.c pmpi/mode/replication/coll_args.h \
 	pmpi/mode/replication/coll_log.c pmpi/mode/replication/coll_log.h \

@@ -164,7 +164,9 @@ FTP_HOT int ftp_group_out(const struct ftp_comm *e, int rc, MPI_Group *group)
 /* Roles ranks, ranks_out: arrays of ranks (topologies) are not translated;
  * a call with them on a mapped communicator is refused, but for a
  * creation on a covered one, where the cover decides (a view makes
- * graph topologies on its base, whose ranks are the view's). */
+ * graph topologies on its base, whose ranks are the view's), and a call
+ * the cover has a form of (replication answers its graph queries in the
+ * program's ranks). */
 FTP_HOT int ftp_ranks_unmapped(const struct ftp_comm *e)
 {
 	return e && e->map ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_SUCCESS;

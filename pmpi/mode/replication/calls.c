@@ -12,6 +12,7 @@
 #include "pmpi/mode/replication/calls.h"
 #include "pmpi/mode/replication/cart.h"
 #include "pmpi/mode/replication/comm.h"
+#include "pmpi/mode/replication/graph.h"
 #include "pmpi/mode/replication/p2p.h"
 
 /* The forms of MPI_Probe, MPI_Mprobe and MPI_Sendrecv return the call's
@@ -39,6 +40,15 @@ const struct ftp_mode_calls ftp_repl_calls = {
 	.MPI_Comm_create_group = ftp_repl_MPI_Comm_create_group,
 	.MPI_Comm_split = ftp_repl_MPI_Comm_split,
 	.MPI_Comm_split_type = ftp_repl_MPI_Comm_split_type,
+	.MPI_Dist_graph_create_adjacent = ftp_repl_MPI_Dist_graph_create_adjacent,
+	.MPI_Dist_graph_neighbors = ftp_repl_MPI_Dist_graph_neighbors,
+	.MPI_Dist_graph_neighbors_count = ftp_repl_MPI_Dist_graph_neighbors_count,
+	.MPI_Graph_create = ftp_repl_MPI_Graph_create,
+	.MPI_Graph_get = ftp_repl_MPI_Graph_get,
+	.MPI_Graph_map = ftp_repl_MPI_Graph_map,
+	.MPI_Graph_neighbors = ftp_repl_MPI_Graph_neighbors,
+	.MPI_Graph_neighbors_count = ftp_repl_MPI_Graph_neighbors_count,
+	.MPI_Graphdims_get = ftp_repl_MPI_Graphdims_get,
 	.MPI_Improbe = ftp_repl_MPI_Improbe,
 	.MPI_Iprobe = ftp_repl_MPI_Iprobe,
 	.MPI_Irecv = ftp_repl_MPI_Irecv,

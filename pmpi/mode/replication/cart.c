@@ -1,7 +1,7 @@
 /* cart.c: Cartesian topologies on a replicated communicator (state.h
  * says why its real communicator cannot carry them): MPI_Cart_create and
  * MPI_Cart_sub split it (comm.c), the new communicator keeps the
- * topology (struct ftp_repl_cart, state.h), and the queries are
+ * topology (struct ftp_repl_topo, state.h), and the queries are
  * answered from it. The wrappers call the ftp_repl_MPI_Cart* forms;
  * state.c makes a topology (ftp_repl_cart_new), which comm.c copies with
  * a communicator. Application thread. */
@@ -27,6 +27,25 @@ static int creation_error(struct ftp_call *c, int code)
 	return comm_error(c, code);
 }
 
+/* e's Cartesian topology, or NULL. */
+static const struct ftp_repl_topo *cart_of(const struct ftp_comm *e)
+{
+	const struct ftp_repl_topo *t = ftp_repl_of(e)->topo;
+
+	return t && t->kind == MPI_CART ? t : NULL;
+}
+
+static struct ftp_repl_topo *cart_new(int ndims, const int *dims, const int *periods)
+{
+	struct ftp_repl_topo *t = ftp_repl_topo_new(MPI_CART, ndims, 0, false, 2 * (size_t)ndims);
+
+	for (int i = 0; t && i < ndims; i++) {
+		t->v[i] = dims[i];
+		t->v[ndims + i] = periods[i] != 0;
+	}
+	return t;
+}
+
 /* The processes a grid of ndims dims spans, if they are valid for a
  * communicator of size ranks: MPI_SUCCESS, or MPI_ERR_DIMS. */
 static int grid_span(int ndims, const int dims[], uint32_t size, int64_t *n)
@@ -44,9 +63,9 @@ static int grid_span(int ndims, const int dims[], uint32_t size, int64_t *n)
 	return MPI_SUCCESS;
 }
 
-static void cart_coords_of(const struct ftp_repl_cart *t, int rank, int maxdims, int coords[])
+static void cart_coords_of(const struct ftp_repl_topo *t, int rank, int maxdims, int coords[])
 {
-	for (int i = t->ndims - 1; i >= 0; i--) {
+	for (int i = t->n - 1; i >= 0; i--) {
 		if (i < maxdims)
 			coords[i] = rank % t->v[i];
 		rank /= t->v[i];
@@ -55,13 +74,13 @@ static void cart_coords_of(const struct ftp_repl_cart *t, int rank, int maxdims,
 
 /* The rank at coords, periodic dimensions wrapped; -1 if a coordinate is
  * out of range in a dimension that is not periodic. */
-static int cart_rank_at(const struct ftp_repl_cart *t, const int coords[])
+static int cart_rank_at(const struct ftp_repl_topo *t, const int coords[])
 {
 	int rank = 0;
 
-	for (int i = 0; i < t->ndims; i++) {
+	for (int i = 0; i < t->n; i++) {
 		int d = t->v[i], k = coords[i];
-		if (t->v[t->ndims + i])
+		if (t->v[t->n + i])
 			k = ((k % d) + d) % d;
 		else if (k < 0 || k >= d)
 			return -1;
@@ -82,7 +101,7 @@ int ftp_repl_MPI_Cart_create(struct ftp_call *c, int ndims, const int dims[], co
 	if (rc != MPI_SUCCESS)
 		return creation_error(c, rc);
 	int me = ftp_repl_my_rank_in(c->comm);
-	struct ftp_repl_cart *t = me < n ? ftp_repl_cart_new(ndims, dims, periods) : NULL;
+	struct ftp_repl_topo *t = me < n ? cart_new(ndims, dims, periods) : NULL;
 	if (me < n && !t)
 		return creation_error(c, MPI_ERR_NO_MEM);
 	return ftp_repl_split_as(c, me < n ? 0 : MPI_UNDEFINED, me, t, comm_cart);
@@ -90,11 +109,11 @@ int ftp_repl_MPI_Cart_create(struct ftp_call *c, int ndims, const int dims[], co
 
 int ftp_repl_MPI_Cart_sub(struct ftp_call *c, const int remain_dims[], MPI_Comm *newcomm)
 {
-	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
+	const struct ftp_repl_topo *t = cart_of(c->comm);
 
 	if (!t)
 		return creation_error(c, MPI_ERR_TOPOLOGY);
-	int nd = t->ndims, kept = 0, coords[nd + 1], dims[nd + 1], periods[nd + 1];
+	int nd = t->n, kept = 0, coords[nd + 1], dims[nd + 1], periods[nd + 1];
 	int color = 0, key = 0;
 	cart_coords_of(t, ftp_repl_my_rank_in(c->comm), nd, coords);
 	for (int i = 0; i < nd; i++) {
@@ -106,7 +125,7 @@ int ftp_repl_MPI_Cart_sub(struct ftp_call *c, const int remain_dims[], MPI_Comm 
 			color = color * t->v[i] + coords[i];
 		}
 	}
-	struct ftp_repl_cart *sub = ftp_repl_cart_new(kept, dims, periods);
+	struct ftp_repl_topo *sub = cart_new(kept, dims, periods);
 	if (!sub)
 		return creation_error(c, MPI_ERR_NO_MEM);
 	return ftp_repl_split_as(c, color, key, sub, newcomm);
@@ -114,13 +133,13 @@ int ftp_repl_MPI_Cart_sub(struct ftp_call *c, const int remain_dims[], MPI_Comm 
 
 int ftp_repl_MPI_Cart_get(struct ftp_call *c, int maxdims, int dims[], int periods[], int coords[])
 {
-	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
+	const struct ftp_repl_topo *t = cart_of(c->comm);
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
-	for (int i = 0; i < t->ndims && i < maxdims; i++) {
+	for (int i = 0; i < t->n && i < maxdims; i++) {
 		dims[i] = t->v[i];
-		periods[i] = t->v[t->ndims + i];
+		periods[i] = t->v[t->n + i];
 	}
 	cart_coords_of(t, ftp_repl_my_rank_in(c->comm), maxdims, coords);
 	return ftp_post_plain(c, MPI_SUCCESS);
@@ -128,7 +147,7 @@ int ftp_repl_MPI_Cart_get(struct ftp_call *c, int maxdims, int dims[], int perio
 
 int ftp_repl_MPI_Cart_rank(struct ftp_call *c, const int coords[], int *rank)
 {
-	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
+	const struct ftp_repl_topo *t = cart_of(c->comm);
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
@@ -141,12 +160,12 @@ int ftp_repl_MPI_Cart_rank(struct ftp_call *c, const int coords[], int *rank)
 
 int ftp_repl_MPI_Cart_coords(struct ftp_call *c, int rank, int maxdims, int coords[])
 {
-	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
+	const struct ftp_repl_topo *t = cart_of(c->comm);
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
 	int64_t n;
-	grid_span(t->ndims, t->v, UINT32_MAX, &n);
+	grid_span(t->n, t->v, UINT32_MAX, &n);
 	if (rank < 0 || rank >= n)
 		return comm_error(c, MPI_ERR_RANK);
 	cart_coords_of(t, rank, maxdims, coords);
@@ -156,14 +175,14 @@ int ftp_repl_MPI_Cart_coords(struct ftp_call *c, int rank, int maxdims, int coor
 int ftp_repl_MPI_Cart_shift(struct ftp_call *c, int direction, int disp, int *rank_source,
 			    int *rank_dest)
 {
-	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
+	const struct ftp_repl_topo *t = cart_of(c->comm);
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
-	if (direction < 0 || direction >= t->ndims)
+	if (direction < 0 || direction >= t->n)
 		return comm_error(c, MPI_ERR_ARG);
-	int coords[t->ndims + 1];
-	cart_coords_of(t, ftp_repl_my_rank_in(c->comm), t->ndims, coords);
+	int coords[t->n + 1];
+	cart_coords_of(t, ftp_repl_my_rank_in(c->comm), t->n, coords);
 	int here = coords[direction], r;
 	coords[direction] = here - disp;
 	r = cart_rank_at(t, coords);
@@ -190,16 +209,18 @@ int ftp_repl_MPI_Cart_map(struct ftp_call *c, int ndims, const int dims[], const
 
 int ftp_repl_MPI_Cartdim_get(struct ftp_call *c, int *ndims)
 {
-	const struct ftp_repl_cart *t = ftp_repl_of(c->comm)->cart;
+	const struct ftp_repl_topo *t = cart_of(c->comm);
 
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
-	*ndims = t->ndims;
+	*ndims = t->n;
 	return ftp_post_plain(c, MPI_SUCCESS);
 }
 
 int ftp_repl_MPI_Topo_test(struct ftp_call *c, int *status)
 {
-	*status = ftp_repl_of(c->comm)->cart ? MPI_CART : MPI_UNDEFINED;
+	const struct ftp_repl_topo *t = ftp_repl_of(c->comm)->topo;
+
+	*status = t ? t->kind : MPI_UNDEFINED;
 	return ftp_post_plain(c, MPI_SUCCESS);
 }

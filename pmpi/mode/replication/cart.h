@@ -8,7 +8,7 @@
  * communicator holds every copy, so it cannot carry the program's
  * topology: MPI_Cart_create and MPI_Cart_sub split it (keeping the
  * program's ranks: reorder is not acted on, as MPI allows), the new
- * communicator keeps the topology (struct ftp_repl_comm.cart, kept by
+ * communicator keeps the topology (struct ftp_repl_comm.topo, kept by
  * MPI_Comm_dup), and the queries are answered from it, in the MPI's
  * row-major numbering. */
 int ftp_repl_MPI_Cart_create(struct ftp_call *c, int ndims, const int dims[], const int periods[],

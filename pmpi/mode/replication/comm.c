@@ -48,7 +48,7 @@ void ftp_repl_release(struct ftp_comm *e)
 		ftp_mpi.PMPI_Comm_free(&x->team);
 	if (x->base != MPI_COMM_NULL && ftp_active())
 		ftp_mpi.PMPI_Comm_free(&x->base);
-	free(x->cart);
+	free(x->topo);
 	free(x);
 	e->cover = NULL;
 }
@@ -59,7 +59,7 @@ void ftp_repl_release(struct ftp_comm *e)
  * ftp_repl_derive takes over. */
 static int split_key;
 static bool split_keyed;
-static struct ftp_repl_cart *split_cart;
+static struct ftp_repl_topo *split_topo;
 
 /* The copy of program rank k that leads, in copies (slot by slot), as
  * ft_rank_map_lead will in the map made from them. */
@@ -185,12 +185,11 @@ void ftp_repl_derive(struct ftp_comm *e, const struct ftp_comm *parent)
 		x->stream_tag = TAG_DATA + (int)(next_data_slot++ % TAG_DATA_SLOTS);
 		/* A split takes the topology it was made for; a dup keeps its
 		 * parent's. */
-		const struct ftp_repl_cart *pc = parent && parent->cover ? ftp_repl_of(parent)->cart : NULL;
-		if (split_cart) {
-			x->cart = split_cart;
-			split_cart = NULL;
-		} else if (!split_keyed && pc) {
-			x->cart = ftp_repl_cart_new(pc->ndims, pc->v, pc->v + pc->ndims);
+		if (split_topo) {
+			x->topo = split_topo;
+			split_topo = NULL;
+		} else if (!split_keyed && parent && parent->cover) {
+			x->topo = ftp_repl_topo_copy(ftp_repl_of(parent)->topo);
 		}
 		ftp_repl_comms[ftp_repl_ncomms++] = e;
 		e->cover = &x->cover;
@@ -290,17 +289,17 @@ int ftp_repl_creation(struct ftp_call *c)
 }
 
 /* MPI_Comm_split of c's program ranks, the new communicator with
- * topology cart (NULL: none; taken over either way). */
-int ftp_repl_split_as(struct ftp_call *c, int color, int key, struct ftp_repl_cart *cart,
+ * topology topo (NULL: none; taken over either way). */
+int ftp_repl_split_as(struct ftp_call *c, int color, int key, struct ftp_repl_topo *topo,
 		      MPI_Comm *newcomm)
 {
 	split_key = key;
 	split_keyed = true;
-	split_cart = cart;
+	split_topo = topo;
 	int rc = ftp_post_create(c, ftp_mpi.PMPI_Comm_split(c->real, color, key, newcomm), newcomm);
 	split_keyed = false;
-	free(split_cart); /* not taken: this process is not in a new communicator */
-	split_cart = NULL;
+	free(split_topo); /* not taken: this process is not in a new communicator */
+	split_topo = NULL;
 	return rc;
 }
 

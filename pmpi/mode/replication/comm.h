@@ -10,7 +10,7 @@
 int ftp_repl_program_error(struct ftp_call *c, int code);
 /* MPI_Comm_split of c's program ranks, the new communicator with
  * topology cart (NULL: none; taken over either way). */
-int ftp_repl_split_as(struct ftp_call *c, int color, int key, struct ftp_repl_cart *cart,
+int ftp_repl_split_as(struct ftp_call *c, int color, int key, struct ftp_repl_topo *topo,
 		      MPI_Comm *newcomm);
 /* Copy `dead` leaves every replicated communicator's view. */
 void ftp_repl_view_forget(int32_t dead);

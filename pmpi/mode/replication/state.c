@@ -9,6 +9,7 @@
 #include "ftshim_config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "pmpi/mode/replication/state.h"
 
@@ -62,18 +63,22 @@ int ftp_repl_my_rank_in(const struct ftp_comm *e)
 	return me;
 }
 
-struct ftp_repl_cart *ftp_repl_cart_new(int ndims, const int *dims, const int *periods)
+struct ftp_repl_topo *ftp_repl_topo_new(int kind, int n, int m, bool weighted, size_t len)
 {
-	struct ftp_repl_cart *t = malloc(sizeof *t + 2 * (size_t)ndims * sizeof t->v[0]);
+	struct ftp_repl_topo *t = malloc(sizeof *t + len * sizeof t->v[0]);
 
-	if (!t)
-		return NULL;
-	t->ndims = ndims;
-	for (int i = 0; i < ndims; i++) {
-		t->v[i] = dims[i];
-		t->v[ndims + i] = periods[i] != 0;
-	}
+	if (t)
+		*t = (struct ftp_repl_topo){.kind = kind, .n = n, .m = m, .weighted = weighted, .len = len};
 	return t;
+}
+
+struct ftp_repl_topo *ftp_repl_topo_copy(const struct ftp_repl_topo *t)
+{
+	struct ftp_repl_topo *c = t ? ftp_repl_topo_new(t->kind, t->n, t->m, t->weighted, t->len) : NULL;
+
+	if (c)
+		memcpy(c->v, t->v, t->len * sizeof t->v[0]);
+	return c;
 }
 
 void ftp_repl_fwd_drop(struct ftp_repl_comm *x)

@@ -58,6 +58,7 @@
  *               call
  *   p2p.c       sends, receives and probes
  *   cart.c      Cartesian topologies
+ *   graph.c     graph and distributed-graph topologies
  *   coll.c      collectives on the team, blocking and nonblocking,
  *               their results forwarded
  *   promote.c   a dead primary's replica carrying its rank on
@@ -180,9 +181,10 @@ struct ftp_repl_comm {
 	 * death starts the rebuilds over and leaves this team as it is
 	 * (team.c). */
 	uint64_t replay_next, replay_hi;
-	/* The program's Cartesian topology on this communicator, or NULL
-	 * (MPI_Cart_create, cart.c). */
-	struct ftp_repl_cart *cart;
+	/* The program's topology on this communicator, or NULL
+	 * (MPI_Cart_create, cart.c; MPI_Graph_create and
+	 * MPI_Dist_graph_create_adjacent, graph.c). */
+	struct ftp_repl_topo *topo;
 };
 
 /* The replication of e (its cover), or NULL. */
@@ -335,9 +337,16 @@ extern bool ftp_repl_rebuild_pending;
 
 /* --- types they pass each other ------------------------------------------ */
 
-/* A Cartesian topology: dims then periods, ndims each. */
-struct ftp_repl_cart {
-	int ndims;
+/* A topology the program gave a replicated communicator: kind
+ * MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH, and its integers in v:
+ *   MPI_CART        dims, then periods (0 or 1): n each (n: ndims)
+ *   MPI_GRAPH       index (n: nnodes), then the edges (m: index[n - 1])
+ *   MPI_DIST_GRAPH  sources (n: indegree), destinations (m: outdegree),
+ *                   then, if weighted, their weights (n, then m) */
+struct ftp_repl_topo {
+	int kind, n, m;
+	bool weighted;
+	size_t len; /* the integers in v */
 	int v[];
 };
 
@@ -421,7 +430,10 @@ struct fwd {
 /* The logical rank of this process in e's communicator. */
 int ftp_repl_my_rank_in(const struct ftp_comm *e);
 /* A topology of ndims dims and periods, or NULL (out of memory). */
-struct ftp_repl_cart *ftp_repl_cart_new(int ndims, const int *dims, const int *periods);
+/* A topology of len integers (v left to the caller), and a copy of t
+ * (NULL: NULL); NULL when out of memory. */
+struct ftp_repl_topo *ftp_repl_topo_new(int kind, int n, int m, bool weighted, size_t len);
+struct ftp_repl_topo *ftp_repl_topo_copy(const struct ftp_repl_topo *t);
 /* Free the forwarded results x holds. */
 void ftp_repl_fwd_drop(struct ftp_repl_comm *x);
 

@@ -65,6 +65,11 @@ replicated colls 6 2
 replicated colls 5 50%
 replicated cart 8 100%
 replicated cart 5 2
+# Graph topologies (MPI_Graph_create, MPI_Dist_graph_create_adjacent),
+# their queries answered by ftshim, exchanges along their edges. Before,
+# each was refused with one line.
+replicated graph 8 100%
+replicated graph 6 2
 # MPI_Wtime agrees between the copies of a rank: the step counts (which
 # depend on timing) are compared between copies only.
 replicated timed 6 2 '^timed'

@@ -213,6 +213,12 @@ primary_dies persist 8 100% 0,1 call:MPI_Waitall:10
 ROUNDS=30 PACE=2000
 primary_dies persist 6 2 1 "$(random_ms)"
 
+# Graph topologies: killed right after its MPI_Dist_graph_create_adjacent
+# and during the exchanges along a graph's edges.
+ROUNDS=2 PACE=0
+primary_dies graph 6 2 1 call:MPI_Dist_graph_create_adjacent:1
+primary_dies graph 6 2 0 call:MPI_Sendrecv:30
+
 # Matched probes (the mprobe workload): killed right after an
 # MPI_Mprobe, an MPI_Improbe that found its message, an MPI_Imrecv, and
 # at a random time.

@@ -26,6 +26,10 @@
  *   cart     a Cartesian communicator (MPI_Dims_create, MPI_Cart_create,
  *            every query, MPI_Cart_sub, a duplicate, one made for fewer
  *            ranks than there are) and a halo exchange over it
+ *   graph    graph topologies: MPI_Graph_create (a ring, and a graph of
+ *            every rank but the last), MPI_Dist_graph_create_adjacent
+ *            (weighted and not), every query, a duplicate, and
+ *            exchanges along the edges
  *   node     MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): each rank's node
  *            (its size, its lowest rank, a sum over it)
  *   timed    each rank works until MPI_Wtime says 50 ms have passed and
@@ -1178,6 +1182,112 @@ static void mprobe(void)
 	       none == MPI_MESSAGE_NO_PROC ? "right" : "wrong", (unsigned long long)h);
 }
 
+/* Graph topologies: a ring as MPI_Graph_create makes it (and one of
+ * every rank but the last, which gets MPI_COMM_NULL), a weighted and an
+ * unweighted MPI_Dist_graph_create_adjacent, every query, a duplicate
+ * (which keeps the topology), and an exchange along the edges. */
+static void graph(void)
+{
+	uint64_t h = FNV;
+	int n = size, right = (rank + 1) % n, left = (rank + n - 1) % n;
+	int *index = malloc((size_t)n * sizeof *index), *edges = malloc(2 * (size_t)n * sizeof *edges);
+	MPI_Comm ring, shorter, dup, dist, plain;
+
+	for (int i = 0; i < n; i++) {
+		index[i] = 2 * (i + 1);
+		edges[2 * i] = (i + n - 1) % n;
+		edges[2 * i + 1] = (i + 1) % n;
+	}
+	MPI_Graph_create(MPI_COMM_WORLD, n, index, edges, 0, &ring);
+	int kind = -1, nnodes = 0, nedges = 0, count = 0, nb[4] = {-1, -1, -1, -1}, mapped = -2;
+	MPI_Topo_test(ring, &kind);
+	MPI_Graphdims_get(ring, &nnodes, &nedges);
+	HASH(h, kind);
+	HASH(h, nnodes);
+	HASH(h, nedges);
+	int *gi = calloc((size_t)n, sizeof *gi), *ge = calloc(2 * (size_t)n, sizeof *ge);
+	MPI_Graph_get(ring, n, 2 * n, gi, ge);
+	h = hash_bytes(h, gi, (size_t)n * sizeof *gi);
+	h = hash_bytes(h, ge, 2 * (size_t)n * sizeof *ge);
+	MPI_Graph_neighbors_count(ring, (rank + 2) % n, &count);
+	MPI_Graph_neighbors(ring, (rank + 2) % n, 4, nb);
+	HASH(h, count);
+	h = hash_bytes(h, nb, sizeof nb);
+	MPI_Comm_dup(ring, &dup);
+	MPI_Topo_test(dup, &kind);
+	HASH(h, kind);
+	for (int iter = 0; iter < 20 * rounds; iter++) {
+		int mine = rank * 100 + iter, from[2] = {-1, -1};
+		MPI_Graph_neighbors(dup, rank, 4, nb);
+		MPI_Sendrecv(&mine, 1, MPI_INT, nb[1], 8, &from[0], 1, MPI_INT, nb[0], 8, dup,
+			     MPI_STATUS_IGNORE);
+		MPI_Sendrecv(&mine, 1, MPI_INT, nb[0], 9, &from[1], 1, MPI_INT, nb[1], 9, ring,
+			     MPI_STATUS_IGNORE);
+		h = hash_bytes(h, from, sizeof from);
+		pace();
+	}
+	/* Every rank but the last: that one gets MPI_COMM_NULL. */
+	for (int i = 0; i < n - 1; i++)
+		edges[2 * i + 1] = (i + 1) % (n - 1), edges[2 * i] = (i + n - 2) % (n - 1);
+	MPI_Graph_map(MPI_COMM_WORLD, n - 1, index, edges, &mapped);
+	/* Outside the graph MPI says MPI_UNDEFINED; Open MPI 4.1 gives the
+	 * rank itself. */
+	if (rank < n - 1)
+		HASH(h, mapped);
+	MPI_Graph_create(MPI_COMM_WORLD, n - 1, index, edges, 1, &shorter);
+	int null = shorter == MPI_COMM_NULL, ssize = 0;
+	HASH(h, null);
+	if (!null) {
+		MPI_Comm_size(shorter, &ssize);
+		MPI_Comm_free(&shorter);
+	}
+	HASH(h, ssize);
+	/* Weighted: from left and two to the left, to right and two to the
+	 * right. */
+	int srcs[2] = {left, (rank + n - 2) % n}, dsts[2] = {right, (rank + 2) % n};
+	int sw[2] = {rank + 1, rank + 2}, dw[2] = {rank + 3, rank + 4};
+	MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, sw, 2, dsts, dw, MPI_INFO_NULL, 0, &dist);
+	int indeg = -1, outdeg = -1, weighted = -1, gs[2], gsw[2], gd[2], gdw[2];
+	MPI_Topo_test(dist, &kind);
+	MPI_Dist_graph_neighbors_count(dist, &indeg, &outdeg, &weighted);
+	MPI_Dist_graph_neighbors(dist, 2, gs, gsw, 2, gd, gdw);
+	HASH(h, kind);
+	HASH(h, indeg);
+	HASH(h, outdeg);
+	HASH(h, weighted);
+	h = hash_bytes(h, gs, sizeof gs);
+	h = hash_bytes(h, gsw, sizeof gsw);
+	h = hash_bytes(h, gd, sizeof gd);
+	h = hash_bytes(h, gdw, sizeof gdw);
+	for (int iter = 0; iter < 20 * rounds; iter++) {
+		int out = rank * 7 + iter, in[2] = {-1, -1};
+		MPI_Request q[4];
+		MPI_Status st[4];
+		for (int k = 0; k < 2; k++) {
+			MPI_Irecv(&in[k], 1, MPI_INT, gs[k], 11, dist, &q[k]);
+			MPI_Isend(&out, 1, MPI_INT, gd[k], 11, dist, &q[2 + k]);
+		}
+		MPI_Waitall(4, q, st);
+		h = hash_bytes(h, in, sizeof in);
+		pace();
+	}
+	MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, MPI_UNWEIGHTED, 1, &right,
+				       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &plain);
+	MPI_Dist_graph_neighbors_count(plain, &indeg, &outdeg, &weighted);
+	HASH(h, indeg);
+	HASH(h, outdeg);
+	HASH(h, weighted);
+	MPI_Comm_free(&plain);
+	MPI_Comm_free(&dist);
+	MPI_Comm_free(&dup);
+	MPI_Comm_free(&ring);
+	free(index);
+	free(edges);
+	free(gi);
+	free(ge);
+	printf("graph rank %d: hash %016llx\n", rank, (unsigned long long)h);
+}
+
 static void files_die(const char *what, const char *path)
 {
 	fprintf(stderr, "files rank %d: %s %s: %s\n", rank, what, path, strerror(errno));
@@ -1283,6 +1393,8 @@ int main(int argc, char **argv)
 		large();
 	} else if (strcmp(what, "mprobe") == 0) {
 		mprobe();
+	} else if (strcmp(what, "graph") == 0) {
+		graph();
 	} else if (strcmp(what, "bigrefused") == 0) {
 #if MPI_VERSION >= 4
 		char byte = 0;
@@ -1303,7 +1415,7 @@ int main(int argc, char **argv)
 		printf("refused rank %d: MPI_Win_create returned\n", rank);
 		MPI_Win_free(&win);
 	} else {
-		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|nbc|nbx|persist|node|files|large|mprobe|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
+		fprintf(stderr, "usage: replicas stencil|mw|colls|cart|graph|nbc|nbx|persist|node|files|large|mprobe|timed|bigcount|bigrefused|refused [ROUNDS [PAUSE_US]]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Op_free(&compose_op);
