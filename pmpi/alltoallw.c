@@ -24,19 +24,26 @@ FT_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const i
 		const struct ftp_mode_calls *mode = ftp_cover_calls(c.comm);
 
 		if (mode && mode->MPI_Alltoallw)
-			return mode->MPI_Alltoallw(&c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-						   recvcounts, rdispls, recvtypes);
+			return mode->MPI_Alltoallw(&c, sendbuf, sendcounts, sdispls, sendtypes,
+						   recvbuf, recvcounts, rdispls, recvtypes);
 		rc = ftp_cover_as_is(&c, FTP_FN_MPI_Alltoallw, FTP_ROLE_COLL);
 	}
 	if (rc == MPI_SUCCESS && c.direct)
-		rc = ftp_mpi.PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-					    rdispls, recvtypes, c.real);
+		rc = ftp_mpi.PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+					    recvcounts, rdispls, recvtypes, c.real);
 	else if (rc == MPI_SUCCESS) {
-		struct coll_args a = {.fn = FTP_FN_MPI_Alltoallw, .sbuf = sendbuf, .scounts = sendcounts,
-				      .sdispls = sdispls, .stypes = sendtypes,
-				      .stype = MPI_DATATYPE_NULL, .rbuf = recvbuf,
-				      .rcounts = recvcounts, .rdispls = rdispls, .rtypes = recvtypes,
-				      .rtype = MPI_DATATYPE_NULL, .root = -1};
+		struct coll_args a = {.fn = FTP_FN_MPI_Alltoallw,
+				      .sbuf = sendbuf,
+				      .scounts = sendcounts,
+				      .sdispls = sdispls,
+				      .stypes = sendtypes,
+				      .stype = MPI_DATATYPE_NULL,
+				      .rbuf = recvbuf,
+				      .rcounts = recvcounts,
+				      .rdispls = rdispls,
+				      .rtypes = recvtypes,
+				      .rtype = MPI_DATATYPE_NULL,
+				      .root = -1};
 		void *copy = NULL;
 		rc = ftp_block(&c, ftp_coll_start(&a, c.real, &c.req, &copy), MPI_STATUS_IGNORE);
 		/* A wait given up on leaves the request to the MPI, which may

@@ -1,19 +1,19 @@
 /* held_msg.c: matched messages that ftshim has already received on the
- * program's behalf. A recovery mode that cannot leave a matched message
- * in the MPI (replication receives through its own path, so that a copy
- * of a rank follows whichever copy of the sender lives) runs MPI_Mprobe
- * and MPI_Improbe as a probe and a receive of the whole message, packed
- * (any message may be received as MPI_PACKED), and holds it here under a
- * message handle of the MPI's own: a zero-byte message this process
- * sends itself on a private duplicate of MPI_COMM_SELF, matched by
- * MPI_Mprobe, so that the handle converts to Fortran and back like any
- * other. MPI_Mrecv and MPI_Imrecv and their large-count forms, written
+ * program's behalf. A cover that cannot leave a matched message in the
+ * MPI runs MPI_Mprobe and MPI_Improbe as a probe and a receive of the
+ * whole message, packed (any message may be received as MPI_PACKED), and
+ * holds it here under a message handle of the MPI's own: a zero-byte
+ * message this process sends itself on a private duplicate of
+ * MPI_COMM_SELF, matched by MPI_Mprobe, so that the handle converts to
+ * Fortran and back like any other. Replication does so because its
+ * receives follow whichever copy of the sender lives; the views because
+ * their point-to-point is the MPI's on another communicator, whose ranks
+ * the MPI's matched receive would report untranslated (their forms are
+ * here). MPI_Mrecv and MPI_Imrecv and their large-count forms, written
  * here, unpack a held message into the program's buffer; any other
- * message goes to the MPI. The views' matched probes are here too: their
- * point-to-point is the MPI's on another communicator, whose ranks a
- * matched receive of the MPI's would report untranslated. Application threads: the list is under a
- * lock, and a relaxed count keeps an MPI_Mrecv of the MPI's own messages
- * from taking it while nothing is held. */
+ * message goes to the MPI. Application threads: the list is under a lock,
+ * and a relaxed count keeps an MPI_Mrecv of the MPI's own messages from
+ * taking it while nothing is held. */
 #include "ftshim_config.h"
 
 #include <pthread.h>
@@ -31,7 +31,6 @@ struct held {
 	MPI_Request send;   /* its send, which completes once it is received
 			     * (MPICH's send to itself does not before) */
 	MPI_Comm comm;	    /* the program's communicator of the probe */
-	MPI_Comm real;	    /* the MPI's, that the message was received on */
 	void *data;	    /* the message, packed */
 	int bytes;
 	MPI_Status status; /* the probe's, the program's ranks */
@@ -41,7 +40,9 @@ static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct held *held_list;
 static _Atomic uint32_t held_count;
 
-/* The private channel of the placeholders (made once, on first use). */
+/* The private channel of the placeholders (made once, on first use), and
+ * the communicator of every unpacking (the program's may be freed before
+ * its MPI_Mrecv; the data representation is one). */
 static MPI_Comm self = MPI_COMM_NULL;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
@@ -58,7 +59,8 @@ static int placeholder(MPI_Message *handle, MPI_Request *send)
 	if (self == MPI_COMM_NULL)
 		return MPI_ERR_INTERN;
 	int rc = ftp_mpi.PMPI_Isend(NULL, 0, MPI_BYTE, 0, 0, self, send);
-	if (rc == MPI_SUCCESS && (rc = ftp_mpi.PMPI_Mprobe(0, 0, self, handle, MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
+	if (rc == MPI_SUCCESS &&
+	    (rc = ftp_mpi.PMPI_Mprobe(0, 0, self, handle, MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
 		ftp_mpi.PMPI_Cancel(send);
 		ftp_mpi.PMPI_Wait(send, MPI_STATUS_IGNORE);
 	}
@@ -86,7 +88,6 @@ static int held_put(struct ftp_call *c, void *data, int bytes, const MPI_Status 
 		return rc;
 	}
 	h->comm = c->comm->handle;
-	h->real = c->real;
 	h->data = data;
 	h->bytes = bytes;
 	h->status = *status;
@@ -127,8 +128,8 @@ int ftp_held_probed(struct ftp_call *c, const MPI_Status *st, ftp_held_recv_fn r
 static int recv_whole(struct ftp_call *c, void *buf, int bytes, int source, int tag)
 {
 	return ftp_block(c,
-			 ftp_mpi.PMPI_Irecv(buf, bytes, MPI_PACKED, ftp_rank_in(c->comm, source), tag,
-					    c->real, &c->req),
+			 ftp_mpi.PMPI_Irecv(buf, bytes, MPI_PACKED, ftp_rank_in(c->comm, source),
+					    tag, c->real, &c->req),
 			 MPI_STATUS_IGNORE);
 }
 
@@ -217,10 +218,11 @@ static int held_recv(struct ftp_call *c, struct held *h, void *buf, MPI_Count co
 	if (rc == MPI_SUCCESS && room < h->bytes)
 		rc = MPI_ERR_TRUNCATE;
 	if (rc == MPI_SUCCESS && h->bytes > 0)
-		rc = ftp_mpi.PMPI_Unpack(h->data, h->bytes, &pos, buf, whole, type, h->real);
+		rc = ftp_mpi.PMPI_Unpack(h->data, h->bytes, &pos, buf, whole, type, self);
 	if (status != MPI_STATUS_IGNORE) {
 		*status = h->status;
-		ftp_mpi.PMPI_Status_set_elements(status, MPI_BYTE, rc == MPI_SUCCESS ? h->bytes : 0);
+		ftp_mpi.PMPI_Status_set_elements(status, MPI_BYTE,
+						 rc == MPI_SUCCESS ? h->bytes : 0);
 		status->MPI_ERROR = rc;
 	}
 	placeholder_drop(h);
@@ -265,40 +267,40 @@ static int held_irecv(struct ftp_call *c, struct held *h, void *buf, MPI_Count c
 /* MPI_Mrecv and MPI_Imrecv, and their large-count forms (COUNT_T their
  * count's type): a held message is unpacked here, any other is the
  * MPI's. */
-#define MRECV_FORMS(SUFFIX, COUNT_T)                                                             \
-	FT_EXPORT int MPI_Mrecv##SUFFIX(void *buf, COUNT_T count, MPI_Datatype datatype,          \
-					MPI_Message *message, MPI_Status *status)                 \
-	{                                                                                        \
-		struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Mrecv##SUFFIX);                     \
-		struct held *h = held_take(*message);                                            \
-                                                                                                 \
-		status = FTP_STATUS(status);                                                     \
-		if (h) {                                                                         \
-			*message = MPI_MESSAGE_NULL;                                             \
-			return ftp_post_msg(&c, held_recv(&c, h, buf, count, datatype, status)); \
-		}                                                                                \
-		int rc = ftp_pre_msg(&c);                                                        \
-		if (rc == MPI_SUCCESS)                                                           \
-			rc = ftp_mpi.PMPI_Mrecv##SUFFIX(buf, count, datatype, message, status);  \
-		return ftp_post_msg(&c, rc);                                                     \
-	}                                                                                        \
-	FTP_ALSO_PMPI(MPI_Mrecv##SUFFIX);                                                        \
-                                                                                                 \
-	FT_EXPORT int MPI_Imrecv##SUFFIX(void *buf, COUNT_T count, MPI_Datatype datatype,         \
-					 MPI_Message *message, MPI_Request *request)              \
-	{                                                                                        \
-		struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Imrecv##SUFFIX);                    \
-		struct held *h = held_take(*message);                                            \
-                                                                                                 \
-		if (h) {                                                                         \
-			*message = MPI_MESSAGE_NULL;                                             \
-			return held_irecv(&c, h, buf, count, datatype, request);                 \
-		}                                                                                \
-		int rc = ftp_pre_msg(&c);                                                        \
-		if (rc == MPI_SUCCESS)                                                           \
-			rc = ftp_mpi.PMPI_Imrecv##SUFFIX(buf, count, datatype, message, request); \
-		return ftp_post_msg(&c, rc);                                                     \
-	}                                                                                        \
+#define MRECV_FORMS(SUFFIX, COUNT_T)                                                               \
+	FT_EXPORT int MPI_Mrecv##SUFFIX(void *buf, COUNT_T count, MPI_Datatype datatype,           \
+					MPI_Message *message, MPI_Status *status)                  \
+	{                                                                                          \
+		struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Mrecv##SUFFIX);                       \
+		struct held *h = held_take(*message);                                              \
+                                                                                                   \
+		status = FTP_STATUS(status);                                                       \
+		if (h) {                                                                           \
+			*message = MPI_MESSAGE_NULL;                                               \
+			return ftp_post_msg(&c, held_recv(&c, h, buf, count, datatype, status));   \
+		}                                                                                  \
+		int rc = ftp_pre_msg(&c);                                                          \
+		if (rc == MPI_SUCCESS)                                                             \
+			rc = ftp_mpi.PMPI_Mrecv##SUFFIX(buf, count, datatype, message, status);    \
+		return ftp_post_msg(&c, rc);                                                       \
+	}                                                                                          \
+	FTP_ALSO_PMPI(MPI_Mrecv##SUFFIX);                                                          \
+                                                                                                   \
+	FT_EXPORT int MPI_Imrecv##SUFFIX(void *buf, COUNT_T count, MPI_Datatype datatype,          \
+					 MPI_Message *message, MPI_Request *request)               \
+	{                                                                                          \
+		struct ftp_call c = FTP_CALL_INIT(FTP_FN_MPI_Imrecv##SUFFIX);                      \
+		struct held *h = held_take(*message);                                              \
+                                                                                                   \
+		if (h) {                                                                           \
+			*message = MPI_MESSAGE_NULL;                                               \
+			return held_irecv(&c, h, buf, count, datatype, request);                   \
+		}                                                                                  \
+		int rc = ftp_pre_msg(&c);                                                          \
+		if (rc == MPI_SUCCESS)                                                             \
+			rc = ftp_mpi.PMPI_Imrecv##SUFFIX(buf, count, datatype, message, request);  \
+		return ftp_post_msg(&c, rc);                                                       \
+	}                                                                                          \
 	FTP_ALSO_PMPI(MPI_Imrecv##SUFFIX);
 
 MRECV_FORMS(, int)

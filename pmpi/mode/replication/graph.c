@@ -57,9 +57,9 @@ int ftp_repl_MPI_Graph_create(struct ftp_call *c, int nnodes, const int index[],
 	if (!graph_valid(nnodes, index, edges, ftp_repl_of(c->comm)->size))
 		return creation_error(c, MPI_ERR_TOPOLOGY);
 	int me = ftp_repl_my_rank_in(c->comm), nedges = nnodes > 0 ? index[nnodes - 1] : 0;
-	struct ftp_repl_topo *t =
-	    me < nnodes ? ftp_repl_topo_new(MPI_GRAPH, nnodes, nedges, false, (size_t)nnodes + (size_t)nedges)
-			: NULL;
+	struct ftp_repl_topo *t = me < nnodes ? ftp_repl_topo_new(MPI_GRAPH, nnodes, nedges, false,
+								  (size_t)nnodes + (size_t)nedges)
+					      : NULL;
 	if (me < nnodes && !t)
 		return creation_error(c, MPI_ERR_NO_MEM);
 	if (t) {
@@ -114,7 +114,8 @@ int ftp_repl_MPI_Graph_neighbors_count(struct ftp_call *c, int rank, int *nneigh
 int ftp_repl_MPI_Graph_neighbors(struct ftp_call *c, int rank, int maxneighbors, int neighbors[])
 {
 	const struct ftp_repl_topo *t = topo_of(c->comm, MPI_GRAPH);
-	int first = 0, count = 0, rc = t ? graph_neighbors(t, rank, &first, &count) : MPI_ERR_TOPOLOGY;
+	int first = 0, count = 0,
+	    rc = t ? graph_neighbors(t, rank, &first, &count) : MPI_ERR_TOPOLOGY;
 
 	if (rc != MPI_SUCCESS)
 		return comm_error(c, rc);
@@ -157,7 +158,8 @@ int ftp_repl_MPI_Dist_graph_create_adjacent(struct ftp_call *c, int indegree, co
 	bool sw = weighted && indegree > 0 && sourceweights != MPI_WEIGHTS_EMPTY;
 	bool dw = weighted && outdegree > 0 && destweights != MPI_WEIGHTS_EMPTY;
 	size_t len = 2 * ((size_t)indegree + (size_t)outdegree);
-	struct ftp_repl_topo *t = ftp_repl_topo_new(MPI_DIST_GRAPH, indegree, outdegree, weighted, len);
+	struct ftp_repl_topo *t =
+	    ftp_repl_topo_new(MPI_DIST_GRAPH, indegree, outdegree, weighted, len);
 	if (!t)
 		return creation_error(c, MPI_ERR_NO_MEM);
 	int *w = t->v + indegree + outdegree;
@@ -194,7 +196,8 @@ int ftp_repl_MPI_Dist_graph_neighbors(struct ftp_call *c, int maxindegree, int s
 	if (!t)
 		return comm_error(c, MPI_ERR_TOPOLOGY);
 	const int *w = t->v + t->n + t->m;
-	bool sw = t->weighted && sourceweights != MPI_UNWEIGHTED && sourceweights != MPI_WEIGHTS_EMPTY;
+	bool sw =
+	    t->weighted && sourceweights != MPI_UNWEIGHTED && sourceweights != MPI_WEIGHTS_EMPTY;
 	bool dw = t->weighted && destweights != MPI_UNWEIGHTED && destweights != MPI_WEIGHTS_EMPTY;
 	for (int i = 0; i < t->n && i < maxindegree; i++) {
 		sources[i] = t->v[i];
