@@ -429,8 +429,8 @@ static int probe_copy(struct ftp_call *c, int source, int tag, MPI_Status *statu
 	}
 }
 
-/* Probes: the primary's outcome, and the message it saw, decide. */
-/* MPI_Iprobe's outcome, not posted. */
+/* Probes: the primary's outcome, and the message it saw, decide. This
+ * is MPI_Iprobe's outcome, not posted. */
 static int iprobe(struct ftp_call *c, int source, int tag, int *flag, MPI_Status *status)
 {
 	MPI_Status mine;
