@@ -231,11 +231,7 @@ static int held_recv(struct ftp_call *c, struct held *h, void *buf, MPI_Count co
 	return rc;
 }
 
-/* An MPI_Imrecv of a held message: done when made. */
-struct held_op {
-	struct ftp_op op;
-};
-
+/* An MPI_Imrecv of a held message: an operation done when made. */
 static bool held_op_progress(struct ftp_op *op)
 {
 	(void)op;
@@ -250,18 +246,18 @@ static void held_op_destroy(struct ftp_op *op)
 static int held_irecv(struct ftp_call *c, struct held *h, void *buf, MPI_Count count,
 		      MPI_Datatype type, MPI_Request *request)
 {
-	struct held_op *o = calloc(1, sizeof *o);
+	struct ftp_op *op = calloc(1, sizeof *op);
 
-	if (!o) {
+	if (!op) {
 		/* The message is lost to the program either way: say so. */
 		held_recv(c, h, NULL, 0, MPI_BYTE, MPI_STATUS_IGNORE);
 		return ftp_post_plain(c, MPI_ERR_NO_MEM);
 	}
-	o->op.rc = held_recv(c, h, buf, count, type, &o->op.status);
-	o->op.has_status = true;
-	o->op.progress = held_op_progress;
-	o->op.destroy = held_op_destroy;
-	return ftp_post_plain(c, ftp_op_start(c, &o->op, request));
+	op->rc = held_recv(c, h, buf, count, type, &op->status);
+	op->has_status = true;
+	op->progress = held_op_progress;
+	op->destroy = held_op_destroy;
+	return ftp_post_plain(c, ftp_op_start(c, op, request));
 }
 
 /* MPI_Mrecv and MPI_Imrecv, and their large-count forms (COUNT_T their

@@ -167,7 +167,7 @@ static void icolls_pop(struct ftp_repl_comm *x)
 			x->icoll_tail = NULL;
 		o->r->pinned = false;
 		if (o->op.rc == MPI_SUCCESS)
-			ftp_repl_coll_completed(x, o->r, o->r->a.fn, o->r->seq, false);
+			ftp_repl_coll_completed(x, o->r, o->r->kept.a.fn, o->r->seq, false);
 	}
 }
 

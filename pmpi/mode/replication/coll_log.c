@@ -70,7 +70,6 @@ struct coll_rec *ftp_repl_coll_log_add(struct ftp_comm *e, const struct coll_arg
 		free(r);
 		return NULL;
 	}
-	r->a = r->kept.a;
 	if (r->in_bytes)
 		memcpy(r->in, (const char *)in.buf + r->in_lb, r->in_bytes);
 	coll_log_bytes += r->in_bytes;

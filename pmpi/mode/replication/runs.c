@@ -100,7 +100,7 @@ static void run_start(struct ftp_comm *e, struct team_run *t)
 	if (t->started) {
 		run_give_up(t, TEAM_REBUILT);
 		if (r->in_rbuf && r->in_bytes)
-			memcpy((char *)r->a.rbuf + r->in_lb, r->in, r->in_bytes);
+			memcpy((char *)r->kept.a.rbuf + r->in_lb, r->in, r->in_bytes);
 	}
 	t->started = true;
 	t->epoch = x->team_epoch;
@@ -109,7 +109,7 @@ static void run_start(struct ftp_comm *e, struct team_run *t)
 		struct ft_coll_args f;
 		struct ftp_view_bufs b;
 		struct ftp_view v = ftp_repl_team_view(x, &t->members);
-		rc = t->members ? ftp_view_coll_args(&r->a, &f, &b) : MPI_ERR_NO_MEM;
+		rc = t->members ? ftp_view_coll_args(&r->kept.a, &f, &b) : MPI_ERR_NO_MEM;
 		if (rc == MPI_SUCCESS)
 			rc = ftp_view_run_start(&v, &f, &b, &t->vrun);
 		if (rc == MPI_SUCCESS)
@@ -119,7 +119,7 @@ static void run_start(struct ftp_comm *e, struct team_run *t)
 		return;
 	}
 	rc = x->team == MPI_COMM_NULL ? FTP_ERR_PROC_FAILED
-				      : ftp_coll_start(&r->a, x->team, &t->req, &t->copy);
+				      : ftp_coll_start(&r->kept.a, x->team, &t->req, &t->copy);
 	if (rc != MPI_SUCCESS)
 		run_over(t, rc);
 }

@@ -408,8 +408,7 @@ struct coll_span {
 struct coll_rec {
 	struct coll_rec *next;
 	uint64_t seq; /* its number among the team's collectives on the communicator */
-	struct coll_args a; /* kept.a */
-	struct coll_kept kept;
+	struct coll_kept kept; /* its arguments: kept.a */
 	unsigned char *in; /* the input region's bytes */
 	size_t in_bytes;
 	MPI_Aint in_lb;

@@ -166,13 +166,13 @@ int ftp_repl_team_run(struct ftp_call *c, const struct coll_args *a, uint32_t ep
  * MPI_SUCCESS, or the failure that ended it. */
 static int coll_replay(struct ftp_comm *e, const struct coll_rec *r)
 {
-	struct ftp_call c = FTP_CALL_INIT(r->a.fn);
-	struct coll_args a = r->a;
+	struct ftp_call c = FTP_CALL_INIT(r->kept.a.fn);
+	struct coll_args a = r->kept.a;
 	struct coll_span in, out;
 	MPI_Aint out_lb = 0;
 
 	ftp_call_on(&c, e, (struct ftp_watch){.kind = FTP_WATCH_ALL});
-	ftp_repl_coll_spans(e, &r->a, &in, &out);
+	ftp_repl_coll_spans(e, &r->kept.a, &in, &out);
 	size_t out_bytes = ftp_repl_bytes_of(out.type, out.count, &out_lb);
 	if (r->in_rbuf) {
 		out_lb = r->in_lb;
